@@ -1,0 +1,2 @@
+/* OpMetadata text form and quoted strings. */
+#include "metadata.h"

@@ -1,0 +1,2 @@
+/* Bounded-depth pre-scan of protobuf bytes. */
+#include "io.h"

@@ -1,0 +1,2 @@
+/* XLA sharding: text form, checks, equality. */
+#include "sharding.h"

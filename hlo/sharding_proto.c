@@ -1,0 +1,2 @@
+/* OpSharding <-> shs_sharding. */
+#include "sharding.h"

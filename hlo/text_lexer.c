@@ -1,0 +1,2 @@
+/* HLO text tokens. */
+#include "ir.h"

@@ -1,0 +1,2 @@
+/* Constant literals in HLO text. */
+#include "ir.h"

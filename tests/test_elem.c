@@ -1,0 +1,6 @@
+/* Tests: elem. */
+#include "test_util.h"
+
+CU_TestInfo elem_tests[] = {
+	CU_TEST_INFO_NULL,
+};

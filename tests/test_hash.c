@@ -1,0 +1,6 @@
+/* Tests: hash. */
+#include "test_util.h"
+
+CU_TestInfo hash_tests[] = {
+	CU_TEST_INFO_NULL,
+};

@@ -1,0 +1,106 @@
+/* Shared helpers for the CUnit suites. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *shs_test_hlo_path(const char *name)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", SHS_HLO_DIR, name);
+	return path;
+}
+
+const char *shs_test_tmp_path(const char *name)
+{
+	static char path[4096];
+
+	mkdir(SHS_TEST_TMP, 0777);
+	snprintf(path, sizeof(path), "%s/%s", SHS_TEST_TMP, name);
+	return path;
+}
+
+uint8_t *shs_test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *data = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		goto out;
+	data = malloc((size_t)n + 1);
+	if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+		free(data);
+		data = NULL;
+		goto out;
+	}
+	if (data) {
+		data[n] = 0;
+		*len = (size_t)n;
+	}
+out:
+	fclose(f);
+	return data;
+}
+
+shs_module *shs_test_parse(const char *text)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	int rc = shs_text_load(text, strlen(text), "inline.hlo", &m, &e);
+
+	if (rc != SHS_OK)
+		fprintf(stderr, "\n  parse failed: %s\n", e.msg);
+	CU_ASSERT_EQUAL_FATAL(rc, SHS_OK);
+	return m;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_dir(const char *dir, char ***list, size_t *n, size_t *cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+
+	if (!d)
+		return;
+	while ((ent = readdir(d))) {
+		size_t l = strlen(ent->d_name);
+		char *p;
+
+		if (l < 5 || strcmp(ent->d_name + l - 4, ".hlo"))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*list = realloc(*list, *cap * sizeof(**list));
+		}
+		p = malloc(strlen(dir) + l + 2);
+		sprintf(p, "%s/%s", dir, ent->d_name);
+		(*list)[(*n)++] = p;
+	}
+	closedir(d);
+}
+
+char **shs_test_corpus(size_t *n)
+{
+	char **list = NULL;
+	size_t cap = 0;
+	char sub[4096];
+
+	*n = 0;
+	add_dir(SHS_HLO_DIR, &list, n, &cap);
+	snprintf(sub, sizeof(sub), "%s/xla-fuzz", SHS_HLO_DIR);
+	add_dir(sub, &list, n, &cap);
+	if (*n)
+		qsort(list, *n, sizeof(*list), cmp_str);
+	return list;
+}

@@ -1,0 +1,63 @@
+/* Shared helpers for the CUnit suites: asserts that print both values, fixtures, temp files. */
+#ifndef SHS_TEST_UTIL_H
+#define SHS_TEST_UTIL_H
+
+#include <CUnit/CUnit.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "io.h"
+#include "ir.h"
+
+/* Asserts got == want for integers, printing both on failure. */
+#define SHS_ASSERT_INT_EQ(got, want)                                                   \
+	do {                                                                               \
+		long long g_ = (long long)(got), w_ = (long long)(want);                       \
+		if (g_ != w_)                                                                  \
+			fprintf(stderr, "\n  %s:%d: %s: got %lld, want %lld\n", __FILE__, __LINE__, \
+				#got, g_, w_);                                                 \
+		CU_ASSERT_EQUAL_FATAL(g_, w_);                                                 \
+	} while (0)
+
+/* Asserts two strings are equal, printing both on failure. */
+#define SHS_ASSERT_STR_EQ(got, want)                                                   \
+	do {                                                                               \
+		const char *g_ = (got), *w_ = (want);                                          \
+		bool same_ = g_ && w_ && !strcmp(g_, w_);                                      \
+		if (!same_)                                                                    \
+			fprintf(stderr, "\n  %s:%d: %s:\n    got  \"%s\"\n    want \"%s\"\n",     \
+				__FILE__, __LINE__, #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");     \
+		CU_ASSERT_TRUE_FATAL(same_);                                                   \
+	} while (0)
+
+/* Asserts rc == SHS_OK, printing the error message otherwise. */
+#define SHS_ASSERT_OK(rc, err)                                                         \
+	do {                                                                               \
+		int rc_ = (rc);                                                                \
+		if (rc_ != SHS_OK)                                                             \
+			fprintf(stderr, "\n  %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #rc,       \
+				shs_strerror(rc_), (err)->msg);                                        \
+		CU_ASSERT_EQUAL_FATAL(rc_, SHS_OK);                                            \
+	} while (0)
+
+/* Path of a file of ../shared/hlo (static buffer, valid until the next call). */
+const char *shs_test_hlo_path(const char *name);
+
+/* A fresh path under the test temp folder (created on demand); static buffer as above. */
+const char *shs_test_tmp_path(const char *name);
+
+/* Reads a whole file into a malloc'ed buffer (caller frees); NULL on error. */
+uint8_t *shs_test_read_file(const char *path, size_t *len);
+
+/* Parses HLO text given inline; fails the test on error. Caller frees with shs_module_free. */
+shs_module *shs_test_parse(const char *text);
+
+/* Lists the .hlo files of ../shared/hlo and its xla-fuzz/ (paths, malloc'ed; caller frees
+ * each and the array). */
+char **shs_test_corpus(size_t *n);
+
+#endif
