@@ -112,6 +112,8 @@ int shs_module_load_file(const char *path, shs_format fmt, shs_module **out, shs
 		rc = shs_proto_load(data, len, path, out, e);
 	else
 		rc = shs_text_load((const char *)data, len, path, out, e);
+	if (rc == SHS_OK)
+		(*out)->source_format = fmt;
 	free(data);
 	return rc;
 }

@@ -223,6 +223,7 @@ typedef struct shs_module {
 	shs_bytes unknown;       /* HloModuleProto fields we do not declare */
 	shs_bytes wrapper_unknown; /* HloProto fields beside hlo_module (buffer assignment, ...) */
 	bool from_hlo_proto;     /* loaded from an HloProto wrapper rather than a bare module */
+	int source_format;       /* the shs_format (io.h) it was read in; 0 when built in memory */
 	shs_text_style style;
 } shs_module;
 

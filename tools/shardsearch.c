@@ -1,2 +1,93 @@
-/* placeholder */
-int main(void) { return 0; }
+/* The shardsearch command: dispatches to its subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "shardsearch.h"
+
+static const char usage[] =
+	"usage: shardsearch COMMAND [ARGS...]\n"
+	"\n"
+	"Reads XLA HLO modules (binary HloProto / HloModuleProto, or HLO text) and works on them.\n"
+	"\n"
+	"commands:\n"
+	"  convert IN OUT   read a module and write it back, as protobuf (.pb) or HLO text (.hlo)\n"
+	"  info FILE        what a module holds: computations, instructions, opcodes, parameter\n"
+	"                   bytes, dot FLOPs per step, distinct computations (--json for JSON)\n"
+	"\n"
+	"  shardsearch COMMAND --help   options of one command\n"
+	"  shardsearch --version        the version\n"
+	"\n"
+	"exit status: 0 success, 1 bad input or failed operation, 2 bad usage\n";
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "convert", shs_cmd_convert },
+	{ "info", shs_cmd_info },
+};
+
+bool shs_cli_format(const char *s, shs_format *fmt)
+{
+	if (!strcmp(s, "proto") || !strcmp(s, "pb"))
+		*fmt = SHS_FORMAT_PROTO;
+	else if (!strcmp(s, "text") || !strcmp(s, "hlo"))
+		*fmt = SHS_FORMAT_TEXT;
+	else
+		return false;
+	return true;
+}
+
+shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	int rc = shs_module_load_file(path, fmt, &m, &e);
+
+	if (rc == SHS_OK && verify) {
+		rc = shs_module_verify(m, &e);
+		if (rc != SHS_OK)
+			shs_err_prefix(&e, "%s", path);
+	}
+	if (rc != SHS_OK) {
+		fprintf(stderr, "shardsearch: %s\n", e.msg);
+		shs_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+int shs_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "shardsearch: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see shardsearch %s --help)\n", cmd);
+	return SHS_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return SHS_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return SHS_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("shardsearch %s\n", shs_version());
+		return SHS_EXIT_OK;
+	}
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (!strcmp(argv[1], commands[k].name))
+			return commands[k].run(argc - 1, argv + 1);
+	fprintf(stderr, "shardsearch: unknown command '%s'\n\n%s", argv[1], usage);
+	return SHS_EXIT_USAGE;
+}

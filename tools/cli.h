@@ -1,0 +1,27 @@
+/* Shared pieces of the shardsearch subcommands: options, loading, messages. */
+#ifndef SHS_CLI_H
+#define SHS_CLI_H
+
+#include <stdbool.h>
+
+#include "io.h"
+
+/* Exit codes of the command. */
+enum { SHS_EXIT_OK = 0, SHS_EXIT_FAIL = 1, SHS_EXIT_USAGE = 2 };
+
+/* Each subcommand: argc/argv start at the subcommand's name. Returns an exit code. */
+int shs_cmd_convert(int argc, char **argv);
+int shs_cmd_info(int argc, char **argv);
+
+/* Parses "proto" / "text" (also "pb" / "hlo") into *fmt; false when s names neither. */
+bool shs_cli_format(const char *s, shs_format *fmt);
+
+/* Loads and verifies path (fmt AUTO: by extension or content), printing the error to stderr
+ * as "shardsearch: PATH: ..." on failure. Returns the module (caller frees with
+ * shs_module_free) or NULL. */
+shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify);
+
+/* Prints "shardsearch: CMD: msg" and a pointer to --help to stderr; returns SHS_EXIT_USAGE. */
+int shs_cli_usage_error(const char *cmd, const char *fmt, ...) SHS_PRINTF(2, 3);
+
+#endif
