@@ -5,7 +5,7 @@
 
 extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
 	print_tests[], proto_tests[], verify_tests[], hash_tests[], roundtrip_tests[],
-	badinput_tests[];
+	badinput_tests[], analysis_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -18,6 +18,7 @@ static CU_SuiteInfo suites[] = {
 	{ "hash", NULL, NULL, NULL, NULL, hash_tests },
 	{ "roundtrip", NULL, NULL, NULL, NULL, roundtrip_tests },
 	{ "badinput", NULL, NULL, NULL, NULL, badinput_tests },
+	{ "analysis", NULL, NULL, NULL, NULL, analysis_tests },
 	CU_SUITE_INFO_NULL,
 };
 

@@ -1,6 +1,146 @@
-/* Tests: roundtrip. */
+/* Tests: every real module loads, verifies, prints, and survives text and protobuf round trips. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "test_util.h"
 
+/* Loads text[0..len) as HLO text, failing the test with the message on error. */
+static shs_module *load_text(const char *text, size_t len, const char *origin)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	int rc = shs_text_load(text, len, origin, &m, &e);
+
+	if (rc != SHS_OK)
+		fprintf(stderr, "\n  %s\n", e.msg);
+	CU_ASSERT_EQUAL_FATAL(rc, SHS_OK);
+	return m;
+}
+
+/* Asserts x and y are equal IR, printing where they differ. */
+static void assert_same_ir(const shs_module *x, const shs_module *y, const char *what,
+			   const char *path)
+{
+	shs_buf why = { 0 };
+	bool same = shs_module_equal(x, y, &why);
+
+	if (!same)
+		fprintf(stderr, "\n  %s: %s: %s\n", path, what, why.data ? why.data : "?");
+	shs_buf_free(&why);
+	CU_ASSERT_TRUE_FATAL(same);
+}
+
+/* text -> IR -> text -> IR, and text -> IR -> proto -> IR -> proto, for one file. */
+static void round_trip_file(const char *path)
+{
+	size_t len = 0;
+	char *text = (char *)shs_test_read_file(path, &len);
+	shs_module *m1, *m2, *m3, *m4;
+	shs_buf printed = { 0 };
+	uint8_t *pb = NULL, *pb2 = NULL;
+	size_t pb_len = 0, pb2_len = 0;
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	m1 = load_text(text, len, path);
+	SHS_ASSERT_OK(shs_module_verify(m1, &e), &e);
+
+	shs_text_print(&printed, m1, NULL);
+	CU_ASSERT_FALSE_FATAL(printed.oom);
+	CU_ASSERT_TRUE_FATAL(printed.len > 0);
+	m2 = load_text(printed.data, printed.len, "printed");
+	assert_same_ir(m1, m2, "text -> IR -> text -> IR", path);
+
+	SHS_ASSERT_OK(shs_proto_save(m1, false, &pb, &pb_len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, pb_len, "saved.pb", &m3, &e), &e);
+	assert_same_ir(m1, m3, "text -> proto -> IR", path);
+	SHS_ASSERT_OK(shs_module_verify(m3, &e), &e);
+
+	/* and the protobuf written from the reloaded module is the same bytes */
+	SHS_ASSERT_OK(shs_proto_save(m3, false, &pb2, &pb2_len, &e), &e);
+	SHS_ASSERT_INT_EQ(pb2_len, pb_len);
+	CU_ASSERT_EQUAL_FATAL(memcmp(pb, pb2, pb_len), 0);
+
+	/* proto -> text -> IR keeps the IR too */
+	shs_buf_reset(&printed);
+	shs_text_print(&printed, m3, NULL);
+	m4 = load_text(printed.data, printed.len, "printed-from-proto");
+	assert_same_ir(m1, m4, "text -> proto -> text -> IR", path);
+
+	shs_module_free(m1);
+	shs_module_free(m2);
+	shs_module_free(m3);
+	shs_module_free(m4);
+	shs_buf_free(&printed);
+	free(pb);
+	free(pb2);
+	free(text);
+}
+
+static void corpus_round_trips(void)
+{
+	size_t n = 0;
+	char **files = shs_test_corpus(&n);
+
+	/* the shared folder holds the MaxText module, the MHA block and 57 fuzz modules */
+	CU_ASSERT_TRUE_FATAL(n >= 59);
+	for (size_t k = 0; k < n; k++) {
+		round_trip_file(files[k]);
+		free(files[k]);
+	}
+	free(files);
+}
+
+static void hlo_proto_wrapper_kept(void)
+{
+	shs_module *m = shs_test_parse(
+		"HloModule w\n\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT n = f32[4]{0} negate(p)\n}\n");
+	shs_module *back = NULL;
+	uint8_t *pb = NULL;
+	size_t len = 0;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_proto_save(m, true, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "w.pb", &back, &e), &e);
+	CU_ASSERT_TRUE(back->from_hlo_proto);
+	assert_same_ir(m, back, "HloProto wrapper", "inline");
+	free(pb);
+	shs_module_free(back);
+	pb = NULL;
+	SHS_ASSERT_OK(shs_proto_save(m, false, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "m.pb", &back, &e), &e);
+	CU_ASSERT_FALSE(back->from_hlo_proto);
+	free(pb);
+	shs_module_free(back);
+	shs_module_free(m);
+}
+
+static void files_round_trip(void)
+{
+	const char *hlo = shs_test_hlo_path("mha_block_1x12x128x64_bf16.hlo");
+	char pb[4096], txt[4096];
+	shs_module *a = NULL, *b = NULL, *c = NULL;
+	shs_err e = { 0 };
+
+	snprintf(pb, sizeof(pb), "%s", shs_test_tmp_path("mha.pb"));
+	snprintf(txt, sizeof(txt), "%s", shs_test_tmp_path("mha.hlo"));
+	SHS_ASSERT_OK(shs_module_load_file(hlo, SHS_FORMAT_AUTO, &a, &e), &e);
+	SHS_ASSERT_INT_EQ(a->source_format, SHS_FORMAT_TEXT);
+	SHS_ASSERT_OK(shs_module_save_file(a, pb, SHS_FORMAT_AUTO, &e), &e);
+	SHS_ASSERT_OK(shs_module_load_file(pb, SHS_FORMAT_AUTO, &b, &e), &e);
+	SHS_ASSERT_INT_EQ(b->source_format, SHS_FORMAT_PROTO);
+	SHS_ASSERT_OK(shs_module_save_file(b, txt, SHS_FORMAT_AUTO, &e), &e);
+	SHS_ASSERT_OK(shs_module_load_file(txt, SHS_FORMAT_AUTO, &c, &e), &e);
+	assert_same_ir(a, b, "file .hlo -> .pb", hlo);
+	assert_same_ir(a, c, "file .hlo -> .pb -> .hlo", hlo);
+	shs_module_free(a);
+	shs_module_free(b);
+	shs_module_free(c);
+}
+
 CU_TestInfo roundtrip_tests[] = {
+	{ "every shared module round-trips through text and protobuf", corpus_round_trips },
+	{ "HloProto and bare HloModuleProto are kept apart", hlo_proto_wrapper_kept },
+	{ "files round-trip by extension", files_round_trip },
 	CU_TEST_INFO_NULL,
 };

@@ -1,0 +1,104 @@
+/* Tests: while trip counts, dot FLOPs, parameter bytes and opcode histograms. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "test_util.h"
+
+static shs_module *load_shared(const char *name)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(name), SHS_FORMAT_AUTO, &m, &e), &e);
+	return m;
+}
+
+/* The MHA block: two batched dots of 12 heads, 128 x 128 x 64 each way. */
+static void mha_dot_flops(void)
+{
+	shs_module *m = load_shared("mha_block_1x12x128x64_bf16.hlo");
+	uint32_t unknown = 99;
+	double want = 2.0 * 12 * 128 * 128 * 64 /* q.k^T */ + 2.0 * 12 * 128 * 64 * 128 /* p.v */;
+
+	CU_ASSERT_EQUAL(shs_comp_dot_flops(m, shs_module_entry(m), &unknown), want);
+	SHS_ASSERT_INT_EQ(unknown, 0);
+	SHS_ASSERT_INT_EQ(shs_entry_param_bytes(m), 3 * 12 * 128 * 64 * 2);
+	shs_module_free(m);
+}
+
+/* The MaxText step: two scanned loops over 8 layers (forward and backward). */
+static void maxtext_loops(void)
+{
+	shs_module *m = load_shared("nv_maxtext_1n1g_jit_train_step_before_optimization.hlo");
+	const shs_computation *entry = shs_module_entry(m);
+	uint64_t counts[SHS_OP_COUNT];
+	int loops = 0;
+	uint32_t unknown = 99;
+
+	for (uint32_t j = 0; j < entry->n_instrs; j++) {
+		int64_t trips = -1;
+
+		if (entry->instrs[j]->op != SHS_OP_WHILE)
+			continue;
+		CU_ASSERT_TRUE(shs_while_trip_count(m, entry, entry->instrs[j], &trips));
+		SHS_ASSERT_INT_EQ(trips, 8);
+		loops++;
+	}
+	SHS_ASSERT_INT_EQ(loops, 2);
+	CU_ASSERT_TRUE(shs_comp_dot_flops(m, entry, &unknown) > 0);
+	SHS_ASSERT_INT_EQ(unknown, 0);
+	SHS_ASSERT_INT_EQ(shs_opcode_histogram(m, counts), 1947);
+	SHS_ASSERT_INT_EQ(counts[SHS_OP_WHILE], 2);
+	shs_module_free(m);
+}
+
+/* Trip counts of hand-written loops: start, limit, step and direction all matter. */
+static void counted_loops(void)
+{
+	static const struct {
+		const char *init, *limit, *dir, *step_op, *step;
+		long long want; /* -1: not a counted loop */
+	} cases[] = {
+		{ "0", "8", "LT", "add", "1", 8 },   { "0", "8", "LE", "add", "1", 9 },
+		{ "2", "11", "LT", "add", "3", 3 },  { "10", "0", "GT", "subtract", "2", 5 },
+		{ "5", "5", "LT", "add", "1", 0 },   { "0", "8", "LT", "subtract", "1", -1 },
+		{ "0", "9", "NE", "add", "3", 3 },   { "0", "8", "NE", "add", "3", -1 },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char text[2048];
+		shs_module *m;
+		const shs_computation *entry;
+		int64_t trips = -1;
+		bool known;
+
+		snprintf(text, sizeof(text),
+			 "HloModule loop\n\n"
+			 "cond {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+			 "  n = s32[] constant(%s)\n  ROOT c = pred[] compare(i, n), direction=%s\n}\n\n"
+			 "body {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+			 "  x = f32[4] get-tuple-element(p), index=1\n  one = s32[] constant(%s)\n"
+			 "  j = s32[] %s(i, one)\n  y = f32[4] negate(x)\n  ROOT t = (s32[], f32[4]) tuple(j, y)\n}\n\n"
+			 "ENTRY e {\n  a = f32[4] parameter(0)\n  z = s32[] constant(%s)\n"
+			 "  t = (s32[], f32[4]) tuple(z, a)\n  ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body\n}\n",
+			 cases[k].limit, cases[k].dir, cases[k].step, cases[k].step_op, cases[k].init);
+		m = shs_test_parse(text);
+		entry = shs_module_entry(m);
+		known = shs_while_trip_count(m, entry, entry->instrs[entry->root], &trips);
+		if (known != (cases[k].want >= 0) || (known && trips != cases[k].want))
+			fprintf(stderr, "\n  case %zu: known %d trips %lld, want %lld\n", k, known,
+				(long long)trips, cases[k].want);
+		CU_ASSERT_EQUAL(known, cases[k].want >= 0);
+		if (known)
+			SHS_ASSERT_INT_EQ(trips, cases[k].want);
+		shs_module_free(m);
+	}
+}
+
+CU_TestInfo analysis_tests[] = {
+	{ "MHA block dot FLOPs and parameter bytes", mha_dot_flops },
+	{ "MaxText loops run 8 times", maxtext_loops },
+	{ "counted loops of every direction", counted_loops },
+	CU_TEST_INFO_NULL,
+};
