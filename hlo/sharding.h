@@ -109,8 +109,8 @@ int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_
 int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
 			  shs_named_sharding *out, shs_err *e);
 
-/* Appends the named form as `[('fsdp', 'tensor'), None, 'expert']`-style PartitionSpec text:
- * `{fsdp,tensor}, {}, {expert}` per dim. */
+/* Appends the named form like a JAX PartitionSpec, one brace group of axis names per dim:
+ * `[{fsdp,tensor}, {}, {expert}]`. */
 void shs_named_sharding_print(shs_buf *b, const shs_mesh *mesh, const shs_named_sharding *n);
 
 #endif

@@ -1,2 +1,346 @@
 /* Named-axis shardings and their XLA form on a mesh. */
 #include "sharding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sharding_internal.h"
+
+enum {
+	NO_DIM = -1,
+	MAX_TO_NAMED_DEVICES = 1 << 24 /* to_named materialises the device array */
+};
+
+static int check_mesh(const shs_mesh *mesh, shs_err *e)
+{
+	int64_t total;
+
+	if (mesh->n_axes < 1 || mesh->n_axes > SHS_MESH_MAX_AXES)
+		return shs_seterr(e, SHS_EINVAL, "mesh: %u axes (want 1..%d)", mesh->n_axes,
+				  SHS_MESH_MAX_AXES);
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (mesh->sizes[k] < 1)
+			return shs_seterr(e, SHS_EINVAL, "mesh: axis %u (%s) has size %lld", k,
+					  mesh->names[k] ? mesh->names[k] : "?",
+					  (long long)mesh->sizes[k]);
+	if (!shs__dims_product(mesh->sizes, mesh->n_axes, &total))
+		return shs_seterr(e, SHS_EINVAL, "mesh: device count overflows int64");
+	return SHS_OK;
+}
+
+/* Fills dim_of[k] with the tensor dim using mesh axis k (NO_DIM when unused). */
+static int axis_dims(const shs_mesh *mesh, const shs_named_sharding *n, int dim_of[], shs_err *e)
+{
+	if (n->rank > SHS_NAMED_MAX_RANK)
+		return shs_seterr(e, SHS_EINVAL, "named sharding: rank %u over %d", n->rank,
+				  SHS_NAMED_MAX_RANK);
+	for (uint32_t k = 0; k < SHS_MESH_MAX_AXES; k++)
+		dim_of[k] = NO_DIM;
+	for (uint32_t d = 0; d < n->rank; d++) {
+		if (n->n_dim_axes[d] > SHS_MESH_MAX_AXES)
+			return shs_seterr(e, SHS_EINVAL, "named sharding: dim %u has %u axes", d,
+					  n->n_dim_axes[d]);
+		for (uint32_t j = 0; j < n->n_dim_axes[d]; j++) {
+			uint8_t k = n->dim_axes[d][j];
+
+			if (k >= mesh->n_axes)
+				return shs_seterr(e, SHS_EINVAL, "named sharding: dim %u uses axis %u, "
+								 "mesh has %u", d, k, mesh->n_axes);
+			if (dim_of[k] != NO_DIM)
+				return shs_seterr(e, SHS_EINVAL, "named sharding: axis %s used by dims "
+								 "%d and %u", mesh->names[k] ? mesh->names[k] : "?",
+						  dim_of[k], d);
+			dim_of[k] = (int)d;
+		}
+	}
+	return SHS_OK;
+}
+
+static shs_sharding *new_replicated(shs_arena *a)
+{
+	shs_sharding *s = shs_arena_calloc(a, 1, sizeof(*s));
+
+	if (s)
+		s->kind = SHS_SHARDING_REPLICATED;
+	return s;
+}
+
+/* The tiled sharding: tile dims per tensor dim (+ replication), iota over the mesh. */
+static int build_tiled(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *n,
+		       const int dim_of[], shs_sharding *s, shs_err *e)
+{
+	int64_t rep = 1;
+	uint32_t np = 0;
+
+	s->kind = SHS_SHARDING_TILED;
+	s->n_tile_dims = n->rank;
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (dim_of[k] == NO_DIM)
+			rep *= mesh->sizes[k];
+	s->replicate_on_last_tile_dim = rep > 1;
+	s->tile_dims = shs_arena_calloc(a, n->rank + 1u, sizeof(*s->tile_dims));
+	s->iota_dims = shs_arena_memdup(a, mesh->sizes, mesh->n_axes * sizeof(*mesh->sizes));
+	s->iota_perm = shs_arena_calloc(a, mesh->n_axes, sizeof(*s->iota_perm));
+	if (!s->tile_dims || !s->iota_dims || !s->iota_perm)
+		return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
+	for (uint32_t d = 0; d < n->rank; d++) {
+		s->tile_dims[d] = 1;
+		for (uint32_t j = 0; j < n->n_dim_axes[d]; j++) {
+			s->tile_dims[d] *= mesh->sizes[n->dim_axes[d][j]];
+			s->iota_perm[np++] = n->dim_axes[d][j];
+		}
+	}
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (dim_of[k] == NO_DIM)
+			s->iota_perm[np++] = (int32_t)k;
+	if (s->replicate_on_last_tile_dim)
+		s->tile_dims[s->n_tile_dims++] = rep;
+	s->n_iota = mesh->n_axes;
+	shs__iota_canonicalize(s->iota_dims, s->iota_perm, &s->n_iota);
+	return SHS_OK;
+}
+
+int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *named,
+			    shs_sharding **out, shs_err *e)
+{
+	int dim_of[SHS_MESH_MAX_AXES];
+	int64_t used = 1;
+	shs_sharding *s;
+	int rc;
+
+	rc = check_mesh(mesh, e);
+	if (rc == SHS_OK)
+		rc = axis_dims(mesh, named, dim_of, e);
+	if (rc != SHS_OK)
+		return rc;
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (dim_of[k] != NO_DIM)
+			used *= mesh->sizes[k];
+	if (used == 1) {
+		s = new_replicated(a);
+		if (!s)
+			return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
+		*out = s;
+		return SHS_OK;
+	}
+	s = shs_arena_calloc(a, 1, sizeof(*s));
+	if (!s)
+		return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
+	rc = build_tiled(a, mesh, named, dim_of, s, e);
+	if (rc == SHS_OK)
+		*out = s;
+	return rc;
+}
+
+/* ---- XLA -> named ------------------------------------------------------------------------ */
+
+/* Mesh coordinate of device dev along axis k. */
+static int64_t coord(const shs_mesh *mesh, int64_t dev, uint32_t k)
+{
+	for (uint32_t j = mesh->n_axes; --j > k;)
+		dev /= mesh->sizes[j];
+	return dev % mesh->sizes[k];
+}
+
+/* Row-major strides of the tile array. */
+static void tile_strides(const shs_sharding *s, int64_t *stride)
+{
+	int64_t acc = 1;
+
+	for (uint32_t d = s->n_tile_dims; d-- > 0;) {
+		stride[d] = acc;
+		acc *= s->tile_dims[d];
+	}
+}
+
+/* Walks tile dim d of the device array dev (other indices 0) and lists the mesh axes that
+ * change, major first. */
+static int dim_axes_from_walk(const shs_mesh *mesh, const shs_sharding *s, const int64_t *dev,
+			      uint32_t d, const int64_t *stride, uint8_t *axes, uint8_t *n_axes,
+			      shs_err *e)
+{
+	int64_t first[SHS_MESH_MAX_AXES], base = dev[0], prod = 1;
+	uint8_t n = 0;
+
+	for (uint32_t k = 0; k < mesh->n_axes; k++) {
+		first[k] = 0;
+		for (int64_t t = 1; t < s->tile_dims[d] && !first[k]; t++)
+			if (coord(mesh, dev[t * stride[d]], k) !=
+			    coord(mesh, base, k))
+				first[k] = t;
+		if (first[k])
+			axes[n++] = (uint8_t)k;
+	}
+	/* the axis that changes last is the most major */
+	for (uint8_t i = 1; i < n; i++)
+		for (uint8_t j = i; j > 0 && first[axes[j]] > first[axes[j - 1]]; j--) {
+			uint8_t t = axes[j];
+
+			axes[j] = axes[j - 1];
+			axes[j - 1] = t;
+		}
+	for (uint8_t i = 0; i < n; i++)
+		prod *= mesh->sizes[axes[i]];
+	if (prod != s->tile_dims[d])
+		return shs_seterr(e, SHS_EINVAL, "sharding: tile dim %u (size %lld) is not split "
+						 "over whole mesh axes", d, (long long)s->tile_dims[d]);
+	*n_axes = n;
+	return SHS_OK;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The device at every position, with each replication group sorted. */
+static int64_t *materialize(const shs_sharding *s, int64_t n, int64_t group)
+{
+	int64_t *v = malloc((size_t)n * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (int64_t i = 0; i < n; i++)
+		v[i] = shs_sharding_device(s, i);
+	for (int64_t i = 0; group > 1 && i < n; i += group)
+		qsort(v + i, (size_t)group, sizeof(*v), cmp_i64);
+	return v;
+}
+
+static int64_t rep_group(const shs_sharding *s)
+{
+	return s->replicate_on_last_tile_dim ? s->tile_dims[s->n_tile_dims - 1] : 1;
+}
+
+/* SHS_OK when candidate c places the devices as y (s's devices, groups sorted) does. */
+static int same_placement(const shs_sharding *c, const int64_t *y, int64_t n, int64_t group,
+			  shs_err *e)
+{
+	int64_t *x = materialize(c, n, group);
+	int rc = SHS_OK;
+
+	if (!x)
+		rc = shs_seterr(e, SHS_ENOMEM, "sharding: out of memory");
+	else if (memcmp(x, y, (size_t)n * sizeof(*x)))
+		rc = shs_seterr(e, SHS_EINVAL, "sharding: its device order is not an iota over "
+					       "the mesh axes");
+	free(x);
+	return rc;
+}
+
+/* Preconditions of to_named: a tiled sharding over exactly the mesh's devices. */
+static int to_named_shape(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
+			  int64_t *n, shs_err *e)
+{
+	int64_t total;
+	int rc = check_mesh(mesh, e);
+
+	if (rc != SHS_OK)
+		return rc;
+	if (rank > SHS_NAMED_MAX_RANK)
+		return shs_seterr(e, SHS_EINVAL, "sharding: rank %u over %d", rank,
+				  SHS_NAMED_MAX_RANK);
+	if (s->kind != SHS_SHARDING_TILED)
+		return shs_seterr(e, SHS_EINVAL, "sharding: kind %d has no named form",
+				  (int)s->kind);
+	if (s->n_last_tile_dims)
+		return shs_seterr(e, SHS_EINVAL, "sharding: last_tile_dims have no named form");
+	if (s->n_tile_dims != rank + (s->replicate_on_last_tile_dim ? 1u : 0u))
+		return shs_seterr(e, SHS_EINVAL, "sharding: %u tile dims for rank %u",
+				  s->n_tile_dims, rank);
+	shs__dims_product(mesh->sizes, mesh->n_axes, &total);
+	if (!shs__dims_product(s->tile_dims, s->n_tile_dims, n) || *n != total)
+		return shs_seterr(e, SHS_EINVAL, "sharding: tile dims product differs from the "
+						 "mesh's %lld devices", (long long)total);
+	if (*n > MAX_TO_NAMED_DEVICES)
+		return shs_seterr(e, SHS_EINVAL, "sharding: %lld devices, over the %d to_named "
+						 "handles", (long long)*n, MAX_TO_NAMED_DEVICES);
+	if (!s->n_iota && (int64_t)s->n_devices != *n)
+		return shs_seterr(e, SHS_EINVAL, "sharding: %u devices for %lld tiles",
+				  s->n_devices, (long long)*n);
+	return SHS_OK;
+}
+
+/* The named form read off y (s's devices, groups sorted), checked by rebuilding it. */
+static int named_from_devices(const shs_mesh *mesh, const shs_sharding *s, const int64_t *y,
+			      int64_t n, shs_named_sharding *nm, shs_err *e)
+{
+	int64_t stride[SHS_SHARDING_MAX_DIMS];
+	uint8_t rep_axes[SHS_MESH_MAX_AXES], n_rep = 0;
+	shs_sharding *cand = NULL;
+	shs_arena *a;
+	int rc = SHS_OK;
+
+	tile_strides(s, stride);
+	for (uint32_t d = 0; rc == SHS_OK && d < nm->rank; d++)
+		rc = dim_axes_from_walk(mesh, s, y, d, stride, nm->dim_axes[d], &nm->n_dim_axes[d],
+					e);
+	if (rc == SHS_OK && s->replicate_on_last_tile_dim)
+		rc = dim_axes_from_walk(mesh, s, y, nm->rank, stride, rep_axes, &n_rep, e);
+	if (rc != SHS_OK)
+		return rc;
+	a = shs_arena_new(0);
+	if (!a)
+		return shs_seterr(e, SHS_ENOMEM, "sharding: out of memory");
+	rc = shs_sharding_from_named(a, mesh, nm, &cand, e);
+	if (rc == SHS_OK && cand->kind == SHS_SHARDING_TILED) {
+		if (cand->n_tile_dims != s->n_tile_dims ||
+		    memcmp(cand->tile_dims, s->tile_dims, s->n_tile_dims * sizeof(*s->tile_dims)))
+			rc = shs_seterr(e, SHS_EINVAL, "sharding: tile dims do not follow whole "
+						       "mesh axes");
+		else
+			rc = same_placement(cand, y, n, rep_group(s), e);
+	} /* else no data dim is split: every device holds it all */
+	shs_arena_free(a);
+	return rc;
+}
+
+int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
+			  shs_named_sharding *out, shs_err *e)
+{
+	shs_named_sharding nm = { .rank = rank };
+	int64_t n, *y;
+	int rc;
+
+	if (s->kind == SHS_SHARDING_REPLICATED && rank <= SHS_NAMED_MAX_RANK) {
+		rc = check_mesh(mesh, e);
+		if (rc == SHS_OK)
+			*out = nm;
+		return rc;
+	}
+	rc = to_named_shape(mesh, s, rank, &n, e);
+	if (rc != SHS_OK)
+		return rc;
+	y = materialize(s, n, rep_group(s));
+	if (!y)
+		return shs_seterr(e, SHS_ENOMEM, "sharding: out of memory");
+	rc = named_from_devices(mesh, s, y, n, &nm, e);
+	free(y);
+	if (rc == SHS_OK)
+		*out = nm;
+	return rc;
+}
+
+void shs_named_sharding_print(shs_buf *b, const shs_mesh *mesh, const shs_named_sharding *n)
+{
+	shs_buf_putc(b, '[');
+	for (uint32_t d = 0; d < n->rank && d < SHS_NAMED_MAX_RANK; d++) {
+		if (d)
+			shs_buf_puts(b, ", ");
+		shs_buf_putc(b, '{');
+		for (uint32_t j = 0; j < n->n_dim_axes[d] && j < SHS_MESH_MAX_AXES; j++) {
+			uint8_t k = n->dim_axes[d][j];
+
+			if (j)
+				shs_buf_putc(b, ',');
+			if (k < mesh->n_axes && mesh->names[k])
+				shs_buf_puts(b, mesh->names[k]);
+			else
+				shs_buf_printf(b, "#%u", k);
+		}
+		shs_buf_putc(b, '}');
+	}
+	shs_buf_putc(b, ']');
+}

@@ -34,8 +34,10 @@ int shs_err_prefix(shs_err *e, const char *fmt, ...)
 	if (n + 2 < sizeof(e->msg)) {
 		memcpy(e->msg + n, ": ", 2);
 		n += 2;
-		strncpy(e->msg + n, old, sizeof(e->msg) - n - 1);
-		e->msg[sizeof(e->msg) - 1] = '\0';
+		size_t k = strnlen(old, sizeof(e->msg) - n - 1);
+
+		memcpy(e->msg + n, old, k);
+		e->msg[n + k] = '\0';
 	}
 	return e->code;
 }

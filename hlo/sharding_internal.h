@@ -1,0 +1,30 @@
+/* Private helpers shared by the metadata, sharding, named-sharding and proto code. */
+#ifndef SHS_SHARDING_INTERNAL_H
+#define SHS_SHARDING_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sharding.h"
+
+enum {
+	SHS_SHARDING_MAX_DIMS = 64 /* tile-assignment and iota ranks we accept */
+};
+
+/* The offset of the first byte at or after pos in s[0..len) that is neither white space nor
+ * inside a C comment. An unterminated comment stops at its opening '/'. */
+size_t shs__skip_space(const char *s, size_t len, size_t pos);
+
+/* Puts the iota reshape dims and perm of length *n into XLA's canonical form in place: drops
+ * size-1 dims, merges dims whose perm entries are consecutive and in order. All-ones becomes
+ * [1] with perm [0]. perm must be a permutation of 0..*n-1. */
+void shs__iota_canonicalize(int64_t *dims, int32_t *perm, uint32_t *n);
+
+/* *out = product of dims[0..n); false when a factor is < 1 or the product overflows int64. */
+bool shs__dims_product(const int64_t *dims, uint32_t n, int64_t *out);
+
+/* True when perm[0..n) holds each of 0..n-1 exactly once. */
+bool shs__is_permutation(const int32_t *perm, uint32_t n);
+
+#endif
