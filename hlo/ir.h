@@ -202,6 +202,8 @@ typedef struct shs_text_style {
 	bool percent;        /* %name (older printer) rather than name */
 	bool operand_shapes; /* operands printed with their shapes: `f32[2] %x` */
 	bool signatures;     /* computation headers with `(p: f32[2]) -> f32[2]` */
+	bool compact_entry_layout; /* entry_computation_layout parameters joined by "," with no
+				    * space or index comments (an older printer; XLA's fuzz corpus) */
 } shs_text_style;
 
 typedef struct shs_module {
