@@ -35,7 +35,8 @@ SHS_API int shs_proto_save(const shs_module *m, bool as_hlo_proto, uint8_t **out
 
 /* Parses HLO text text[0..len). origin names the input in messages, which read
  * "origin:LINE:COL: what is wrong". On success *out is a new module; caller frees with
- * shs_module_free(). Returns SHS_OK, SHS_EPARSE or SHS_ENOMEM. */
+ * shs_module_free(). Returns SHS_OK, SHS_EPARSE, SHS_ENOMEM, SHS_EUNSUPPORTED (valid syntax this
+ * version cannot hold: f8/f4 constants, layout attributes other than T/E/S) or SHS_EINVAL. */
 SHS_API int shs_text_load(const char *text, size_t len, const char *origin, shs_module **out,
 			  shs_err *e) SHS_MUST_USE;
 
