@@ -60,18 +60,20 @@ SHS_API shs_format shs_format_from_path(const char *path);
 
 /* Checks m: ids unique, operands and callees resolved and before their users, no cycles,
  * shapes consistent (dot, broadcast, transpose, reshape, reduce, tuple, get-tuple-element,
- * parameters, while). Returns SHS_OK or SHS_EVERIFY; e names the computation and instruction. */
+ * parameters, while, call, conditional, elementwise). Returns SHS_OK or SHS_EVERIFY (e names the
+ * computation and the instruction), SHS_ENOMEM, or SHS_EINVAL for a NULL module. */
 SHS_API int shs_module_verify(const shs_module *m, shs_err *e) SHS_MUST_USE;
 
 /* Structural hashes (XXH3 64) that ignore names and ids: an instruction's covers its opcode,
  * shape, attributes and its operands' hashes (so two identical layers hash alike); a
  * computation's covers its instructions and root. Sharding and metadata are not included.
- * out receives one hash per instruction of c, in order. Returns SHS_OK or SHS_ENOMEM. */
+ * out receives one hash per instruction of c, in order. Returns SHS_OK, SHS_ENOMEM, or
+ * SHS_EINVAL when the module breaks the order a verified module has (verify it first). */
 SHS_API int shs_comp_hash(const shs_module *m, const shs_computation *c, uint64_t *out_instr,
 			  uint64_t *out_comp, shs_err *e);
 
 /* Hashes of every computation of m into out[m->n_comps] (callees' hashes feed their callers').
- * Returns SHS_OK or SHS_ENOMEM. */
+ * Returns SHS_OK, SHS_ENOMEM or SHS_EINVAL (as shs_comp_hash). */
 SHS_API int shs_module_hash(const shs_module *m, uint64_t *out, shs_err *e);
 
 #endif
