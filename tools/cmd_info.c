@@ -19,6 +19,8 @@ static const char usage[] =
 	"           opcodes (opcode -> count), parameters, parameter_bytes, dot_flops,\n"
 	"           unknown_trip_counts, distinct_computations\n";
 
+enum { LINE_WIDTH = 100 };
+
 typedef struct facts {
 	const shs_module *m;
 	uint64_t counts[SHS_OP_COUNT];
@@ -117,10 +119,23 @@ static void print_text(const facts *f, const char *path, const char *format)
 	printf("dot FLOPs       %.6g per execution of the entry computation", f->dot_flops);
 	if (f->unknown_loops)
 		printf(" (%u while loop(s) of unknown trip count counted once)", f->unknown_loops);
-	printf("\nopcodes        ");
-	for (int k = 0; k < n; k++)
-		printf(" %s %llu%s", shs_opcode_name((shs_opcode)order[k]),
-		       (unsigned long long)f->counts[order[k]], k + 1 < n ? "," : "\n");
+	printf("\nopcodes         ");
+	for (int k = 0, col = 16; k < n; k++) {
+		char item[64];
+		int len = snprintf(item, sizeof(item), "%s %llu%s", shs_opcode_name((shs_opcode)order[k]),
+				   (unsigned long long)f->counts[order[k]], k + 1 < n ? "," : "");
+
+		if (col > 16 && col + 1 + len > LINE_WIDTH) {
+			printf("\n                ");
+			col = 16;
+		} else if (col > 16) {
+			putchar(' ');
+			col++;
+		}
+		fputs(item, stdout);
+		col += len;
+	}
+	putchar('\n');
 }
 
 static int print_json(const facts *f, const char *format)

@@ -27,5 +27,5 @@ shs_build() {
 }
 
 # The real HLO modules shared with the project (read from there, never copied).
-SHS_HLO="$SHS_ROOT/../shared/hlo"
+SHS_HLO=$(cd "$SHS_ROOT/../shared/hlo" 2>/dev/null && pwd || echo "$SHS_ROOT/../shared/hlo")
 SHS_MAXTEXT="$SHS_HLO/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
