@@ -1,4 +1,4 @@
-/* Bounded-depth pre-scan of protobuf bytes, guided by the protobuf-c descriptors. */
+/* Wire-level reading, and the descriptor-guided walk that explains why a protobuf did not load. */
 #include "proto_internal.h"
 
 #include <stdio.h>
@@ -246,25 +246,67 @@ static int check_packed(const walk *w, const uint8_t *buf, const frame *fr,
 	return SHS_OK;
 }
 
+/* The message type a nested-bytes field of d holds, or NULL for an ordinary field. */
+static const ProtobufCMessageDescriptor *nested_bytes(const ProtobufCMessageDescriptor *d,
+						      uint32_t field)
+{
+	static const struct {
+		const ProtobufCMessageDescriptor *outer;
+		uint32_t field;
+	} table[] = {
+		{ &xla__shape_proto__descriptor, SHS__PB_SHAPE_TUPLE },
+		{ &xla__literal_proto__descriptor, SHS__PB_LITERAL_TUPLE },
+		{ &xla__op_sharding__descriptor, SHS__PB_SHARDING_TUPLE },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (table[i].outer == d && table[i].field == field)
+			return d;
+	return NULL;
+}
+
+/* Where the walk is: message levels and, of those, tuple levels (nested-bytes fields). */
+typedef struct level {
+	unsigned depth, nest;
+} level;
+
 static int walk_message(const walk *w, const ProtobufCMessageDescriptor *d, const uint8_t *buf,
-			size_t start, size_t end, unsigned depth);
+			size_t start, size_t end, level at);
+
+static int too_deep(const walk *w, const frame *fr, const ProtobufCFieldDescriptor *fd,
+		    const ProtobufCMessageDescriptor *d, const char *what, int limit)
+{
+	return shs_seterr(w->e, SHS_EPARSE,
+			  "%s: nesting too deep at offset %zu: more than %d levels of %s (field %s "
+			  "of %s)",
+			  w->origin, fr->payload, limit, what, fd->name, d->name);
+}
+
+/* Walks into a message field, or a nested-bytes field (tuple: one tuple level deeper). */
+static int check_nested(const walk *w, const uint8_t *buf, const frame *fr,
+			const ProtobufCFieldDescriptor *fd, const ProtobufCMessageDescriptor *d,
+			const ProtobufCMessageDescriptor *inner, bool tuple, level at)
+{
+	level next = { at.depth + 1, at.nest + (tuple ? 1 : 0) };
+
+	if (next.nest > SHS_MAX_NESTING)
+		return too_deep(w, fr, fd, d, "tuples", SHS_MAX_NESTING);
+	if (next.depth > MAX_DEPTH)
+		return too_deep(w, fr, fd, d, "messages", MAX_DEPTH);
+	return walk_message(w, inner, buf, fr->payload, fr->payload + fr->payload_len, next);
+}
 
 /* Checks one declared field: its wire type, a packed payload, or a nested message. */
 static int check_declared(const walk *w, const uint8_t *buf, const frame *fr,
 			  const ProtobufCFieldDescriptor *fd, const ProtobufCMessageDescriptor *d,
-			  unsigned depth)
+			  level at)
 {
 	int want = scalar_wire(fd->type);
 
-	if (fr->wire == want && fd->type == PROTOBUF_C_TYPE_MESSAGE) {
-		if (depth >= MAX_DEPTH)
-			return shs_seterr(w->e, SHS_EPARSE,
-					  "%s: nesting too deep at offset %zu: more than %d levels "
-					  "of messages (field %s of %s)",
-					  w->origin, fr->payload, MAX_DEPTH, fd->name, d->name);
-		return walk_message(w, fd->descriptor, buf, fr->payload,
-				    fr->payload + fr->payload_len, depth + 1);
-	}
+	if (fr->wire == want && fd->type == PROTOBUF_C_TYPE_MESSAGE)
+		return check_nested(w, buf, fr, fd, d, fd->descriptor, false, at);
+	if (fr->wire == want && nested_bytes(d, fr->field))
+		return check_nested(w, buf, fr, fd, d, nested_bytes(d, fr->field), true, at);
 	if (fr->wire == want)
 		return SHS_OK;
 	if (fr->wire == WIRE_LEN && fd->label == PROTOBUF_C_LABEL_REPEATED)
@@ -276,7 +318,7 @@ static int check_declared(const walk *w, const uint8_t *buf, const frame *fr,
 }
 
 static int walk_message(const walk *w, const ProtobufCMessageDescriptor *d, const uint8_t *buf,
-			size_t start, size_t end, unsigned depth)
+			size_t start, size_t end, level at)
 {
 	size_t pos = start;
 
@@ -295,7 +337,7 @@ static int walk_message(const walk *w, const ProtobufCMessageDescriptor *d, cons
 		fd = protobuf_c_message_descriptor_get_field(d, fr.field);
 		if (!fd)
 			continue;
-		rc = check_declared(w, buf, &fr, fd, d, depth);
+		rc = check_declared(w, buf, &fr, fd, d, at);
 		if (rc != SHS_OK)
 			return rc;
 	}
@@ -306,6 +348,7 @@ int shs__proto_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, si
 		     const char *origin, shs_err *e)
 {
 	walk w = { .origin = origin, .total = len, .e = e };
+	level top = { 1, 0 };
 
-	return walk_message(&w, d, buf, 0, len, 1);
+	return walk_message(&w, d, buf, 0, len, top);
 }

@@ -1,4 +1,4 @@
-/* Internal helpers shared by the protobuf loader, writer and wire pre-scan. */
+/* Internal helpers shared by the protobuf loader, writer and wire checker. */
 #ifndef SHS_PROTO_INTERNAL_H
 #define SHS_PROTO_INTERNAL_H
 
@@ -11,28 +11,19 @@
 #include "proto/xla_hlo.pb-c.h"
 #include "status.h"
 
-/* Wire-format constants. */
+/* ---- Wire format ----------------------------------------------------------------------------- */
+
 enum {
 	SHS__PB_TAG_SHIFT = 3,
 	SHS__PB_WIRE_MASK = 7,
 	SHS__PB_MAX_FIELD = (1 << 29) - 1, /* largest field number protobuf allows */
 	SHS__PB_MAX_VARINT = 10,           /* bytes of the longest varint (64 bits) */
 	SHS__PB_MAX_TAG_VARINT = 5,        /* bytes of the longest tag varint (32 bits) */
-	/* Message levels the wrapper, module, computation, instruction, literal, shape and layout
-	 * take before tuple or literal nesting starts; the pre-scan allows this much on top of
-	 * SHS_MAX_NESTING. */
+	/* Message levels of the schema outside tuple nesting (wrapper, module, computation,
+	 * instruction, literal, shape, layout, ...): the wire check allows this many on top of
+	 * SHS_MAX_NESTING, as a guard should the schema ever grow deeper. */
 	SHS__PB_FIXED_DEPTH = 16
 };
-
-/* Checks that buf[0..len) is well-formed wire data for a message of type d before protobuf-c
- * unpacks it: every tag, varint and length is valid, declared fields have a wire type their
- * type allows (packed repeated scalars included), and declared message fields nest at most
- * SHS_MAX_NESTING + SHS__PB_FIXED_DEPTH levels. Unknown fields are skipped by wire type.
- * Errors read "origin: truncated protobuf at offset N: ..." when the input ends too soon,
- * "origin: malformed protobuf at offset N: ..." or "origin: nesting too deep at offset N: ..."
- * (offsets count from buf[0]). Returns SHS_OK or SHS_EPARSE. */
-int shs__proto_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
-		     const char *origin, shs_err *e);
 
 /* Wire types of the protobuf encoding. */
 enum {
@@ -41,6 +32,25 @@ enum {
 	SHS__PB_LEN = 2,
 	SHS__PB_32BIT = 5
 };
+
+/* The fields that hold a nested message of their own type as bytes (proto/xla_hlo.proto
+ * declares them `repeated bytes` so that the schema is not recursive). */
+enum {
+	SHS__PB_SHAPE_TUPLE = 4,     /* ShapeProto.tuple_shapes */
+	SHS__PB_SHARDING_TUPLE = 5,  /* OpSharding.tuple_shardings */
+	SHS__PB_LITERAL_TUPLE = 10   /* LiteralProto.tuple_literals */
+};
+
+/* Explains why buf[0..len) does not load as a message of type d: walks the wire data guided by
+ * the descriptors (nested-bytes fields included) and checks every tag, varint and length, the
+ * wire type of declared fields (packed repeated scalars included) and the nesting (at most
+ * SHS_MAX_NESTING tuple levels). Unknown fields are skipped by wire type. Meant for the failure
+ * path only. Sets e to "origin: truncated protobuf at offset N: ..." when the input ends too
+ * soon, "origin: malformed protobuf at offset N: ..." or "origin: nesting too deep at offset N:
+ * ..." (offsets count from buf[0]) and returns SHS_EPARSE; returns SHS_OK, e untouched, when it
+ * finds nothing wrong. */
+int shs__proto_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
+		     const char *origin, shs_err *e);
 
 /* One field as it sits on the wire. */
 typedef struct shs__pb_span {
@@ -60,6 +70,176 @@ size_t shs__pb_varint_len(uint64_t v);
 
 /* Writes v as a varint at dst (room for SHS__PB_MAX_VARINT bytes); returns the bytes written. */
 size_t shs__pb_put_varint(uint8_t *dst, uint64_t v);
+
+/* ---- protobuf-c on an arena ------------------------------------------------------------------ */
+
+/* A protobuf-c allocator whose memory all comes from one arena and whose free does nothing:
+ * dropping the arena frees a whole unpacked tree at once (no free_unpacked walk). Small
+ * requests are bumped out of large blocks taken from the arena. */
+typedef struct shs__pb_arena {
+	ProtobufCAllocator alloc;  /* hand &alloc to protobuf-c */
+	shs_arena *arena;          /* borrowed: every block comes from here */
+	const shs_arena *also;     /* NULL, or an arena whose use counts against limit too */
+	size_t limit;              /* bytes arena (plus also) may hold; 0: the arena's own budget */
+	size_t block;              /* size of the next block; 0: no blocks, each request apart */
+	uint8_t *next, *end;       /* free space of the current block */
+	bool refused;              /* an allocation was refused (budget or out of memory) */
+} shs__pb_arena;
+
+enum { SHS__PB_MAX_BLOCK = 64 << 20 }; /* blocks stop doubling at this size */
+
+/* Sets pa up to allocate from a (borrowed; a outlives every use of pa) in blocks of block bytes
+ * at first (doubling when they run out), or each request on its own when block is 0. */
+void shs__pb_arena_init(shs__pb_arena *pa, shs_arena *a, size_t block);
+
+/* Unpacks the message of type d held in b (a nested-bytes field) into pa's arena. NULL when it
+ * is malformed or, with pa->refused set, does not fit the budget. */
+void *shs__pb_unpack_nested(shs__pb_arena *pa, const ProtobufCMessageDescriptor *d,
+			    const ProtobufCBinaryData *b);
+
+/* Packs msg into *out (bytes new in a), for a nested-bytes field. False when out of memory. */
+bool shs__pb_pack_nested(shs_arena *a, const ProtobufCMessage *msg, ProtobufCBinaryData *out);
+
+/* ---- Strings copied in one allocation -------------------------------------------------------- */
+
+enum { SHS__STRS_MAX = 16 };
+
+/* Queue strings with shs__strs_add, then copy them all with shs__strs_copy. Zero-initialise. */
+typedef struct shs__strs {
+	unsigned n;
+	size_t total;
+	const char *src[SHS__STRS_MAX];
+	size_t len[SHS__STRS_MAX];
+	const char **dst[SHS__STRS_MAX];
+} shs__strs;
+
+/* Queues a copy of src for *dst. NULL or empty src sets *dst to NULL, or to "" when
+ * keep_empty (names, which the IR never leaves NULL). At most SHS__STRS_MAX strings. */
+void shs__strs_add(shs__strs *s, const char *src, const char **dst, bool keep_empty);
+
+/* Copies every queued string into a with one allocation and points the *dst at them.
+ * False when out of memory. */
+bool shs__strs_copy(shs__strs *s, shs_arena *a);
+
+/* ---- Loader context (proto_load*.c, proto_shape.c, proto_literal.c) ------------------------- */
+
+typedef struct shs__pl {
+	shs_module *m;
+	shs_arena *a;              /* m->arena */
+	const char *origin;
+	shs_err *e;
+	const char *comp;          /* names for messages, NULL outside */
+	const char *instr;
+	const char *part;          /* module-level part being read ("host_program_shape") or NULL */
+	shs__pb_arena *scratch;    /* where nested-bytes messages are unpacked */
+} shs__pl;
+
+/* Sets e to "origin: computation 'c', instruction 'i': what" and returns code. */
+int shs__pl_fail(const shs__pl *c, int code, const char *fmt, ...) SHS_PRINTF(3, 4);
+
+/* Puts the current position and what in front of the message another module set. */
+int shs__pl_prefix(const shs__pl *c, const char *what);
+
+/* SHS_ENOMEM, naming the load budget. */
+int shs__pl_nomem(const shs__pl *c);
+
+/* The nested message in b (field of a tuple), unpacked into the scratch arena; on failure sets
+ * *rc to the error (what names the field, i its index) and returns NULL. */
+void *shs__pl_nested(const shs__pl *c, const ProtobufCMessageDescriptor *d,
+		     const ProtobufCBinaryData *b, const char *what, size_t i, int *rc);
+
+/* The "nesting too deep" error for a tuple (what) deeper than SHS_MAX_NESTING. */
+int shs__pl_too_deep(const shs__pl *c, const char *what);
+
+/* Copies v[0..n) into out (NULL and 0 when n is 0). */
+int shs__pl_i64s(const shs__pl *c, shs_i64s *out, const int64_t *v, size_t n);
+
+/* ShapeProto -> shs_shape; depth counts the tuple levels above it. */
+int shs__shape_from(const shs__pl *c, const Xla__ShapeProto *p, shs_shape *out, unsigned depth);
+
+/* The fields protobuf-c did not recognise in msg, as raw wire bytes (tag varint, then the
+ * value) in the module arena. */
+int shs__pl_unknown(const shs__pl *c, const ProtobufCMessage *msg, shs_bytes *out);
+
+/* FrontendAttributes -> key/value pairs in the module arena. */
+int shs__pl_attrs(const shs__pl *c, const Xla__FrontendAttributes *p, uint32_t *n,
+		  shs_attr_kv **out);
+
+/* Opcode name -> shs_opcode, hashed once per load instead of a scan per instruction. */
+enum { SHS__OP_SLOTS = 512 }; /* a power of two over twice SHS_OP_COUNT */
+typedef struct shs__op_table {
+	int16_t slot[SHS__OP_SLOTS]; /* opcode, or -1 for an empty slot */
+	uint8_t len[SHS_OP_COUNT];   /* strlen of each name */
+} shs__op_table;
+
+void shs__op_table_init(shs__op_table *t);
+
+/* Converts p into *in (zeroed by the caller) except its operands, control predecessors and
+ * called computations, which need every id of the computation and module. */
+int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
+		    const Xla__HloInstructionProto *p, shs_instr *in);
+
+/* ProgramShapeProto -> a new shs_program_shape in the module arena. */
+int shs__program_shape_from(const shs__pl *c, const Xla__ProgramShapeProto *p,
+			    shs_program_shape **out);
+
+/* LiteralProto -> *out, with the literal's own shape (which must agree with fallback, the
+ * instruction's shape) or, when it has none, fallback; depth counts the tuple levels above. */
+int shs__literal_from(const shs__pl *c, const Xla__LiteralProto *p, const shs_shape *fallback,
+		      shs_literal *out, unsigned depth);
+
+/* ---- Writer context (proto_save*.c, proto_shape.c, proto_literal.c) ------------------------- */
+
+/* The message tree lives in a scratch arena and points into the module where it can: protobuf-c
+ * only reads it while packing. */
+typedef struct shs__ps {
+	shs_arena *a;
+	const shs_module *m;
+	shs_err *e;
+	const shs_computation *comp; /* for messages, NULL outside */
+	const shs_instr *instr;
+} shs__ps;
+
+/* Sets e to "computation 'c', instruction 'i': what" and returns code. */
+int shs__ps_fail(const shs__ps *c, int code, const char *fmt, ...) SHS_PRINTF(3, 4);
+
+/* Puts the current position and what in front of the message another module set. */
+int shs__ps_prefix(const shs__ps *c, const char *what);
+
+int shs__ps_nomem(const shs__ps *c);
+
+/* A new message of type d in the scratch arena, initialised; NULL when out of memory. */
+void *shs__ps_new_msg(const shs__ps *c, const ProtobufCMessageDescriptor *d);
+
+/* s as protobuf-c's non-const string field ("" for NULL); packing only reads it. */
+char *shs__ps_str(const char *s);
+
+/* Stored raw unknown fields (tag varint + value each) back into msg's unknown fields, pointing
+ * into b. */
+int shs__ps_unknown(const shs__ps *c, const shs_bytes *b, ProtobufCMessage *msg);
+
+/* Key/value pairs -> a FrontendAttributes (*out NULL when n is 0). */
+int shs__ps_attrs(const shs__ps *c, uint32_t n, const shs_attr_kv *kv,
+		  Xla__FrontendAttributes **out);
+
+/* One instruction; sets c->instr to it for messages. */
+int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **out);
+
+int shs__shape_to(const shs__ps *c, const shs_shape *s, Xla__ShapeProto **out, unsigned depth);
+int shs__program_shape_to(const shs__ps *c, const shs_program_shape *ps,
+			  Xla__ProgramShapeProto **out);
+
+/* The literal with shape s, its values in the order of s's layout. */
+int shs__literal_to(const shs__ps *c, const shs_literal *lit, const shs_shape *s,
+		    Xla__LiteralProto **out, unsigned depth);
+
+/* ---- OpSharding with nested bytes (sharding_proto.c) ----------------------------------------- */
+
+/* shs_sharding_from_proto, unpacking tuple elements into scratch instead of a. */
+int shs__sharding_from_proto(shs_arena *a, shs__pb_arena *scratch, const Xla__OpSharding *p,
+			     shs_sharding **out, shs_err *e);
+
+/* ---- Literal helpers ------------------------------------------------------------------------- */
 
 /* Bytes of 16-, 32- and 64-bit values, and the parts of a complex number. */
 enum { SHS__BYTES16 = 2, SHS__BYTES32 = 4, SHS__BYTES64 = 8, SHS__COMPLEX_PARTS = 2 };

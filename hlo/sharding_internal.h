@@ -27,4 +27,11 @@ bool shs__dims_product(const int64_t *dims, uint32_t n, int64_t *out);
 /* True when perm[0..n) holds each of 0..n-1 exactly once. */
 bool shs__is_permutation(const int32_t *perm, uint32_t n);
 
+/* A copy in a of the n elements of size sz at src, or NULL when n is 0; clears *ok (and gives
+ * NULL) when out of memory, so a run of copies is checked once. */
+void *shs__dup_array(shs_arena *a, const void *src, size_t n, size_t sz, bool *ok);
+
+/* qsort order of int64_t values, ascending. */
+int shs__cmp_i64(const void *x, const void *y);
+
 #endif

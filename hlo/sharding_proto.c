@@ -1,9 +1,10 @@
-/* OpSharding <-> shs_sharding. */
+/* OpSharding <-> shs_sharding; tuple elements are kept as nested bytes (proto/xla_hlo.proto). */
 #include "sharding_proto.h"
 
 #include <string.h>
 
 #include "ir.h"
+#include "proto_internal.h"
 #include "sharding_internal.h"
 
 enum { SHARD_GROUP_AS = 0, SHARD_GROUP_LIKE = 1 };
@@ -13,16 +14,7 @@ static int nomem(shs_err *e)
 	return shs_seterr(e, SHS_ENOMEM, "OpSharding: out of memory");
 }
 
-/* ---- Metadata ------------------------------------------------------------------------------ */
-
-static int copy_in(shs_arena *a, const char *src, const char **dst)
-{
-	*dst = NULL;
-	if (!src || !*src)
-		return SHS_OK;
-	*dst = shs_arena_strdup(a, src);
-	return *dst ? SHS_OK : SHS_ENOMEM;
-}
+/* ---- Metadata -------------------------------------------------------------------------------- */
 
 int shs_metadata_from_proto(shs_arena *a, const Xla__OpMetadata *p, shs_metadata *out,
 			    shs_err *e)
@@ -34,11 +26,14 @@ int shs_metadata_from_proto(shs_arena *a, const Xla__OpMetadata *p, shs_metadata
 		.source_end_column = p->source_end_column,
 		.stack_frame_id = p->stack_frame_id,
 	};
+	shs__strs s = { 0 };
 
-	if (copy_in(a, p->op_type, &m.op_type) || copy_in(a, p->op_name, &m.op_name) ||
-	    copy_in(a, p->source_file, &m.source_file) ||
-	    copy_in(a, p->deduplicated_name, &m.deduplicated_name) ||
-	    copy_in(a, p->scheduling_name, &m.scheduling_name))
+	shs__strs_add(&s, p->op_type, &m.op_type, false);
+	shs__strs_add(&s, p->op_name, &m.op_name, false);
+	shs__strs_add(&s, p->source_file, &m.source_file, false);
+	shs__strs_add(&s, p->deduplicated_name, &m.deduplicated_name, false);
+	shs__strs_add(&s, p->scheduling_name, &m.scheduling_name, false);
+	if (!shs__strs_copy(&s, a))
 		return shs_seterr(e, SHS_ENOMEM, "OpMetadata: out of memory");
 	*out = m;
 	return SHS_OK;
@@ -68,7 +63,7 @@ int shs_metadata_to_proto(shs_arena *a, const shs_metadata *m, Xla__OpMetadata *
 	return SHS_OK;
 }
 
-/* ---- OpSharding -> shs_sharding ------------------------------------------------------------ */
+/* ---- OpSharding -> shs_sharding -------------------------------------------------------------- */
 
 static int bad(shs_err *e, const char *what)
 {
@@ -219,28 +214,55 @@ static bool all_ones(const int64_t *v, size_t n)
 	return n > 0;
 }
 
-static int from_proto(shs_arena *a, const Xla__OpSharding *p, int depth, shs_sharding *s,
-		      shs_err *e);
+/* Where a conversion puts its result, and where it unpacks the tuple elements. */
+typedef struct from_ctx {
+	shs_arena *a;
+	shs__pb_arena *scratch;
+	shs_err *e;
+} from_ctx;
 
-static int tuple_from_proto(shs_arena *a, const Xla__OpSharding *p, int depth,
-			    shs_sharding *s, shs_err *e)
+static int from_proto(const from_ctx *fc, const Xla__OpSharding *p, int depth, shs_sharding *s);
+
+/* Element i of the tuple, unpacked from its bytes and converted. */
+static int tuple_element(const from_ctx *fc, const Xla__OpSharding *p, size_t i, int depth,
+			 shs_sharding *s)
+{
+	Xla__OpSharding *el;
+
+	if (depth + 1 > SHS_MAX_NESTING)
+		return shs_seterr(fc->e, SHS_EPARSE, "OpSharding: nesting too deep: "
+						     "tuples nested deeper than %d levels",
+				  SHS_MAX_NESTING);
+	el = shs__pb_unpack_nested(fc->scratch, &xla__op_sharding__descriptor,
+				   &p->tuple_shardings[i]);
+	if (!el && fc->scratch->refused)
+		return nomem(fc->e);
+	if (!el)
+		return shs_seterr(fc->e, SHS_EPARSE, "OpSharding: malformed protobuf in "
+						     "tuple_shardings[%zu] (%zu bytes)",
+				  i, p->tuple_shardings[i].len);
+	return from_proto(fc, el, depth + 1, s);
+}
+
+static int tuple_from_proto(const from_ctx *fc, const Xla__OpSharding *p, int depth,
+			    shs_sharding *s)
 {
 	s->kind = SHS_SHARDING_TUPLE;
 	if (p->n_metadata)
-		return bad(e, "a TUPLE sharding with metadata");
+		return bad(fc->e, "a TUPLE sharding with metadata");
 	if (p->n_tuple_shardings > UINT32_MAX)
-		return bad(e, "too many tuple_shardings");
+		return bad(fc->e, "too many tuple_shardings");
 	if (!p->n_tuple_shardings)
 		return SHS_OK;
-	s->tuple = shs_arena_calloc(a, p->n_tuple_shardings, sizeof(*s->tuple));
+	s->tuple = shs_arena_calloc(fc->a, p->n_tuple_shardings, sizeof(*s->tuple));
 	if (!s->tuple)
-		return nomem(e);
+		return nomem(fc->e);
 	for (size_t i = 0; i < p->n_tuple_shardings; i++) {
-		static const Xla__OpSharding empty = XLA__OP_SHARDING__INIT;
-		const Xla__OpSharding *el = p->tuple_shardings[i] ? p->tuple_shardings[i] : &empty;
-		int rc = from_proto(a, el, depth + 1, &s->tuple[i], e);
+		int rc = tuple_element(fc, p, i, depth, &s->tuple[i]);
 
 		if (rc != SHS_OK) {
+			shs_err *e = fc->e;
+
 			if (e && rc == SHS_EPARSE && strlen(e->msg) < SHS_ERRMSG_MAX / 2)
 				shs_err_prefix(e, "tuple element %zu", i);
 			return rc;
@@ -263,20 +285,18 @@ static int shard_group_from_proto(const Xla__OpSharding *p, shs_sharding *s, shs
 	return SHS_OK;
 }
 
-static int from_proto(shs_arena *a, const Xla__OpSharding *p, int depth, shs_sharding *s,
-		      shs_err *e)
+static int from_proto(const from_ctx *fc, const Xla__OpSharding *p, int depth, shs_sharding *s)
 {
+	shs_arena *a = fc->a;
+	shs_err *e = fc->e;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	if (depth > SHS_MAX_NESTING)
-		return shs_seterr(e, SHS_EPARSE, "OpSharding: tuples nested deeper than %d",
-				  SHS_MAX_NESTING);
 	rc = shard_group_from_proto(p, s, e);
 	if (rc != SHS_OK)
 		return rc;
 	if (p->type == SHS_SHARDING_TUPLE)
-		return tuple_from_proto(a, p, depth, s, e);
+		return tuple_from_proto(fc, p, depth, s);
 	rc = metadata_from_proto(a, p, s, e);
 	if (rc != SHS_OK)
 		return rc;
@@ -303,21 +323,31 @@ static int from_proto(shs_arena *a, const Xla__OpSharding *p, int depth, shs_sha
 	return tiled_from_proto(a, p, s, e);
 }
 
-int shs_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sharding **out,
-			    shs_err *e)
+int shs__sharding_from_proto(shs_arena *a, shs__pb_arena *scratch, const Xla__OpSharding *p,
+			     shs_sharding **out, shs_err *e)
 {
+	from_ctx fc = { .a = a, .scratch = scratch, .e = e };
 	shs_sharding *s = shs_arena_alloc(a, sizeof(*s));
 	int rc;
 
 	if (!s)
 		return nomem(e);
-	rc = from_proto(a, p, 0, s, e);
+	rc = from_proto(&fc, p, 0, s);
 	if (rc == SHS_OK)
 		*out = s;
 	return rc;
 }
 
-/* ---- shs_sharding -> OpSharding ------------------------------------------------------------ */
+int shs_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sharding **out,
+			    shs_err *e)
+{
+	shs__pb_arena scratch;
+
+	shs__pb_arena_init(&scratch, a, 0); /* tuple elements' messages stay in a */
+	return shs__sharding_from_proto(a, &scratch, p, out, e);
+}
+
+/* ---- shs_sharding -> OpSharding -------------------------------------------------------------- */
 
 /* A copy of n items of size sz (NULL for none); clears *ok when out of memory. */
 static void *put_array(shs_arena *a, const void *src, size_t n, size_t sz, bool *ok)
@@ -389,23 +419,23 @@ static int tiles_to_proto(shs_arena *a, const shs_sharding *s, Xla__OpSharding *
 static int to_proto(shs_arena *a, const shs_sharding *s, int depth, Xla__OpSharding *p,
 		    shs_err *e);
 
+/* Each element packed to the bytes of its OpSharding. */
 static int tuple_to_proto(shs_arena *a, const shs_sharding *s, int depth, Xla__OpSharding *p,
 			  shs_err *e)
 {
-	Xla__OpSharding *v;
-
 	if (!s->n_tuple)
 		return SHS_OK;
-	v = shs_arena_calloc(a, s->n_tuple, sizeof(*v));
 	p->tuple_shardings = shs_arena_calloc(a, s->n_tuple, sizeof(*p->tuple_shardings));
-	if (!v || !p->tuple_shardings)
+	if (!p->tuple_shardings)
 		return nomem(e);
 	for (uint32_t i = 0; i < s->n_tuple; i++) {
-		int rc = to_proto(a, &s->tuple[i], depth + 1, &v[i], e);
+		Xla__OpSharding el;
+		int rc = to_proto(a, &s->tuple[i], depth + 1, &el, e);
 
 		if (rc != SHS_OK)
 			return rc;
-		p->tuple_shardings[i] = &v[i];
+		if (!shs__pb_pack_nested(a, &el.base, &p->tuple_shardings[i]))
+			return nomem(e);
 	}
 	p->n_tuple_shardings = s->n_tuple;
 	return SHS_OK;

@@ -6,16 +6,17 @@
 #include "sharding.h"
 
 /* Converts p as HloSharding::FromProto does: iota kept canonical, "one device in field 4" and
- * "field 9 all ones" read as maximal, tuples recursed at most SHS_MAX_NESTING deep. *out and
- * everything it points to is new in a; p is only read. Returns SHS_OK, SHS_EPARSE (a
- * malformed OpSharding, reason in e) or SHS_ENOMEM. */
+ * "field 9 all ones" read as maximal, tuple elements (bytes of OpSharding, see
+ * proto/xla_hlo.proto) unpacked and converted at most SHS_MAX_NESTING deep. *out and everything
+ * it points to is new in a (the unpacked tuple elements too); p is only read. Returns SHS_OK,
+ * SHS_EPARSE (a malformed OpSharding, reason in e) or SHS_ENOMEM. */
 int shs_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sharding **out,
 			    shs_err *e);
 
 /* Fills *p (zero-initialised here with xla__op_sharding__init first) as HloSharding::ToProto
- * does. Arrays, strings and sub-messages are new in a (free *p by freeing a, never with
- * protobuf-c's free_unpacked). Returns SHS_OK, SHS_EINVAL (a sharding nested deeper than
- * SHS_MAX_NESTING or of an unknown kind) or SHS_ENOMEM. */
+ * does; tuple elements are packed to their bytes. Arrays, strings and sub-messages are new in a
+ * (free *p by freeing a, never with protobuf-c's free_unpacked). Returns SHS_OK, SHS_EINVAL (a
+ * sharding nested deeper than SHS_MAX_NESTING or of an unknown kind) or SHS_ENOMEM. */
 int shs_sharding_to_proto(shs_arena *a, const shs_sharding *s, Xla__OpSharding *p, shs_err *e);
 
 /* Copies p into *out; strings new in a, empty strings become NULL. SHS_OK or SHS_ENOMEM. */

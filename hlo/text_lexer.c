@@ -1,9 +1,11 @@
-/* HLO text tokens: a hand-written lexer over the input buffer, and positioned error messages. */
+/* HLO text tokens: a hand-written lexer over the input buffer, raw values, positioned errors. */
 #include "text_lexer.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "ir.h"
 
 enum {
 	FOUND_MAX = 40,      /* bytes of the offending token quoted in a message */
@@ -36,6 +38,14 @@ static const unsigned char ch_class[256] = {
 static bool is_class(char c, int cls)
 {
 	return (ch_class[(unsigned char)c] & cls) != 0;
+}
+
+/* Offset of the first byte at or after off that is not of class cls. */
+static size_t skip_class(const shs_lexer *lx, size_t off, int cls)
+{
+	while (off < lx->len && is_class(lx->src[off], cls))
+		off++;
+	return off;
 }
 
 /* Offset of the first byte at or after off outside blanks and comments; *bad is the offset of
@@ -99,22 +109,14 @@ static bool starts_with(const shs_lexer *lx, size_t off, const char *word)
 /* Length of a NaN payload "(0x1f)" at off, or 0. */
 static size_t nan_payload_len(const shs_lexer *lx, size_t off)
 {
-	size_t end = off + 3;
+	size_t end;
 
 	if (!starts_with(lx, off, "(0x"))
 		return 0;
-	while (end < lx->len && is_class(lx->src[end], CH_HEX))
-		end++;
+	end = skip_class(lx, off + 3, CH_HEX);
 	if (end == off + 3 || end >= lx->len || lx->src[end] != ')')
 		return 0;
 	return end + 1 - off;
-}
-
-static size_t digits(const shs_lexer *lx, size_t off)
-{
-	while (off < lx->len && is_class(lx->src[off], CH_DIGIT))
-		off++;
-	return off;
 }
 
 /* A number, -inf, -nan or -> starting at off (s[off] is '-', '.' or a digit). */
@@ -134,10 +136,10 @@ static shs_tok lex_number(const shs_lexer *lx, size_t off)
 			return make(SHS_TOK_FLOAT, off, 4 + nan_payload_len(lx, p + 3));
 	}
 	mant = p;
-	p = digits(lx, p);
+	p = skip_class(lx, p, CH_DIGIT);
 	if (p < lx->len && s[p] == '.') {
 		is_float = true;
-		p = digits(lx, p + 1);
+		p = skip_class(lx, p + 1, CH_DIGIT);
 	}
 	if (p == mant || (p == mant + 1 && is_float))
 		return error_tok(off, p - off + (p < lx->len), "malformed number");
@@ -147,18 +149,11 @@ static shs_tok lex_number(const shs_lexer *lx, size_t off)
 		if (q < lx->len && (s[q] == '+' || s[q] == '-'))
 			q++;
 		if (q < lx->len && is_class(s[q], CH_DIGIT)) {
-			p = digits(lx, q);
+			p = skip_class(lx, q, CH_DIGIT);
 			is_float = true;
 		}
 	}
 	return make(is_float ? SHS_TOK_FLOAT : SHS_TOK_INT, off, p - off);
-}
-
-static size_t ident_end(const shs_lexer *lx, size_t p)
-{
-	while (p < lx->len && is_class(lx->src[p], CH_IDENT))
-		p++;
-	return p;
 }
 
 /* A double- or single-quoted string starting at off. */
@@ -217,7 +212,7 @@ shs_tok shs__lex_at(const shs_lexer *lx, size_t off)
 		return make(SHS_TOK_EOF, lx->len, 0);
 	c = lx->src[off];
 	if (is_class(c, CH_IDENT_START)) {
-		size_t end = ident_end(lx, off + 1);
+		size_t end = skip_class(lx, off + 1, CH_IDENT);
 
 		if (end - off == 3 && !memcmp(lx->src + off, "nan", 3))
 			end += nan_payload_len(lx, end);
@@ -232,7 +227,7 @@ shs_tok shs__lex_at(const shs_lexer *lx, size_t off)
 	}
 	if (c == '%') {
 		if (off + 1 < lx->len && is_class(lx->src[off + 1], CH_IDENT_START))
-			return make(SHS_TOK_PNAME, off, ident_end(lx, off + 2) - off);
+			return make(SHS_TOK_PNAME, off, skip_class(lx, off + 2, CH_IDENT) - off);
 		return error_tok(off, 1, "expected a name after '%'");
 	}
 	if (c == '"' || c == '\'')
@@ -327,7 +322,8 @@ int shs__lex_int_in(shs_lexer *lx, const shs_tok *t, int64_t lo, int64_t hi, con
 		return shs__lex_fail(lx, t, SHS_EPARSE, "expected an integer for %s", what);
 	if (!shs__tok_int(lx, t, &neg, &mag) || !to_i64(neg, mag, &v) || v < lo || v > hi)
 		return shs__lex_fail(lx, t, SHS_EPARSE,
-				     "%s out of range [%lld, %lld]", what, (long long)lo, (long long)hi);
+				     "%s out of range [%lld, %lld]", what, (long long)lo,
+				     (long long)hi);
 	*out = v;
 	return SHS_OK;
 }
@@ -341,7 +337,7 @@ bool shs__lex_raw_int(const shs_lexer *lx, size_t *off, int64_t *out)
 
 	if (p < lx->len && lx->src[p] == '-')
 		p++;
-	end = digits(lx, p);
+	end = skip_class(lx, p, CH_DIGIT);
 	if (end == p)
 		return false;
 	t = make(SHS_TOK_INT, *off, end - *off);
@@ -410,6 +406,11 @@ static int vfail(shs_lexer *lx, const shs_tok *t, bool found, int code, const ch
 	return shs_seterr(lx->e, code, "%s:%zu:%zu: %s%s", lx->origin, line, col, what, tail);
 }
 
+int shs__lex_vfail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, va_list ap)
+{
+	return vfail(lx, t, true, code, fmt, ap);
+}
+
 int shs__lex_fail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -421,14 +422,17 @@ int shs__lex_fail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, ..
 	return rc;
 }
 
-int shs__lex_fail_at(shs_lexer *lx, size_t off, int code, const char *fmt, ...)
+/* A parse error at the token starting at off. */
+static int fail_at(shs_lexer *lx, size_t off, const char *fmt, ...) SHS_PRINTF(3, 4);
+
+static int fail_at(shs_lexer *lx, size_t off, const char *fmt, ...)
 {
 	shs_tok t = shs__lex_at(lx, off);
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = vfail(lx, &t, true, code, fmt, ap);
+	rc = vfail(lx, &t, true, SHS_EPARSE, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -443,4 +447,51 @@ int shs__lex_fail_plain(shs_lexer *lx, size_t off, int code, const char *fmt, ..
 	rc = vfail(lx, &t, false, code, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* True for the bytes that end a raw value outside brackets. */
+static bool ends_raw(char c)
+{
+	return c == ',' || is_class(c, CH_BLANK);
+}
+
+int shs__lex_raw_end(shs_lexer *lx, size_t start, size_t *end)
+{
+	const char *s = lx->src;
+	size_t len = lx->len, i = start;
+	char closers[SHS_MAX_NESTING];
+	uint32_t depth = 0;
+
+	while (i < len) {
+		char c = s[i];
+
+		if (c == '"' || c == '\'' || (c == '/' && i + 1 < len && s[i + 1] == '*')) {
+			shs_tok t = shs__lex_at(lx, i);
+
+			if (t.kind == SHS_TOK_ERROR)
+				return shs__lex_fail(lx, &t, SHS_EPARSE, "bad value");
+			i = c == '/' ? shs__lex_skip_blanks(lx, i) : i + t.len;
+			continue;
+		}
+		if (c == '{' || c == '[' || c == '(') {
+			if (depth == SHS_MAX_NESTING)
+				return fail_at(lx, i, "value nested deeper than %d",
+					       SHS_MAX_NESTING);
+			closers[depth++] = c == '{' ? '}' : c == '[' ? ']' : ')';
+		} else if (c == '}' || c == ']' || c == ')') {
+			if (depth == 0)
+				break;
+			if (closers[--depth] != c)
+				return fail_at(lx, i, "mismatched '%c' in a value", c);
+		} else if (depth == 0 && ends_raw(c)) {
+			break;
+		}
+		i++;
+	}
+	if (depth)
+		return fail_at(lx, start, "unterminated value");
+	if (i == start)
+		return fail_at(lx, start, "expected a value");
+	*end = i;
+	return SHS_OK;
 }

@@ -1,7 +1,8 @@
-/* Private to the HLO text parser: tokens over a borrowed buffer, positions and error messages. */
+/* Private to the HLO text parser: tokens over a borrowed buffer, raw values, positions, errors. */
 #ifndef SHS_TEXT_LEXER_H
 #define SHS_TEXT_LEXER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,11 +101,27 @@ void shs__lex_line_col(const shs_lexer *lx, size_t off, size_t *line, size_t *co
 int shs__lex_fail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, ...)
 	SHS_PRINTF(4, 5);
 
-/* Like shs__lex_fail for the token at offset off. */
-int shs__lex_fail_at(shs_lexer *lx, size_t off, int code, const char *fmt, ...) SHS_PRINTF(4, 5);
+/* shs__lex_fail with a va_list. */
+int shs__lex_vfail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, va_list ap)
+	SHS_PRINTF(4, 0);
 
-/* Like shs__lex_fail_at, without the "(found ...)" part. */
+/* Like shs__lex_fail at offset off, without the "(found ...)" part. */
 int shs__lex_fail_plain(shs_lexer *lx, size_t off, int code, const char *fmt, ...)
 	SHS_PRINTF(4, 5);
+
+/* Consumes the current token when it is kind; else SHS_EPARSE "expected <what>". */
+static inline int shs__lex_expect(shs_lexer *lx, shs_tok_kind kind, const char *what)
+{
+	if (lx->tok.kind != kind)
+		return shs__lex_fail(lx, &lx->tok, SHS_EPARSE, "expected %s", what);
+	shs__lex_next(lx);
+	return SHS_OK;
+}
+
+/* *end is the end of a raw value starting at start: the next ',' or blank outside brackets, or
+ * an unmatched closing bracket; strings, comments and brackets are skipped whole. Returns
+ * SHS_OK or SHS_EPARSE (empty, unterminated, mismatched or nested deeper than
+ * SHS_MAX_NESTING). */
+int shs__lex_raw_end(shs_lexer *lx, size_t start, size_t *end);
 
 #endif

@@ -43,14 +43,6 @@ static int oom(lit_ctx *c)
 				   "out of memory reading a constant");
 }
 
-static int expect(lit_ctx *c, shs_tok_kind kind, const char *what)
-{
-	if (!shs__lex_is(c->lx, kind))
-		return shs__lex_fail(c->lx, &c->lx->tok, SHS_EPARSE, "expected %s", what);
-	shs__lex_next(c->lx);
-	return SHS_OK;
-}
-
 /* ---- Element values ---------------------------------------------------------------------- */
 
 /* Range of a signed or unsigned integer type of the given bits, as sign and magnitude. */
@@ -95,7 +87,8 @@ static int put_pred(lit_ctx *c, uint8_t *dst)
 	} else if (t->kind == SHS_TOK_INT && shs__tok_int(c->lx, t, &neg, &mag)) {
 		v = mag != 0; /* as XLA: any non-zero integer is true */
 	} else {
-		return shs__lex_fail(c->lx, t, SHS_EPARSE, "expected true or false for a pred constant");
+		return shs__lex_fail(c->lx, t, SHS_EPARSE,
+				     "expected true or false for a pred constant");
 	}
 	if (dst)
 		*dst = v;
@@ -260,15 +253,17 @@ static int put_complex(lit_ctx *c, int type, uint8_t *dst)
 
 	if (!shs__lex_is(c->lx, SHS_TOK_LPAREN))
 		return shs__lex_fail(c->lx, &c->lx->tok, SHS_EPARSE,
-				     "expected '(' to open a %s value (real, imag)", shs_elem_name(type));
+				     "expected '(' to open a %s value (real, imag)",
+				     shs_elem_name(type));
 	shs__lex_next(c->lx);
 	rc = put_float(c, part, dst);
 	if (rc == SHS_OK)
-		rc = expect(c, SHS_TOK_COMMA, "',' between the real and imaginary parts");
+		rc = shs__lex_expect(c->lx, SHS_TOK_COMMA,
+				     "',' between the real and imaginary parts");
 	if (rc == SHS_OK)
 		rc = put_float(c, part, dst ? dst + half : NULL);
 	if (rc == SHS_OK)
-		rc = expect(c, SHS_TOK_RPAREN, "')' after the imaginary part");
+		rc = shs__lex_expect(c->lx, SHS_TOK_RPAREN, "')' after the imaginary part");
 	return rc;
 }
 
@@ -296,11 +291,12 @@ static int parse_level(lit_ctx *c, const shs_shape *s, uint32_t level, uint8_t *
 
 	if (!shs__lex_is(c->lx, SHS_TOK_LBRACE))
 		return shs__lex_fail(c->lx, &c->lx->tok, SHS_EPARSE,
-				     "expected '{' to open dimension %u of a rank-%u constant", level,
-				     s->rank);
+				     "expected '{' to open dimension %u of a rank-%u constant",
+				     level, s->rank);
 	shs__lex_next(c->lx);
 	while (!shs__lex_is(c->lx, SHS_TOK_RBRACE)) {
-		if (k > 0 && (rc = expect(c, SHS_TOK_COMMA, "',' or '}' in a constant")))
+		if (k > 0 &&
+		    (rc = shs__lex_expect(c->lx, SHS_TOK_COMMA, "',' or '}' in a constant")))
 			return rc;
 		if (k == want)
 			return shs__lex_fail(c->lx, &c->lx->tok, SHS_EPARSE,
@@ -356,7 +352,7 @@ static int parse_array(lit_ctx *c, const shs_shape *s, shs_literal *out)
 		shs__lex_next(c->lx);
 		shs__lex_next(c->lx);
 		out->elided = true;
-		return expect(c, SHS_TOK_RBRACE, "'}' after '...'");
+		return shs__lex_expect(c->lx, SHS_TOK_RBRACE, "'}' after '...'");
 	}
 	/* every element takes at least one byte of text: a larger count cannot match, so parse it
 	 * without storage and let the count check report where it goes wrong */
@@ -389,7 +385,8 @@ static int parse_tuple(lit_ctx *c, const shs_shape *s, shs_literal *out, int dep
 				     "constant nested deeper than %d", SHS_MAX_NESTING);
 	if (!shs__lex_is(c->lx, SHS_TOK_LPAREN))
 		return shs__lex_fail(c->lx, &c->lx->tok, SHS_EPARSE,
-				     "expected '(' to open a tuple constant of %u elements", s->n_tuple);
+				     "expected '(' to open a tuple constant of %u elements",
+				     s->n_tuple);
 	shs__lex_next(c->lx);
 	out->n_tuple = s->n_tuple;
 	if (s->n_tuple) {
@@ -398,7 +395,8 @@ static int parse_tuple(lit_ctx *c, const shs_shape *s, shs_literal *out, int dep
 			return oom(c);
 	}
 	for (uint32_t i = 0; i < s->n_tuple; i++) {
-		if (i > 0 && (rc = expect(c, SHS_TOK_COMMA, "',' between tuple elements")))
+		if (i > 0 &&
+		    (rc = shs__lex_expect(c->lx, SHS_TOK_COMMA, "',' between tuple elements")))
 			return rc;
 		rc = parse_any(c, &s->tuple[i], &out->tuple[i], depth + 1);
 		if (rc)

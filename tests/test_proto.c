@@ -129,7 +129,9 @@ enum {
 	INSTR_ALL_REDUCE_ID = 45 /* undeclared */, INSTR_HOST_TRANSFER = 47 /* undeclared */,
 	INSTR_DEVICE_LIST = 87 /* undeclared */,
 	SHAPE_TYPE = 2, SHAPE_DIMS = 3, SHAPE_TUPLE = 4, SHAPE_LAYOUT = 5, LAYOUT_M2M = 1,
-	LIT_SHAPE = 1, LIT_TUPLE = 10, LIT_F8E5M2S = 19 /* undeclared */
+	LIT_SHAPE = 1, LIT_S32S = 4, LIT_F32S = 8, LIT_TUPLE = 10,
+	LIT_F8E5M2S = 19 /* undeclared */,
+	INSTR_SHARDING = 40, SHARD_TYPE = 1, SHARD_TILE_DIMS = 3, SHARD_DEVICES = 4, SHARD_TUPLE = 5
 };
 
 /* Element types (PrimitiveType numbers). */
@@ -1145,6 +1147,231 @@ static void raw_attrs_are_unsupported(void)
 	shs_module_free(m);
 }
 
+/* ---- (f) tuples kept as bytes, opcodes, ids ------------------------------------------------ */
+
+/* A module of one computation "main" holding the given instruction messages; root id 1. */
+static void module_of(shs_buf *mod, const shs_buf *instrs, size_t n)
+{
+	shs_buf comp = { 0 };
+
+	w_str(&comp, COMP_NAME, "main");
+	for (size_t i = 0; i < n; i++)
+		w_msg(&comp, COMP_INSTRS, &instrs[i]);
+	w_uint(&comp, COMP_ROOT, 1);
+	w_str(mod, MOD_NAME, "m");
+	w_msg(mod, MOD_COMPS, &comp);
+	shs_buf_free(&comp);
+}
+
+/* The payload of instruction k's field of the first computation of a bare module. */
+static bool saved_instr_field(const uint8_t *mod, size_t len, int k, uint32_t field,
+			      const uint8_t **p, size_t *n)
+{
+	const uint8_t *cp, *ip;
+	size_t clen, ilen;
+
+	return r_field(mod, len, MOD_COMPS, 0, NULL, &cp, &clen) &&
+	       r_field(cp, clen, COMP_INSTRS, k, NULL, &ip, &ilen) &&
+	       r_field(ip, ilen, field, 0, NULL, p, n);
+}
+
+/* Tuple shapes, tuple literals and tuple shardings as XLA writes them (nested messages) load,
+ * and are written back byte for byte. */
+static void tuples_keep_xla_encoding(void)
+{
+	const int64_t d4[] = { 4 }, one[] = { 1 }, three[] = { 3 }, seven[] = { 7 };
+	const uint8_t f32_1_5[] = { 0x00, 0x00, 0xc0, 0x3f }; /* 1.5f, little-endian */
+	shs_buf f32v = { 0 }, s32 = { 0 }, f32 = { 0 }, inner = { 0 }, shape = { 0 };
+	shs_buf el0 = { 0 }, el1 = { 0 }, shard = { 0 }, cshape = { 0 }, l0 = { 0 }, l1 = { 0 };
+	shs_buf lit = { 0 }, in[2] = { { 0 } }, mod = { 0 };
+	const uint8_t *pl;
+	uint8_t *out;
+	size_t n, len;
+	shs_module *m;
+	const shs_instr *t, *c;
+	int32_t s;
+	float f;
+
+	shape_msg(&f32v, T_F32, d4, 1);
+	shape_msg(&s32, T_S32, NULL, 0);
+	shape_msg(&f32, T_F32, NULL, 0);
+	w_uint(&inner, SHAPE_TYPE, T_TUPLE);
+	w_msg(&inner, SHAPE_TUPLE, &s32);
+	w_uint(&shape, SHAPE_TYPE, T_TUPLE); /* (f32[4]{0}, (s32[])) */
+	w_msg(&shape, SHAPE_TUPLE, &f32v);
+	w_msg(&shape, SHAPE_TUPLE, &inner);
+	w_uint(&el0, SHARD_TYPE, 1); /* {maximal device=3} */
+	w_packed(&el0, SHARD_TILE_DIMS, one, 1);
+	w_packed(&el0, SHARD_DEVICES, three, 1);
+	w_uint(&shard, SHARD_TYPE, 2); /* {{maximal device=3}, {replicated}} */
+	w_msg(&shard, SHARD_TUPLE, &el0);
+	w_msg(&shard, SHARD_TUPLE, &el1);
+	w_str(&in[0], INSTR_NAME, "t");
+	w_str(&in[0], INSTR_OPCODE, "parameter");
+	w_msg(&in[0], INSTR_SHAPE, &shape);
+	w_uint(&in[0], INSTR_ID, 1);
+	w_msg(&in[0], INSTR_SHARDING, &shard);
+	w_uint(&cshape, SHAPE_TYPE, T_TUPLE); /* (s32[], f32[]) = (7, 1.5) */
+	w_msg(&cshape, SHAPE_TUPLE, &s32);
+	w_msg(&cshape, SHAPE_TUPLE, &f32);
+	w_packed(&l0, LIT_S32S, seven, 1);
+	w_bytes(&l1, LIT_F32S, f32_1_5, sizeof(f32_1_5));
+	w_msg(&lit, LIT_TUPLE, &l0);
+	w_msg(&lit, LIT_TUPLE, &l1);
+	w_str(&in[1], INSTR_NAME, "c");
+	w_str(&in[1], INSTR_OPCODE, "constant");
+	w_msg(&in[1], INSTR_SHAPE, &cshape);
+	w_msg(&in[1], INSTR_LITERAL, &lit);
+	w_uint(&in[1], INSTR_ID, 2);
+	module_of(&mod, in, 2);
+
+	m = load_ok(&mod);
+	t = m->comps[0]->instrs[0];
+	c = m->comps[0]->instrs[1];
+	SHS_ASSERT_INT_EQ(t->shape.n_tuple, 2);
+	SHS_ASSERT_INT_EQ(t->shape.tuple[0].type, SHS_F32);
+	SHS_ASSERT_INT_EQ(t->shape.tuple[0].dims[0], 4);
+	SHS_ASSERT_INT_EQ(t->shape.tuple[0].layout->minor_to_major.v[0], 0);
+	SHS_ASSERT_INT_EQ(t->shape.tuple[1].n_tuple, 1);
+	SHS_ASSERT_INT_EQ(t->shape.tuple[1].tuple[0].type, SHS_S32);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t->sharding);
+	SHS_ASSERT_INT_EQ(t->sharding->kind, SHS_SHARDING_TUPLE);
+	SHS_ASSERT_INT_EQ(t->sharding->n_tuple, 2);
+	SHS_ASSERT_INT_EQ(t->sharding->tuple[0].kind, SHS_SHARDING_MAXIMAL);
+	SHS_ASSERT_INT_EQ(t->sharding->tuple[0].devices[0], 3);
+	SHS_ASSERT_INT_EQ(t->sharding->tuple[1].kind, SHS_SHARDING_REPLICATED);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c->literal);
+	SHS_ASSERT_INT_EQ(c->literal->n_tuple, 2);
+	memcpy(&s, c->literal->tuple[0].data, sizeof(s));
+	memcpy(&f, c->literal->tuple[1].data, sizeof(f));
+	SHS_ASSERT_INT_EQ(s, 7);
+	CU_ASSERT_EQUAL(f, 1.5f);
+
+	save_ok(m, false, &out, &len);
+	CU_ASSERT_TRUE_FATAL(saved_instr_field(out, len, 0, INSTR_SHAPE, &pl, &n));
+	CU_ASSERT_TRUE(payload_is(pl, n, (const uint8_t *)shape.data, shape.len));
+	CU_ASSERT_TRUE_FATAL(saved_instr_field(out, len, 0, INSTR_SHARDING, &pl, &n));
+	CU_ASSERT_TRUE(payload_is(pl, n, (const uint8_t *)shard.data, shard.len));
+	check_round_trip(m, false, "tuples.pb");
+	free(out);
+	shs_module_free(m);
+	shs_buf *bufs[] = { &f32v, &s32, &f32, &inner, &shape, &el0, &el1, &shard, &cshape,
+			    &l0, &l1, &lit, &in[0], &in[1], &mod };
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		shs_buf_free(bufs[i]);
+}
+
+/* An OpSharding whose tuple_shardings nest 100,000 deep is refused with the offset. */
+static void deep_sharding_nesting(void)
+{
+	static const uint8_t tuple_type[] = { TAG_BYTE(SHARD_TYPE, W_VARINT), 2 };
+	const char *const needles[] = { "nesting too deep", "offset", "tuple_shardings", NULL };
+	shs_buf shard = { 0 }, shape = { 0 }, in = { 0 }, mod = { 0 };
+
+	deep_nest(&shard, tuple_type, sizeof(tuple_type), TAG_BYTE(SHARD_TUPLE, W_LEN), NULL, 0);
+	shape_msg(&shape, T_F32, NULL, 0);
+	w_str(&in, INSTR_NAME, "p");
+	w_str(&in, INSTR_OPCODE, "parameter");
+	w_msg(&in, INSTR_SHAPE, &shape);
+	w_uint(&in, INSTR_ID, 1);
+	w_msg(&in, INSTR_SHARDING, &shard);
+	module_of(&mod, &in, 1);
+	load_fails(&mod, SHS_EPARSE, needles);
+	shs_buf_free(&shard);
+	shs_buf_free(&shape);
+	shs_buf_free(&in);
+	shs_buf_free(&mod);
+}
+
+/* A tuple element whose own bytes are malformed (the outer message is fine) is reported at
+ * its offset in the input. */
+static void malformed_tuple_element(void)
+{
+	static const uint8_t bad_el[] = { TAG_BYTE(SHAPE_TYPE, W_VARINT), 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	shs_buf el = { 0 }, shape = { 0 }, mod = { 0 };
+	const char *needles[] = { NULL, "varint longer than 10 bytes", NULL };
+	char where[64];
+	size_t at = 0;
+
+	shs_buf_put(&el, bad_el, sizeof(bad_el));
+	w_uint(&shape, SHAPE_TYPE, T_TUPLE);
+	w_msg(&shape, SHAPE_TUPLE, &el);
+	module_with(&mod, "t", "parameter", &shape, NULL);
+	while (at + sizeof(bad_el) <= mod.len && memcmp(mod.data + at, bad_el, sizeof(bad_el)))
+		at++;
+	CU_ASSERT_TRUE_FATAL(at + sizeof(bad_el) <= mod.len);
+	snprintf(where, sizeof(where), "malformed protobuf at offset %zu:", at + 1);
+	needles[0] = where;
+	load_fails(&mod, SHS_EPARSE, needles);
+	shs_buf_free(&el);
+	shs_buf_free(&shape);
+	shs_buf_free(&mod);
+}
+
+/* Every opcode name loads as its opcode; near misses are unknown. */
+static void every_opcode_resolves(void)
+{
+	static const char *const near[] = { "ad", "add ", "Add", "get-tuple-elements", "", NULL };
+	const int64_t d4[] = { 4 };
+	shs_buf shape = { 0 };
+
+	shape_msg(&shape, T_F32, d4, 1);
+	for (int op = 0; op < SHS_OP_COUNT; op++) {
+		shs_buf mod = { 0 };
+		shs_module *m;
+
+		module_with(&mod, "x", shs_opcode_name((shs_opcode)op), &shape, NULL);
+		m = load_ok(&mod);
+		SHS_ASSERT_INT_EQ(m->comps[0]->instrs[0]->op, op);
+		shs_module_free(m);
+		shs_buf_free(&mod);
+	}
+	for (const char *const *s = near; *s; s++) {
+		const char *const needles[] = { "unknown opcode", "'x'", NULL };
+		shs_buf mod = { 0 };
+
+		module_with(&mod, "x", *s, &shape, NULL);
+		load_fails(&mod, SHS_EPARSE, needles);
+		shs_buf_free(&mod);
+	}
+	shs_buf_free(&shape);
+}
+
+/* 64-bit ids that share their low bits still resolve to the right instructions. */
+static void wide_ids_resolve(void)
+{
+	enum { N = 2000 };
+	const int64_t stride = (int64_t)1 << 32;
+	shs_buf comp = { 0 }, mod = { 0 };
+	shs_module *m;
+
+	w_str(&comp, COMP_NAME, "main");
+	for (int i = 0; i < N; i++) {
+		shs_buf in = { 0 };
+		int64_t prev = (int64_t)(i - 1) * stride;
+
+		if (i == 0)
+			instr_msg(&in, "p", "parameter", 0, NULL, 0);
+		else
+			instr_msg(&in, "n", "negate", (int64_t)i * stride, &prev, 1);
+		w_msg(&comp, COMP_INSTRS, &in);
+		shs_buf_free(&in);
+	}
+	w_uint(&comp, COMP_ROOT, (uint64_t)(N - 1) * (uint64_t)stride);
+	w_str(&mod, MOD_NAME, "m");
+	w_msg(&mod, MOD_COMPS, &comp);
+	m = load_ok(&mod);
+	SHS_ASSERT_INT_EQ(m->comps[0]->root, N - 1);
+	for (uint32_t i = 1; i < N; i++) {
+		SHS_ASSERT_INT_EQ(m->comps[0]->instrs[i]->n_operands, 1);
+		SHS_ASSERT_INT_EQ(m->comps[0]->instrs[i]->operands[0], i - 1);
+	}
+	shs_module_free(m);
+	shs_buf_free(&comp);
+	shs_buf_free(&mod);
+}
+
 CU_TestInfo proto_tests[] = {
 	{ "unknown fields survive a load and save at every level", unknown_fields_survive },
 	{ "HloProto and bare HloModuleProto keep their kind", kinds_round_trip },
@@ -1161,5 +1388,10 @@ CU_TestInfo proto_tests[] = {
 	{ "dangling and duplicate ids, unknown opcodes are named", bad_references },
 	{ "protobuf-c's allocations stay within the load budget", memory_budget },
 	{ "text-only attributes cannot be saved", raw_attrs_are_unsupported },
+	{ "tuple shapes, literals and shardings keep XLA's encoding", tuples_keep_xla_encoding },
+	{ "100000-deep tuple sharding is rejected", deep_sharding_nesting },
+	{ "a malformed tuple element names its offset", malformed_tuple_element },
+	{ "every opcode name resolves, near misses do not", every_opcode_resolves },
+	{ "64-bit ids with equal low bits resolve", wide_ids_resolve },
 	CU_TEST_INFO_NULL,
 };

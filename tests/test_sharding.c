@@ -398,10 +398,21 @@ static void to_proto_follows_xla(void)
 							 "{op_name=\"q\"}}}"), &p, &e), &e);
 	SHS_ASSERT_INT_EQ(p.type, 2);
 	SHS_ASSERT_INT_EQ(p.n_tuple_shardings, 2);
-	SHS_ASSERT_INT_EQ(p.tuple_shardings[0]->type, 4);
-	SHS_ASSERT_INT_EQ(p.tuple_shardings[1]->n_metadata, 1);
-	SHS_ASSERT_STR_EQ(p.tuple_shardings[1]->metadata[0]->op_name, "q");
-	SHS_ASSERT_STR_EQ(p.tuple_shardings[1]->metadata[0]->op_type, "");
+	{ /* tuple elements are the bytes of their OpSharding (proto/xla_hlo.proto) */
+		Xla__OpSharding *el0 = xla__op_sharding__unpack(NULL, p.tuple_shardings[0].len,
+								p.tuple_shardings[0].data);
+		Xla__OpSharding *el1 = xla__op_sharding__unpack(NULL, p.tuple_shardings[1].len,
+								p.tuple_shardings[1].data);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(el0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(el1);
+		SHS_ASSERT_INT_EQ(el0->type, 4);
+		SHS_ASSERT_INT_EQ(el1->n_metadata, 1);
+		SHS_ASSERT_STR_EQ(el1->metadata[0]->op_name, "q");
+		SHS_ASSERT_STR_EQ(el1->metadata[0]->op_type, "");
+		xla__op_sharding__free_unpacked(el0, NULL);
+		xla__op_sharding__free_unpacked(el1, NULL);
+	}
 	shs_arena_free(a);
 }
 
@@ -461,24 +472,30 @@ static void from_proto_special_cases(void)
 static void from_proto_bounds_tuple_depth(void)
 {
 	enum { DEEP = SHS_MAX_NESTING + 5 };
-	Xla__OpSharding levels[DEEP], *links[DEEP];
+	Xla__OpSharding levels[DEEP];
+	ProtobufCBinaryData packed[DEEP]; /* the bytes of levels[i], level i - 1's one element */
 	shs_arena *a = shs_arena_new(0);
 	shs_sharding *s = NULL;
 	shs_err e = { 0 };
 
-	for (int i = 0; i < DEEP; i++) {
+	for (int i = DEEP; i-- > 0;) {
 		xla__op_sharding__init(&levels[i]);
 		levels[i].type = 2;
-		links[i] = &levels[i];
-		if (i) {
-			levels[i - 1].n_tuple_shardings = 1;
-			levels[i - 1].tuple_shardings = &links[i];
+		if (i + 1 < DEEP) {
+			levels[i].n_tuple_shardings = 1;
+			levels[i].tuple_shardings = &packed[i + 1];
 		}
+		packed[i].len = xla__op_sharding__get_packed_size(&levels[i]);
+		packed[i].data = malloc(packed[i].len + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(packed[i].data);
+		xla__op_sharding__pack(&levels[i], packed[i].data);
 	}
 	SHS_ASSERT_INT_EQ(shs_sharding_from_proto(a, &levels[0], &s, &e), SHS_EPARSE);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "nested"));
 	SHS_ASSERT_OK(shs_sharding_from_proto(a, &levels[DEEP - 10], &s, &e), &e);
 	assert_prints(s, "{{{{{{{{{{}}}}}}}}}}");
+	for (int i = 0; i < DEEP; i++)
+		free(packed[i].data);
 	shs_arena_free(a);
 }
 

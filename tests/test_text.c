@@ -903,6 +903,20 @@ typedef struct bad_case {
 	const char *needle;
 } bad_case;
 
+/* check_error on each case; names the failing ones. */
+static bool check_cases(const bad_case *cases, size_t n)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!check_error(cases[i].text, cases[i].code, cases[i].where, cases[i].needle)) {
+			fprintf(stderr, "  (case %zu)\n", i);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 static void malformed_inputs(void)
 {
 	static const char deep_head[] = "HloModule m\nENTRY e {\n  ROOT a = ";
@@ -972,15 +986,8 @@ static void malformed_inputs(void)
 		  SHS_EPARSE, "3:31", "unexpected character" },
 	};
 	shs_buf deep = { 0 };
-	bool ok = true;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!check_error(cases[i].text, cases[i].code, cases[i].where, cases[i].needle)) {
-			fprintf(stderr, "  (case %zu)\n", i);
-			ok = false;
-		}
-	}
-	CU_ASSERT_TRUE(ok);
+	CU_ASSERT_TRUE(check_cases(cases, sizeof(cases) / sizeof(cases[0])));
 	/* 100000 nested tuple shapes: an error at the 65th '(', never a stack overflow */
 	shs_buf_puts(&deep, deep_head);
 	for (int i = 0; i < 100000; i++)
@@ -992,6 +999,44 @@ static void malformed_inputs(void)
 	CU_ASSERT_FALSE_FATAL(deep.oom);
 	CU_ASSERT_TRUE(check_error(deep.data, SHS_EPARSE, "3:76", "nested deeper than 64"));
 	shs_buf_free(&deep);
+}
+
+/* Attribute values read without the lexer (raw, x-separated, nested parsers) fail at the place
+ * of the bad byte; attributes kept as written are still checked for repeats. */
+static void attribute_value_errors(void)
+{
+	static const bad_case cases[] = {
+		{ "HloModule m, a=b, a=c\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n",
+		  SHS_EPARSE, "1:19", "module attribute given twice (found 'a')" },
+		{ "HloModule m, foo\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n",
+		  SHS_EPARSE, "2:1", "expected '=' after the module attribute name" },
+		{ "HloModule m, num_partitions=2, num_partitions=2\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n",
+		  SHS_EPARSE, "1:32", "module attribute given twice" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), foo=1, foo=2\n}\n",
+		  SHS_EPARSE, "3:39", "attribute given twice (found 'foo')" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), foo={[}\n}\n",
+		  SHS_EPARSE, "3:38", "mismatched '}' in a value" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), foo=\n}\n",
+		  SHS_EPARSE, "4:1", "expected a value" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[2]{0:#} parameter(0)\n}\n",
+		  SHS_EUNSUPPORTED, "3:21", "(only T, E and S are) (found '#')" },
+		{ "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] reduce-window(a, a), window={size=2 pad=1}\n}\n",
+		  SHS_EPARSE, "5:1", "expected low_high in window padding" },
+		{ "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] reduce-window(a, a), window={size=2y}\n}\n",
+		  SHS_EPARSE, "4:54", "malformed window (found 'y')" },
+		{ "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] pad(a, a), padding=1_1_-1\n}\n",
+		  SHS_EPARSE, "5:1", "expected a non-negative interior padding" },
+		{ "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT b = f32[4] dot(a, a), operand_precision={low}\n}\n",
+		  SHS_EPARSE, "4:49", "expected default, high or highest (found 'low')" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0), metadata=x\n}\n",
+		  SHS_EPARSE, "3:41", "expected '{' to open the metadata" },
+		{ "HloModule m\nENTRY e {\n  ROOT a = f32[] custom-call(), custom_call_target=\"a\\q\"\n}\n",
+		  SHS_EPARSE, "3:54", "bad escape" },
+		{ "HloModule m\nc {\n  ROOT a = f32[] constant(1)\n}\nENTRY e {\n  ROOT r = f32[] call(), calls={c c}\n}\n",
+		  SHS_EPARSE, "6:35", "expected ',' or '}' between computations" },
+	};
+
+	CU_ASSERT_TRUE(check_cases(cases, sizeof(cases) / sizeof(cases[0])));
 }
 
 /* Every prefix of a valid module fails cleanly (no crash, no leak, *out stays NULL). */
@@ -1046,6 +1091,7 @@ CU_TestInfo text_tests[] = {
 	{ "constants: inf, nan, payloads", constants_special_values },
 	{ "constants: integer ranges and bad values", constants_integer_ranges },
 	{ "malformed inputs: code and exact position", malformed_inputs },
+	{ "attribute values: bad bytes, repeats, unsupported layouts", attribute_value_errors },
 	{ "every prefix of a module fails cleanly", truncated_prefixes },
 	{ "a NULL error record is allowed", null_error_record },
 	CU_TEST_INFO_NULL,

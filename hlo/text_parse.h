@@ -1,0 +1,224 @@
+/* Private to the HLO text parser: the state its pieces share and what each offers the others. */
+#ifndef SHS_TEXT_PARSE_H
+#define SHS_TEXT_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ir.h"
+#include "status.h"
+#include "text_lexer.h"
+
+#define SHS__NO_INDEX UINT32_MAX /* no instruction, computation or parameter */
+
+/* ---- Scratch (text_parse.c): malloc'ed, freed after the parse -------------------------------- */
+
+/* A growable array of elements of size bytes. */
+typedef struct shs__vec {
+	void *data;
+	size_t n, cap, size;
+} shs__vec;
+
+/* Names (borrowed from the input) to values, by open addressing over (name, length); slots of
+ * another generation are empty, so a reset costs nothing. */
+typedef struct shs__name_slot {
+	const char *s;
+	uint32_t len, hash, gen, val;
+} shs__name_slot;
+
+typedef struct shs__names {
+	shs__name_slot *slots;
+	uint32_t cap, count, gen;
+} shs__names;
+
+/* Doubles the room of v; false when out of memory. */
+bool shs__vec_grow(shs__vec *v);
+
+/* A new zeroed slot at the end of v, or NULL when out of memory. */
+static inline void *shs__vec_push(shs__vec *v)
+{
+	void *slot;
+
+	if (v->n == v->cap && !shs__vec_grow(v))
+		return NULL;
+	slot = (char *)v->data + v->n++ * v->size;
+	memset(slot, 0, v->size);
+	return slot;
+}
+
+/* True, with the value in *val, when s[0..n) is in t. */
+bool shs__names_find(const shs__names *t, const char *s, size_t n, uint32_t *val);
+
+/* Adds s[0..n) (borrowed), which is not in t yet. Returns SHS_OK or SHS_ENOMEM. */
+int shs__names_put(shs__names *t, const char *s, size_t n, uint32_t val);
+
+/* ---- Parser state ---------------------------------------------------------------------------- */
+
+/* The state of one shs_text_load. m and everything hung on it is allocated in a, m's arena. */
+typedef struct shs__parser {
+	shs_lexer lx;
+	shs_err err;
+	shs_module *m;
+	shs_arena *a;
+	size_t budget;
+	shs__names ops, elems, attrs;  /* keywords */
+	shs__names comps;              /* computation names -> index into m->comps */
+	shs__names instrs;             /* instruction names of the computation being read */
+	shs__vec refs, spans, i64s, params;
+	int64_t next_comp_id, next_instr_id;
+	bool have_entry;
+	uint32_t entry;
+	size_t layout_off;
+	size_t *layout_offs; /* where each parameter and the result of the header's layout are */
+	bool have_layout;
+	uint64_t header_seen;
+} shs__parser;
+
+/* ---- Tokens ---------------------------------------------------------------------------------- */
+
+static inline bool shs__at(const shs__parser *p, shs_tok_kind kind)
+{
+	return p->lx.tok.kind == kind;
+}
+
+static inline bool shs__at_word(const shs__parser *p, const char *word)
+{
+	return shs__tok_is_word(&p->lx, &p->lx.tok, word);
+}
+
+static inline void shs__next(shs__parser *p)
+{
+	shs__lex_next(&p->lx);
+}
+
+static inline int shs__expect(shs__parser *p, shs_tok_kind kind, const char *what)
+{
+	return shs__lex_expect(&p->lx, kind, what);
+}
+
+static inline bool shs__is_name(const shs_tok *t)
+{
+	return t->kind == SHS_TOK_IDENT || t->kind == SHS_TOK_PNAME;
+}
+
+/* The name of t without a leading '%'; borrowed from the input. */
+static inline const char *shs__name_ptr(const shs__parser *p, const shs_tok *t, size_t *len)
+{
+	size_t skip = t->kind == SHS_TOK_PNAME;
+
+	*len = t->len - skip;
+	return p->lx.src + t->off + skip;
+}
+
+/* ---- Errors and arena helpers (text_parse.c) ------------------------------------------------- */
+
+/* Each sets p->err and returns the code: SHS_EPARSE at the current token, or at the token
+ * starting at off. */
+int shs__fail(shs__parser *p, const char *fmt, ...) SHS_PRINTF(2, 3);
+int shs__fail_at(shs__parser *p, size_t off, const char *fmt, ...) SHS_PRINTF(3, 4);
+
+/* SHS_EUNSUPPORTED at the current token, quoted even when the lexer rejected it. */
+int shs__unsupported(shs__parser *p, const char *fmt, ...) SHS_PRINTF(2, 3);
+
+/* SHS_ENOMEM, naming the load budget. */
+int shs__oom(shs__parser *p);
+
+/* A copy of t's name (without '%') in the arena, or NULL when out of memory. */
+char *shs__dup_name(shs__parser *p, const shs_tok *t);
+
+/* Makes room in *arr, an arena array of n elements of size bytes, for element n. */
+int shs__grow_array(shs__parser *p, void **arr, uint32_t n, size_t size);
+
+/* Appends v to the p->i64s scratch. */
+static inline int shs__push_i64(shs__parser *p, int64_t v)
+{
+	int64_t *slot = shs__vec_push(&p->i64s);
+
+	if (!slot)
+		return shs__oom(p);
+	*slot = v;
+	return SHS_OK;
+}
+
+/* Copies the p->i64s scratch into out (in the arena; v NULL when it is empty). */
+int shs__take_i64s(shs__parser *p, shs_i64s *out);
+
+/* ---- References (text_parse.c) --------------------------------------------------------------- */
+
+/* A reference to a computation defined earlier in the file: *idx indexes m->comps. */
+int shs__parse_comp_ref(shs__parser *p, uint32_t *idx);
+
+/* A computation name, or `{a, b}`: *out is new in the arena with *n indices into m->comps. */
+int shs__parse_comp_list(shs__parser *p, uint32_t *n, uint32_t **out);
+
+/* `{a, b}` after control-predecessors= of instruction index, resolved when the computation
+ * ends. */
+int shs__parse_control(shs__parser *p, shs_instr *ins, uint32_t index);
+
+/* Fills p->params[number] with the index of each parameter instruction of c; the numbers must
+ * be 0..n-1, each once. *n_params is n. */
+int shs__collect_params(shs__parser *p, const shs_computation *c, uint32_t *n_params);
+
+/* ---- Values (text_parse_shape.c) ------------------------------------------------------------- */
+
+/* An integer token in [lo, hi]; what names it in messages. */
+int shs__parse_int(shs__parser *p, int64_t lo, int64_t hi, const char *what, int64_t *out);
+
+/* `{1, 2, 3}` into the p->i64s scratch. */
+int shs__parse_i64_scratch(shs__parser *p);
+
+/* Ends a nested parse (quoted string, metadata, sharding) that began at off: reports its error
+ * rc (message in p->err) at off + err_off, or moves past the used bytes. */
+int shs__nested_done(shs__parser *p, int rc, size_t off, size_t used, size_t err_off);
+
+/* A double-quoted string, unescaped into the arena; *out_len (unless NULL) is its length. */
+int shs__parse_string(shs__parser *p, const char **out, size_t *out_len);
+
+/* An identifier, copied; one of allowed (NULL-terminated; NULL allows any). */
+int shs__parse_word(shs__parser *p, const char *const *allowed, const char *what,
+		    const char **out);
+
+/* ---- Shapes (text_parse_shape.c) ------------------------------------------------------------- */
+
+/* A shape into out (zeroed by the caller); depth counts the enclosing tuples. */
+int shs__parse_shape(shs__parser *p, shs_shape *out, int depth);
+
+/* True when the current token starts a shape (before an operand name). */
+bool shs__at_shape(const shs__parser *p);
+
+/* `(shape, ...) -> shape` (named: `(name: shape, ...) -> shape`) into ps; *offs is new in the
+ * arena with the offsets of the parts (n_params + 1 entries, the result last). */
+int shs__parse_program_shape(shs__parser *p, bool named, shs_program_shape *ps, size_t **offs);
+
+/* Checks a program shape (signature or entry layout) against c's parameters (in p->params, from
+ * shs__collect_params) and root; offs locate each parameter and the result (NULL: report at
+ * base); what names the program shape in messages. */
+int shs__check_program_shape(shs__parser *p, const shs_computation *c,
+			     const shs_program_shape *ps, const size_t *offs, size_t base,
+			     const char *what);
+
+/* One `name=value` module attribute after the module name. */
+int shs__parse_module_attr(shs__parser *p);
+
+/* Checks the header's entry layout against the entry computation, or derives it from the
+ * entry's parameters and root when the header has none. */
+int shs__finish_entry_layout(shs__parser *p);
+
+/* ---- Attributes (text_parse_attr.c) ---------------------------------------------------------- */
+
+/* `{key="value", key={json}, ...}`. */
+int shs__parse_frontend_attrs(shs__parser *p, uint32_t *n, shs_attr_kv **out);
+
+/* `name=value` for a name the IR does not model (the current token), kept verbatim in *arr of
+ * *n entries; what names such attributes in messages ("attribute", "module attribute"). */
+int shs__parse_raw_attr(shs__parser *p, const char *what, uint32_t *n, shs_raw_attr **arr);
+
+/* The `, name=value` list after instruction index's operands, into ins. */
+int shs__parse_instr_attrs(shs__parser *p, shs_instr *ins, uint32_t index);
+
+/* Fills p->attrs with the names of the attributes the IR models. */
+int shs__attr_keywords(shs__parser *p);
+
+#endif
