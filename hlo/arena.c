@@ -15,6 +15,7 @@ typedef struct chunk {
 struct shs_arena {
 	chunk *head;
 	size_t budget, total;
+	size_t reserve; /* size of the next block, when larger than CHUNK_SIZE */
 };
 
 shs_arena *shs_arena_new(size_t budget)
@@ -44,6 +45,12 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 	size_t size = need > CHUNK_SIZE ? need : CHUNK_SIZE;
 	chunk *c;
 
+	if (a->reserve > size) {
+		size = a->reserve;
+		if (a->budget && size > a->budget - a->total)
+			size = need > CHUNK_SIZE ? need : CHUNK_SIZE; /* the hint must not break the budget */
+	}
+	a->reserve = 0;
 	if (a->budget && (a->total + size > a->budget || size > a->budget))
 		return NULL;
 	c = malloc(sizeof(*c) + size);
@@ -61,6 +68,11 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 		a->head = c;
 	}
 	return c;
+}
+
+void shs_arena_reserve(shs_arena *a, size_t size)
+{
+	a->reserve = size;
 }
 
 void *shs_arena_alloc(shs_arena *a, size_t n)

@@ -11,6 +11,11 @@ typedef struct shs_arena shs_arena;
  * Caller frees with shs_arena_free(). NULL when out of memory. */
 shs_arena *shs_arena_new(size_t budget);
 
+/* Makes the next block the arena takes from the system at least size bytes: a loader that
+ * knows roughly how much it will need asks once, instead of in many small blocks (which also
+ * keeps the C library from handing the pages back and faulting them in again on every load). */
+void shs_arena_reserve(shs_arena *a, size_t size);
+
 /* Frees the arena and every block it handed out. NULL does nothing. */
 void shs_arena_free(shs_arena *a);
 

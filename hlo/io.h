@@ -19,6 +19,10 @@ typedef enum shs_format {
 /* Largest input accepted (bytes) and the memory a load may use per input byte beyond a floor. */
 enum { SHS_MAX_INPUT_MB = 2048, SHS_LOAD_BUDGET_FLOOR_MB = 64, SHS_LOAD_BUDGET_PER_BYTE = 32 };
 
+/* About how many IR bytes one input byte becomes (the MaxText module: 4.6 from text and from
+ * protobuf); loaders reserve that much arena up front. */
+enum { SHS_IR_BYTES_PER_INPUT_BYTE = 5 };
+
 /* Parses a binary HloProto or bare HloModuleProto held in buf[0..len), telling them apart by
  * content. origin names the input in messages ("model.pb"). On success *out is a new module;
  * caller frees with shs_module_free(). buf is only read. Unknown fields at every level the IR

@@ -755,6 +755,8 @@ int shs_text_load(const char *text, size_t len, const char *origin, shs_module *
 	p.params.size = sizeof(uint32_t);
 	p.budget = load_budget(len);
 	p.m = shs_module_new(p.budget);
+	if (p.m)
+		shs_arena_reserve(p.m->arena, len * SHS_IR_BYTES_PER_INPUT_BYTE);
 	if (!p.m || fill_keywords(&p) != SHS_OK) {
 		rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory", origin);
 		goto out_free;
