@@ -23,14 +23,14 @@ static void where(const shs__pl *c, char *buf, size_t size)
 
 int shs__pl_fail(const shs__pl *c, int code, const char *fmt, ...)
 {
-	char at[SHS_ERRMSG_MAX], what[SHS_ERRMSG_MAX];
+	char at[SHS_ERRMSG_MAX];
 	va_list ap;
 
 	where(c, at, sizeof(at));
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	code = shs_vseterr_at(c->e, code, at, fmt, ap);
 	va_end(ap);
-	return shs_seterr(c->e, code, "%s: %s", at, what);
+	return code;
 }
 
 int shs__pl_prefix(const shs__pl *c, const char *what)

@@ -28,14 +28,14 @@ static void where(const shs__ps *c, char *buf, size_t size)
 
 int shs__ps_fail(const shs__ps *c, int code, const char *fmt, ...)
 {
-	char at[SHS_ERRMSG_MAX], what[SHS_ERRMSG_MAX];
+	char at[SHS_ERRMSG_MAX];
 	va_list ap;
 
 	where(c, at, sizeof(at));
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	code = shs_vseterr_at(c->e, code, at, fmt, ap);
 	va_end(ap);
-	return shs_seterr(c->e, code, "%s: %s", at, what);
+	return code;
 }
 
 int shs__ps_prefix(const shs__ps *c, const char *what)

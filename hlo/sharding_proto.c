@@ -349,18 +349,6 @@ int shs_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sharding
 
 /* ---- shs_sharding -> OpSharding -------------------------------------------------------------- */
 
-/* A copy of n items of size sz (NULL for none); clears *ok when out of memory. */
-static void *put_array(shs_arena *a, const void *src, size_t n, size_t sz, bool *ok)
-{
-	void *d;
-
-	if (!n)
-		return NULL;
-	d = shs_arena_memdup(a, src, n * sz);
-	if (!d)
-		*ok = false;
-	return d;
-}
 
 static int metadata_to_proto(shs_arena *a, const shs_sharding *s, Xla__OpSharding *p,
 			     shs_err *e)
@@ -395,22 +383,22 @@ static int tiles_to_proto(shs_arena *a, const shs_sharding *s, Xla__OpSharding *
 	if (maximal && !s->n_devices)
 		return shs_seterr(e, SHS_EINVAL, "sharding: maximal without a device");
 	p->n_tile_assignment_dimensions = nd;
-	p->tile_assignment_dimensions = put_array(a, dims, nd, sizeof(*dims), &ok);
+	p->tile_assignment_dimensions = shs__dup_array(a, dims, nd, sizeof(*dims), &ok);
 	if (maximal || !s->n_iota) {
 		p->n_tile_assignment_devices = maximal ? 1 : s->n_devices;
-		p->tile_assignment_devices = put_array(a, s->devices, p->n_tile_assignment_devices,
+		p->tile_assignment_devices = shs__dup_array(a, s->devices, p->n_tile_assignment_devices,
 						       sizeof(*s->devices), &ok);
 	} else {
 		p->n_iota_reshape_dims = p->n_iota_transpose_perm = s->n_iota;
-		p->iota_reshape_dims = put_array(a, s->iota_dims, s->n_iota,
+		p->iota_reshape_dims = shs__dup_array(a, s->iota_dims, s->n_iota,
 						 sizeof(*s->iota_dims), &ok);
-		p->iota_transpose_perm = put_array(a, s->iota_perm, s->n_iota,
+		p->iota_transpose_perm = shs__dup_array(a, s->iota_perm, s->n_iota,
 						   sizeof(*s->iota_perm), &ok);
 	}
 	if (!maximal) {
 		p->replicate_on_last_tile_dim = s->replicate_on_last_tile_dim;
 		p->n_last_tile_dims = s->n_last_tile_dims;
-		p->last_tile_dims = put_array(a, s->last_tile_dims, s->n_last_tile_dims,
+		p->last_tile_dims = shs__dup_array(a, s->last_tile_dims, s->n_last_tile_dims,
 					      sizeof(*s->last_tile_dims), &ok);
 	}
 	return ok ? SHS_OK : nomem(e);

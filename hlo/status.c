@@ -18,6 +18,14 @@ int shs_seterr(shs_err *e, int code, const char *fmt, ...)
 	return code;
 }
 
+int shs_vseterr_at(shs_err *e, int code, const char *at, const char *fmt, va_list ap)
+{
+	char what[SHS_ERRMSG_MAX];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return shs_seterr(e, code, "%s: %s", at, what);
+}
+
 int shs_err_prefix(shs_err *e, const char *fmt, ...)
 {
 	char old[SHS_ERRMSG_MAX];

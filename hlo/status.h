@@ -2,6 +2,7 @@
 #ifndef SHS_STATUS_H
 #define SHS_STATUS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #if defined(__GNUC__)
@@ -35,6 +36,9 @@ typedef struct shs_err {
 
 /* Sets e (which may be NULL) to code and the formatted message; returns code. */
 int shs_seterr(shs_err *e, int code, const char *fmt, ...) SHS_PRINTF(3, 4);
+
+/* Sets e to code and "at: " followed by the formatted message; returns code. */
+int shs_vseterr_at(shs_err *e, int code, const char *at, const char *fmt, va_list ap);
 
 /* Puts "prefix: " in front of e's message, keeping its code; returns the code. */
 int shs_err_prefix(shs_err *e, const char *fmt, ...) SHS_PRINTF(2, 3);
