@@ -48,7 +48,7 @@ enum {
  * path only. Sets e to "origin: truncated protobuf at offset N: ..." when the input ends too
  * soon, "origin: malformed protobuf at offset N: ..." or "origin: nesting too deep at offset N:
  * ..." (offsets count from buf[0]) and returns SHS_EPARSE; returns SHS_OK, e untouched, when it
- * finds nothing wrong. */
+ * finds nothing wrong. d, buf and origin: borrowed, valid until this returns. */
 int shs__proto_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len,
 		     const char *origin, shs_err *e);
 
@@ -62,13 +62,16 @@ typedef struct shs__pb_span {
 } shs__pb_span;
 
 /* Reads the field at buf[*pos..len) and advances *pos past it. Returns false on a malformed
- * tag, varint or length, or a group / invalid wire type. */
+ * tag, varint or length, or a group / invalid wire type. buf: borrowed, valid until this returns
+ * (out holds
+ * offsets, not pointers). */
 bool shs__pb_field(const uint8_t *buf, size_t len, size_t *pos, shs__pb_span *out);
 
 /* Bytes of v as a varint. */
 size_t shs__pb_varint_len(uint64_t v);
 
-/* Writes v as a varint at dst (room for SHS__PB_MAX_VARINT bytes); returns the bytes written. */
+/* Writes v as a varint at dst (room for SHS__PB_MAX_VARINT bytes); returns the bytes written.
+ * dst: borrowed, valid until this returns. */
 size_t shs__pb_put_varint(uint8_t *dst, uint64_t v);
 
 /* ---- protobuf-c on an arena ------------------------------------------------------------------ */
@@ -88,16 +91,21 @@ typedef struct shs__pb_arena {
 
 enum { SHS__PB_MAX_BLOCK = 64 << 20 }; /* blocks stop doubling at this size */
 
-/* Sets pa up to allocate from a (borrowed; a outlives every use of pa) in blocks of block bytes
- * at first (doubling when they run out), or each request on its own when block is 0. */
+/* Sets pa up to allocate from a in blocks of block bytes at first (doubling when they run out),
+ * or each request on its own when block is 0. pa: borrowed, valid until this returns; a: borrowed,
+ * valid until
+ * pa's last use. The blocks: caller frees with shs_arena_free(a). */
 void shs__pb_arena_init(shs__pb_arena *pa, shs_arena *a, size_t block);
 
 /* Unpacks the message of type d held in b (a nested-bytes field) into pa's arena. NULL when it
- * is malformed or, with pa->refused set, does not fit the budget. */
+ * is malformed or, with pa->refused set, does not fit the budget. The message: caller frees with
+ * shs_arena_free(pa->arena), never with free_unpacked. d and b: borrowed, valid until this
+ * returns. */
 void *shs__pb_unpack_nested(shs__pb_arena *pa, const ProtobufCMessageDescriptor *d,
 			    const ProtobufCBinaryData *b);
 
-/* Packs msg into *out (bytes new in a), for a nested-bytes field. False when out of memory. */
+/* Packs msg into *out, for a nested-bytes field. False when out of memory. out->data: caller
+ * frees with shs_arena_free(a). msg: borrowed, valid until this returns. */
 bool shs__pb_pack_nested(shs_arena *a, const ProtobufCMessage *msg, ProtobufCBinaryData *out);
 
 /* ---- Strings copied in one allocation -------------------------------------------------------- */
@@ -114,11 +122,12 @@ typedef struct shs__strs {
 } shs__strs;
 
 /* Queues a copy of src for *dst. NULL or empty src sets *dst to NULL, or to "" when
- * keep_empty (names, which the IR never leaves NULL). At most SHS__STRS_MAX strings. */
+ * keep_empty (names, which the IR never leaves NULL). At most SHS__STRS_MAX strings. src and dst:
+ * borrowed, valid until shs__strs_copy returns (src is copied then). */
 void shs__strs_add(shs__strs *s, const char *src, const char **dst, bool keep_empty);
 
 /* Copies every queued string into a with one allocation and points the *dst at them.
- * False when out of memory. */
+ * False when out of memory. The strings: copied; caller frees with shs_arena_free(a). */
 bool shs__strs_copy(shs__strs *s, shs_arena *a);
 
 /* ---- Loader context (proto_load*.c, proto_shape.c, proto_literal.c) ------------------------- */
@@ -134,34 +143,44 @@ typedef struct shs__pl {
 	shs__pb_arena *scratch;    /* where nested-bytes messages are unpacked */
 } shs__pl;
 
-/* Sets e to "origin: computation 'c', instruction 'i': what" and returns code. */
+/* Sets e to "origin: computation 'c', instruction 'i': what" and returns code. c and fmt:
+ * borrowed, valid until this returns. */
 int shs__pl_fail(const shs__pl *c, int code, const char *fmt, ...) SHS_PRINTF(3, 4);
 
-/* Puts the current position and what in front of the message another module set. */
+/* Puts the current position and what in front of the message another module set. c and what:
+ * borrowed, valid until this returns. */
 int shs__pl_prefix(const shs__pl *c, const char *what);
 
-/* SHS_ENOMEM, naming the load budget. */
+/* SHS_ENOMEM, naming the load budget. c: borrowed, valid until this returns. */
 int shs__pl_nomem(const shs__pl *c);
 
 /* The nested message in b (field of a tuple), unpacked into the scratch arena; on failure sets
- * *rc to the error (what names the field, i its index) and returns NULL. */
+ * *rc to the error (what names the field, i its index) and returns NULL. The message: caller
+ * frees with shs_arena_free(c->scratch->arena). d, b and what: borrowed, valid until this returns.
+ * */
 void *shs__pl_nested(const shs__pl *c, const ProtobufCMessageDescriptor *d,
 		     const ProtobufCBinaryData *b, const char *what, size_t i, int *rc);
 
-/* The "nesting too deep" error for a tuple (what) deeper than SHS_MAX_NESTING. */
+/* The "nesting too deep" error for a tuple (what) deeper than SHS_MAX_NESTING. c and what:
+ * borrowed, valid until this returns. */
 int shs__pl_too_deep(const shs__pl *c, const char *what);
 
-/* Copies v[0..n) into out (NULL and 0 when n is 0). */
+/* Copies v[0..n) into out (NULL and 0 when n is 0). out->v: copied; caller frees with
+ * shs_module_free(c->m). v: borrowed, valid until this returns. */
 int shs__pl_i64s(const shs__pl *c, shs_i64s *out, const int64_t *v, size_t n);
 
-/* ShapeProto -> shs_shape; depth counts the tuple levels above it. */
+/* ShapeProto -> shs_shape; depth counts the tuple levels above it. What *out points to: copied;
+ * caller frees with shs_module_free(c->m). p: borrowed, valid until this returns. */
 int shs__shape_from(const shs__pl *c, const Xla__ShapeProto *p, shs_shape *out, unsigned depth);
 
 /* The fields protobuf-c did not recognise in msg, as raw wire bytes (tag varint, then the
- * value) in the module arena. */
+ * value). out->data: copied; caller frees with shs_module_free(c->m). msg: borrowed, valid until
+ * this returns.
+ */
 int shs__pl_unknown(const shs__pl *c, const ProtobufCMessage *msg, shs_bytes *out);
 
-/* FrontendAttributes -> key/value pairs in the module arena. */
+/* FrontendAttributes -> key/value pairs. *out and its strings: copied; caller frees with
+ * shs_module_free(c->m). p: borrowed, valid until this returns. */
 int shs__pl_attrs(const shs__pl *c, const Xla__FrontendAttributes *p, uint32_t *n,
 		  shs_attr_kv **out);
 
@@ -172,19 +191,25 @@ typedef struct shs__op_table {
 	uint8_t len[SHS_OP_COUNT];   /* strlen of each name */
 } shs__op_table;
 
+/* Fills t. t: borrowed, valid until this returns. */
 void shs__op_table_init(shs__op_table *t);
 
 /* Converts p into *in (zeroed by the caller) except its operands, control predecessors and
- * called computations, which need every id of the computation and module. */
+ * called computations, which need every id of the computation and module. What *in points to:
+ * copied; caller frees with shs_module_free(c->m). ops and p: borrowed, valid until this returns.
+ * */
 int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
 		    const Xla__HloInstructionProto *p, shs_instr *in);
 
-/* ProgramShapeProto -> a new shs_program_shape in the module arena. */
+/* ProgramShapeProto -> a new shs_program_shape. *out: caller frees with shs_module_free(c->m).
+ * p: borrowed, valid until this returns. */
 int shs__program_shape_from(const shs__pl *c, const Xla__ProgramShapeProto *p,
 			    shs_program_shape **out);
 
 /* LiteralProto -> *out, with the literal's own shape (which must agree with fallback, the
- * instruction's shape) or, when it has none, fallback; depth counts the tuple levels above. */
+ * instruction's shape) or, when it has none, fallback; depth counts the tuple levels above.
+ * What *out points to: copied; caller frees with shs_module_free(c->m). p and fallback:
+ * borrowed, valid until this returns. */
 int shs__literal_from(const shs__pl *c, const Xla__LiteralProto *p, const shs_shape *fallback,
 		      shs_literal *out, unsigned depth);
 
@@ -200,42 +225,55 @@ typedef struct shs__ps {
 	const shs_instr *instr;
 } shs__ps;
 
-/* Sets e to "computation 'c', instruction 'i': what" and returns code. */
+/* Sets e to "computation 'c', instruction 'i': what" and returns code. c and fmt: borrowed,
+ * valid until this returns. */
 int shs__ps_fail(const shs__ps *c, int code, const char *fmt, ...) SHS_PRINTF(3, 4);
 
-/* Puts the current position and what in front of the message another module set. */
+/* Puts the current position and what in front of the message another module set. c and what:
+ * borrowed, valid until this returns. */
 int shs__ps_prefix(const shs__ps *c, const char *what);
 
+/* SHS_ENOMEM with the current position. c: borrowed, valid until this returns. */
 int shs__ps_nomem(const shs__ps *c);
 
-/* A new message of type d in the scratch arena, initialised; NULL when out of memory. */
+/* A new message of type d, initialised; NULL when out of memory. The message: caller frees with
+ * shs_arena_free(c->a). d: borrowed, valid until this returns. */
 void *shs__ps_new_msg(const shs__ps *c, const ProtobufCMessageDescriptor *d);
 
-/* s as protobuf-c's non-const string field ("" for NULL); packing only reads it. */
+/* s as protobuf-c's non-const string field ("" for NULL); packing only reads it. The result:
+ * borrowed, valid until s is freed (it is s, not a copy). */
 char *shs__ps_str(const char *s);
 
-/* Stored raw unknown fields (tag varint + value each) back into msg's unknown fields, pointing
- * into b. */
+/* Stored raw unknown fields (tag varint + value each) back into msg's unknown fields. The field
+ * array: caller frees with shs_arena_free(c->a); their data: borrowed, valid until b is freed (it
+ * points into b). */
 int shs__ps_unknown(const shs__ps *c, const shs_bytes *b, ProtobufCMessage *msg);
 
-/* Key/value pairs -> a FrontendAttributes (*out NULL when n is 0). */
+/* Key/value pairs -> a FrontendAttributes (*out NULL when n is 0). *out: caller frees with
+ * shs_arena_free(c->a); its strings: borrowed, valid until kv is freed. */
 int shs__ps_attrs(const shs__ps *c, uint32_t n, const shs_attr_kv *kv,
 		  Xla__FrontendAttributes **out);
 
-/* One instruction; sets c->instr to it for messages. */
+/* One instruction; sets c->instr to it for messages. *out: caller frees with shs_arena_free(c->a);
+ * the strings and arrays it shares with in: borrowed, valid until in is freed. */
 int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **out);
 
+/* A shape, a program shape: *out: caller frees with shs_arena_free(c->a); what it shares with s or
+ * ps: borrowed, valid until they are freed. */
 int shs__shape_to(const shs__ps *c, const shs_shape *s, Xla__ShapeProto **out, unsigned depth);
 int shs__program_shape_to(const shs__ps *c, const shs_program_shape *ps,
 			  Xla__ProgramShapeProto **out);
 
-/* The literal with shape s, its values in the order of s's layout. */
+/* The literal with shape s, its values in the order of s's layout. *out: caller frees with
+ * shs_arena_free(c->a); lit and s: borrowed, valid until this returns. */
 int shs__literal_to(const shs__ps *c, const shs_literal *lit, const shs_shape *s,
 		    Xla__LiteralProto **out, unsigned depth);
 
 /* ---- OpSharding with nested bytes (sharding_proto.c) ----------------------------------------- */
 
-/* shs_sharding_from_proto, unpacking tuple elements into scratch instead of a. */
+/* shs_sharding_from_proto, unpacking tuple elements into scratch instead of a. *out: caller frees
+ * with shs_arena_free(a) (or a's owner); the unpacked elements: caller frees with
+ * shs_arena_free(scratch->arena). p: borrowed, valid until this returns. */
 int shs__sharding_from_proto(shs_arena *a, shs__pb_arena *scratch, const Xla__OpSharding *p,
 			     shs_sharding **out, shs_err *e);
 
@@ -244,7 +282,8 @@ int shs__sharding_from_proto(shs_arena *a, shs__pb_arena *scratch, const Xla__Op
 /* Bytes of 16-, 32- and 64-bit values, and the parts of a complex number. */
 enum { SHS__BYTES16 = 2, SHS__BYTES32 = 4, SHS__BYTES64 = 8, SHS__COMPLEX_PARTS = 2 };
 
-/* Little-endian loads and stores of 1 to 8 bytes. */
+/* Little-endian loads and stores of 1 to 8 bytes. dst and src: borrowed, valid until this returns.
+ * */
 static inline void shs__put_le(uint8_t *dst, uint64_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)
@@ -275,10 +314,11 @@ typedef struct shs__layout_iter {
 } shs__layout_iter;
 
 /* Starts at the first element. Returns false when the layout is not a permutation of the
- * shape's dims or the rank is over SHS_MAX_RANK. */
+ * shape's dims or the rank is over SHS_MAX_RANK. it->dims: borrowed, valid until s is freed (it
+ * points into s). */
 bool shs__layout_iter_init(shs__layout_iter *it, const shs_shape *s);
 
-/* Moves to the next element in layout order. */
+/* Moves to the next element in layout order. it: borrowed, valid until this returns. */
 void shs__layout_iter_next(shs__layout_iter *it);
 
 #endif

@@ -52,25 +52,31 @@ typedef struct shs_lexer {
 	shs_tok tok;
 } shs_lexer;
 
-/* Starts lexing src[0..len) and loads the first token. */
+/* Starts lexing src[0..len) and loads the first token. lx: borrowed, valid until this returns;
+ * src, origin and
+ * e: borrowed, valid until lx's last use (tokens and names point into src). */
 void shs__lex_init(shs_lexer *lx, const char *src, size_t len, const char *origin, shs_err *e);
 
-/* Consumes the current token and loads the next one. */
+/* Consumes the current token and loads the next one. lx: borrowed, valid until this returns. */
 void shs__lex_next(shs_lexer *lx);
 
-/* The token after the current one, without consuming anything. */
+/* The token after the current one, without consuming anything. lx: borrowed, valid until this
+ * returns. */
 shs_tok shs__lex_peek(const shs_lexer *lx);
 
-/* The token starting at or after offset off (blanks and comments skipped). */
+/* The token starting at or after offset off (blanks and comments skipped). lx: borrowed, valid
+ * until this returns. */
 shs_tok shs__lex_at(const shs_lexer *lx, size_t off);
 
-/* Moves to offset off (which must be a token boundary or blank) and loads the token there. */
+/* Moves to offset off (which must be a token boundary or blank) and loads the token there.
+ * lx: borrowed, valid until this returns. */
 void shs__lex_seek(shs_lexer *lx, size_t off);
 
-/* Offset of the first byte at or after off that is not blank or inside a comment. */
+/* Offset of the first byte at or after off that is not blank or inside a comment. lx: borrowed,
+ * valid until this returns. */
 size_t shs__lex_skip_blanks(const shs_lexer *lx, size_t off);
 
-/* True when the current token is kind. */
+/* True when the current token is kind. lx: borrowed, valid until this returns. */
 static inline bool shs__lex_is(const shs_lexer *lx, shs_tok_kind kind)
 {
 	return lx->tok.kind == kind;
@@ -79,37 +85,42 @@ static inline bool shs__lex_is(const shs_lexer *lx, shs_tok_kind kind)
 /* True for [A-Za-z0-9_.-], the bytes that continue an identifier. */
 bool shs__lex_is_ident_char(char c);
 
-/* True when t is the identifier word. */
+/* True when t is the identifier word. lx, t and word: borrowed, valid until this returns. */
 bool shs__tok_is_word(const shs_lexer *lx, const shs_tok *t, const char *word);
 
-/* Parses an SHS_TOK_INT as a sign and magnitude; false on overflow of uint64. */
+/* Parses an SHS_TOK_INT as a sign and magnitude; false on overflow of uint64. lx and t: borrowed,
+ * valid until this returns. */
 bool shs__tok_int(const shs_lexer *lx, const shs_tok *t, bool *neg, uint64_t *mag);
 
-/* Parses an SHS_TOK_INT into an int64 in [lo, hi]; reports an error at t otherwise. */
+/* Parses an SHS_TOK_INT into an int64 in [lo, hi]; reports an error at t otherwise. lx, t and
+ * what: borrowed, valid until this returns. */
 int shs__lex_int_in(shs_lexer *lx, const shs_tok *t, int64_t lo, int64_t hi, const char *what,
 		    int64_t *out);
 
 /* Reads -?[0-9]+ at src[*off..) without skipping blanks; false when there is none or it does
- * not fit in int64. On success *off is past the digits. */
+ * not fit in int64. On success *off is past the digits. lx: borrowed, valid until this returns. */
 bool shs__lex_raw_int(const shs_lexer *lx, size_t *off, int64_t *out);
 
-/* 1-based line and column of offset off. */
+/* 1-based line and column of offset off. lx: borrowed, valid until this returns. */
 void shs__lex_line_col(const shs_lexer *lx, size_t off, size_t *line, size_t *col);
 
 /* Sets the error to code with "origin:LINE:COL: <fmt> (found '<token at t>')", or, when t is
- * an error token, with its own description. Returns code. */
+ * an error token, with its own description. Returns code. lx, t and fmt: borrowed, valid until
+ * this returns. */
 int shs__lex_fail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, ...)
 	SHS_PRINTF(4, 5);
 
-/* shs__lex_fail with a va_list. */
+/* shs__lex_fail with a va_list. lx, t and fmt: borrowed, valid until this returns. */
 int shs__lex_vfail(shs_lexer *lx, const shs_tok *t, int code, const char *fmt, va_list ap)
 	SHS_PRINTF(4, 0);
 
-/* Like shs__lex_fail at offset off, without the "(found ...)" part. */
+/* Like shs__lex_fail at offset off, without the "(found ...)" part. lx and fmt: borrowed, valid
+ * until this returns. */
 int shs__lex_fail_plain(shs_lexer *lx, size_t off, int code, const char *fmt, ...)
 	SHS_PRINTF(4, 5);
 
-/* Consumes the current token when it is kind; else SHS_EPARSE "expected <what>". */
+/* Consumes the current token when it is kind; else SHS_EPARSE "expected <what>". lx and what:
+ * borrowed, valid until this returns. */
 static inline int shs__lex_expect(shs_lexer *lx, shs_tok_kind kind, const char *what)
 {
 	if (lx->tok.kind != kind)
@@ -121,7 +132,7 @@ static inline int shs__lex_expect(shs_lexer *lx, shs_tok_kind kind, const char *
 /* *end is the end of a raw value starting at start: the next ',' or blank outside brackets, or
  * an unmatched closing bracket; strings, comments and brackets are skipped whole. Returns
  * SHS_OK or SHS_EPARSE (empty, unterminated, mismatched or nested deeper than
- * SHS_MAX_NESTING). */
+ * SHS_MAX_NESTING). lx: borrowed, valid until this returns. */
 int shs__lex_raw_end(shs_lexer *lx, size_t start, size_t *end);
 
 #endif

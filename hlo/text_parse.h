@@ -33,10 +33,11 @@ typedef struct shs__names {
 	uint32_t cap, count, gen;
 } shs__names;
 
-/* Doubles the room of v; false when out of memory. */
+/* Doubles the room of v; false when out of memory. v->data: caller frees with free(). */
 bool shs__vec_grow(shs__vec *v);
 
-/* A new zeroed slot at the end of v, or NULL when out of memory. */
+/* A new zeroed slot at the end of v, or NULL when out of memory. The slot: borrowed, valid until
+ * the next push (growing moves v->data). */
 static inline void *shs__vec_push(shs__vec *v)
 {
 	void *slot;
@@ -48,10 +49,12 @@ static inline void *shs__vec_push(shs__vec *v)
 	return slot;
 }
 
-/* True, with the value in *val, when s[0..n) is in t. */
+/* True, with the value in *val, when s[0..n) is in t. t and s: borrowed, valid until this returns.
+ * */
 bool shs__names_find(const shs__names *t, const char *s, size_t n, uint32_t *val);
 
-/* Adds s[0..n) (borrowed), which is not in t yet. Returns SHS_OK or SHS_ENOMEM. */
+/* Adds s[0..n), which is not in t yet. Returns SHS_OK or SHS_ENOMEM. s: borrowed, valid until
+ * t's last use; t->slots: caller frees with free(). */
 int shs__names_put(shs__names *t, const char *s, size_t n, uint32_t val);
 
 /* ---- Parser state ---------------------------------------------------------------------------- */
@@ -78,6 +81,7 @@ typedef struct shs__parser {
 
 /* ---- Tokens ---------------------------------------------------------------------------------- */
 
+/* The token tests and moves of p's lexer. p, word and what: borrowed, valid until this returns. */
 static inline bool shs__at(const shs__parser *p, shs_tok_kind kind)
 {
 	return p->lx.tok.kind == kind;
@@ -98,12 +102,14 @@ static inline int shs__expect(shs__parser *p, shs_tok_kind kind, const char *wha
 	return shs__lex_expect(&p->lx, kind, what);
 }
 
+/* True for a name token. t: borrowed, valid until this returns. */
 static inline bool shs__is_name(const shs_tok *t)
 {
 	return t->kind == SHS_TOK_IDENT || t->kind == SHS_TOK_PNAME;
 }
 
-/* The name of t without a leading '%'; borrowed from the input. */
+/* The name of t without a leading '%'. The result: borrowed, valid until the input text is freed.
+ * */
 static inline const char *shs__name_ptr(const shs__parser *p, const shs_tok *t, size_t *len)
 {
 	size_t skip = t->kind == SHS_TOK_PNAME;
@@ -115,23 +121,26 @@ static inline const char *shs__name_ptr(const shs__parser *p, const shs_tok *t, 
 /* ---- Errors and arena helpers (text_parse.c) ------------------------------------------------- */
 
 /* Each sets p->err and returns the code: SHS_EPARSE at the current token, or at the token
- * starting at off. */
+ * starting at off. p and fmt: borrowed, valid until this returns. */
 int shs__fail(shs__parser *p, const char *fmt, ...) SHS_PRINTF(2, 3);
 int shs__fail_at(shs__parser *p, size_t off, const char *fmt, ...) SHS_PRINTF(3, 4);
 
-/* SHS_EUNSUPPORTED at the current token, quoted even when the lexer rejected it. */
+/* SHS_EUNSUPPORTED at the current token, quoted even when the lexer rejected it. p and fmt:
+ * borrowed, valid until this returns. */
 int shs__unsupported(shs__parser *p, const char *fmt, ...) SHS_PRINTF(2, 3);
 
-/* SHS_ENOMEM, naming the load budget. */
+/* SHS_ENOMEM, naming the load budget. p: borrowed, valid until this returns. */
 int shs__oom(shs__parser *p);
 
-/* A copy of t's name (without '%') in the arena, or NULL when out of memory. */
+/* A copy of t's name (without '%'), or NULL when out of memory. The result: copied; caller frees
+ * with shs_module_free(p->m). */
 char *shs__dup_name(shs__parser *p, const shs_tok *t);
 
-/* Makes room in *arr, an arena array of n elements of size bytes, for element n. */
+/* Makes room in *arr, an arena array of n elements of size bytes, for element n. *arr: caller
+ * frees with shs_module_free(p->m). */
 int shs__grow_array(shs__parser *p, void **arr, uint32_t n, size_t size);
 
-/* Appends v to the p->i64s scratch. */
+/* Appends v to the p->i64s scratch. p: borrowed, valid until this returns. */
 static inline int shs__push_i64(shs__parser *p, int64_t v)
 {
 	int64_t *slot = shs__vec_push(&p->i64s);
@@ -142,83 +151,101 @@ static inline int shs__push_i64(shs__parser *p, int64_t v)
 	return SHS_OK;
 }
 
-/* Copies the p->i64s scratch into out (in the arena; v NULL when it is empty). */
+/* Copies the p->i64s scratch into out (v NULL when it is empty). out->v: copied; caller frees
+ * with shs_module_free(p->m). */
 int shs__take_i64s(shs__parser *p, shs_i64s *out);
 
 /* ---- References (text_parse.c) --------------------------------------------------------------- */
 
-/* A reference to a computation defined earlier in the file: *idx indexes m->comps. */
+/* A reference to a computation defined earlier in the file: *idx indexes m->comps. p: borrowed,
+ * valid until this returns. */
 int shs__parse_comp_ref(shs__parser *p, uint32_t *idx);
 
-/* A computation name, or `{a, b}`: *out is new in the arena with *n indices into m->comps. */
+/* A computation name, or `{a, b}`: *out holds *n indices into m->comps. *out: caller frees with
+ * shs_module_free(p->m). */
 int shs__parse_comp_list(shs__parser *p, uint32_t *n, uint32_t **out);
 
 /* `{a, b}` after control-predecessors= of instruction index, resolved when the computation
- * ends. */
+ * ends. ins: borrowed, valid until the computation ends; its control list: caller frees with
+ * shs_module_free(p->m). */
 int shs__parse_control(shs__parser *p, shs_instr *ins, uint32_t index);
 
 /* Fills p->params[number] with the index of each parameter instruction of c; the numbers must
- * be 0..n-1, each once. *n_params is n. */
+ * be 0..n-1, each once. *n_params is n. p and c: borrowed, valid until this returns. */
 int shs__collect_params(shs__parser *p, const shs_computation *c, uint32_t *n_params);
 
 /* ---- Values (text_parse_shape.c) ------------------------------------------------------------- */
 
-/* An integer token in [lo, hi]; what names it in messages. */
+/* An integer token in [lo, hi]; what names it in messages. p and what: borrowed, valid until this
+ * returns. */
 int shs__parse_int(shs__parser *p, int64_t lo, int64_t hi, const char *what, int64_t *out);
 
-/* `{1, 2, 3}` into the p->i64s scratch. */
+/* `{1, 2, 3}` into the p->i64s scratch. p: borrowed, valid until this returns. */
 int shs__parse_i64_scratch(shs__parser *p);
 
 /* Ends a nested parse (quoted string, metadata, sharding) that began at off: reports its error
- * rc (message in p->err) at off + err_off, or moves past the used bytes. */
+ * rc (message in p->err) at off + err_off, or moves past the used bytes. p: borrowed, valid until
+ * this returns. */
 int shs__nested_done(shs__parser *p, int rc, size_t off, size_t used, size_t err_off);
 
-/* A double-quoted string, unescaped into the arena; *out_len (unless NULL) is its length. */
+/* A double-quoted string, unescaped; *out_len (unless NULL) is its length. *out: copied; caller
+ * frees with shs_module_free(p->m). */
 int shs__parse_string(shs__parser *p, const char **out, size_t *out_len);
 
-/* An identifier, copied; one of allowed (NULL-terminated; NULL allows any). */
+/* An identifier, one of allowed (NULL-terminated; NULL allows any). *out: copied; caller frees
+ * with shs_module_free(p->m). allowed and what: borrowed, valid until this returns. */
 int shs__parse_word(shs__parser *p, const char *const *allowed, const char *what,
 		    const char **out);
 
 /* ---- Shapes (text_parse_shape.c) ------------------------------------------------------------- */
 
-/* A shape into out (zeroed by the caller); depth counts the enclosing tuples. */
+/* A shape into out (zeroed by the caller); depth counts the enclosing tuples. What out points
+ * to: caller frees with shs_module_free(p->m). */
 int shs__parse_shape(shs__parser *p, shs_shape *out, int depth);
 
-/* True when the current token starts a shape (before an operand name). */
+/* True when the current token starts a shape (before an operand name). p: borrowed, valid until
+ * this returns. */
 bool shs__at_shape(const shs__parser *p);
 
-/* `(shape, ...) -> shape` (named: `(name: shape, ...) -> shape`) into ps; *offs is new in the
- * arena with the offsets of the parts (n_params + 1 entries, the result last). */
+/* `(shape, ...) -> shape` (named: `(name: shape, ...) -> shape`) into ps; *offs holds the offsets
+ * of the parts (n_params + 1 entries, the result last). *offs and what ps points to: caller frees
+ * with shs_module_free(p->m). */
 int shs__parse_program_shape(shs__parser *p, bool named, shs_program_shape *ps, size_t **offs);
 
 /* Checks a program shape (signature or entry layout) against c's parameters (in p->params, from
  * shs__collect_params) and root; offs locate each parameter and the result (NULL: report at
- * base); what names the program shape in messages. */
+ * base); what names the program shape in messages. p, c, ps, offs and what: borrowed, valid until
+ * this returns. */
 int shs__check_program_shape(shs__parser *p, const shs_computation *c,
 			     const shs_program_shape *ps, const size_t *offs, size_t base,
 			     const char *what);
 
-/* One `name=value` module attribute after the module name. */
+/* One `name=value` module attribute after the module name. What it hangs on p->m: caller frees
+ * with shs_module_free(p->m). */
 int shs__parse_module_attr(shs__parser *p);
 
 /* Checks the header's entry layout against the entry computation, or derives it from the
- * entry's parameters and root when the header has none. */
+ * entry's parameters and root when the header has none. The derived layout: caller frees with
+ * shs_module_free(p->m). */
 int shs__finish_entry_layout(shs__parser *p);
 
 /* ---- Attributes (text_parse_attr.c) ---------------------------------------------------------- */
 
-/* `{key="value", key={json}, ...}`. */
+/* `{key="value", key={json}, ...}`. *out and its strings: copied; caller frees with
+ * shs_module_free(p->m). */
 int shs__parse_frontend_attrs(shs__parser *p, uint32_t *n, shs_attr_kv **out);
 
 /* `name=value` for a name the IR does not model (the current token), kept verbatim in *arr of
- * *n entries; what names such attributes in messages ("attribute", "module attribute"). */
+ * *n entries; what names such attributes in messages ("attribute", "module attribute"). *arr:
+ * copied; caller frees with shs_module_free(p->m). what: borrowed, valid until this returns. */
 int shs__parse_raw_attr(shs__parser *p, const char *what, uint32_t *n, shs_raw_attr **arr);
 
-/* The `, name=value` list after instruction index's operands, into ins. */
+/* The `, name=value` list after instruction index's operands, into ins. ins: borrowed, valid
+ * until the computation ends; what it hangs on ins: caller frees with shs_module_free(p->m). */
 int shs__parse_instr_attrs(shs__parser *p, shs_instr *ins, uint32_t index);
 
-/* Fills p->attrs with the names of the attributes the IR models. */
+/* Fills p->attrs with the names of the attributes the IR models. p->attrs.slots: caller frees
+ * with free(). */
 int shs__attr_keywords(shs__parser *p);
 
 #endif

@@ -20,18 +20,20 @@ typedef struct shs__verifier {
 
 /* Sets v->e to SHS_EVERIFY with the message fmt names, led by where it is: "computation 'C',
  * instruction 'I': ", or only the computation when i is NULL, or only the module when c is
- * NULL too. Returns SHS_EVERIFY. */
+ * NULL too. Returns SHS_EVERIFY. v, c, i and fmt: borrowed, valid until this returns. */
 int shs__verify_vfail(const shs__verifier *v, const shs_computation *c, const shs_instr *i,
 		      const char *fmt, va_list ap) SHS_PRINTF(4, 0);
 
 /* The shape rule of i's opcode in computation c (dot, broadcast, transpose, reshape, reduce,
  * tuple, get-tuple-element, while, call, fusion, conditional, element-wise; others have none).
  * Needs a module whose structure passed (operands and callees in range, v->params filled).
- * Returns SHS_OK, SHS_EVERIFY or SHS_ENOMEM with the reason in v->e. */
+ * Returns SHS_OK, SHS_EVERIFY or SHS_ENOMEM with the reason in v->e. v, c and i: borrowed, valid
+ * until this returns. */
 int shs__verify_instr_shape(shs__verifier *v, const shs_computation *c, const shs_instr *i);
 
 /* The entry's parameters and root agree with the module's entry_computation_layout, layouts
- * aside (SHS_OK when there is none). Returns SHS_OK or SHS_EVERIFY with the reason in v->e. */
+ * aside (SHS_OK when there is none). Returns SHS_OK or SHS_EVERIFY with the reason in v->e.
+ * v: borrowed, valid until this returns. */
 int shs__verify_entry_layout(shs__verifier *v);
 
 #endif

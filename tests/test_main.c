@@ -4,8 +4,8 @@
 #include <string.h>
 
 extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
-	print_tests[], proto_tests[], verify_tests[], hash_tests[], roundtrip_tests[],
-	badinput_tests[], analysis_tests[];
+	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
+	roundtrip_tests[], badinput_tests[], analysis_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -14,6 +14,7 @@ static CU_SuiteInfo suites[] = {
 	{ "text", NULL, NULL, NULL, NULL, text_tests },
 	{ "print", NULL, NULL, NULL, NULL, print_tests },
 	{ "proto", NULL, NULL, NULL, NULL, proto_tests },
+	{ "protobad", NULL, NULL, NULL, NULL, protobad_tests },
 	{ "verify", NULL, NULL, NULL, NULL, verify_tests },
 	{ "hash", NULL, NULL, NULL, NULL, hash_tests },
 	{ "roundtrip", NULL, NULL, NULL, NULL, roundtrip_tests },

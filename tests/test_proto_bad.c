@@ -1,0 +1,293 @@
+/* Tests: bad binary protobuf input (truncation, corruption, deep nesting, bad references). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_wire.h"
+
+/* ---- (e) bad input ------------------------------------------------------------------------- */
+
+/* Every prefix of a valid module loads or fails cleanly with a message. */
+static void check_prefixes(const uint8_t *data, size_t len)
+{
+	for (size_t cut = 0; cut < len; cut++) {
+		shs_module *m = NULL;
+		shs_err e = { 0 };
+		int rc = shs_proto_load(data, cut, "cut.pb", &m, &e);
+
+		if (rc == SHS_OK) {
+			CU_ASSERT_PTR_NOT_NULL(m);
+		} else {
+			CU_ASSERT_PTR_NULL(m);
+			CU_ASSERT_TRUE(rc == SHS_EPARSE || rc == SHS_EUNSUPPORTED);
+			CU_ASSERT_EQUAL(strncmp(e.msg, "cut.pb: ", 8), 0);
+		}
+		shs_module_free(m);
+	}
+}
+
+static void truncated_input(void)
+{
+	shs_buf mod = { 0 }, top = { 0 };
+	mod_opts o = { .unknown = true };
+	shs_module *rich = rich_module();
+	uint8_t *bytes;
+	size_t n;
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	module_msg(&mod, &o);
+	wrap_msg(&top, &mod, true);
+	check_prefixes((const uint8_t *)top.data, top.len);
+	save_ok(rich, true, &bytes, &n);
+	check_prefixes(bytes, n);
+	/* cutting inside the module's length-delimited payload names the offset */
+	SHS_ASSERT_INT_EQ(shs_proto_load(bytes, n - 1, "cut.pb", &m, &e), SHS_EPARSE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "offset"));
+	free(bytes);
+	shs_module_free(rich);
+	shs_buf_free(&mod);
+	shs_buf_free(&top);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void random_bytes(void)
+{
+	uint64_t seed = 0x5eed5eed12345678u;
+	uint8_t buf[256];
+
+	for (int round = 0; round < 1000; round++) {
+		size_t len = xorshift(&seed) % sizeof(buf);
+		shs_module *m = NULL;
+		shs_err e = { 0 };
+		int rc;
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)xorshift(&seed);
+		rc = shs_proto_load(buf, len, "random.pb", &m, &e);
+		CU_ASSERT_NOT_EQUAL(rc, SHS_OK);
+		CU_ASSERT_PTR_NULL(m);
+		CU_ASSERT_TRUE(strlen(e.msg) > strlen("random.pb: "));
+		shs_module_free(m);
+	}
+}
+
+/* Single-byte corruptions of a valid module load or fail cleanly. */
+static void corrupted_bytes(void)
+{
+	shs_module *rich = rich_module();
+	uint64_t seed = 0xc0ffee;
+	uint8_t *bytes;
+	size_t n;
+
+	save_ok(rich, false, &bytes, &n);
+	for (int round = 0; round < 1000; round++) {
+		size_t at = xorshift(&seed) % n;
+		uint8_t old = bytes[at];
+		shs_module *m = NULL;
+		shs_err e = { 0 };
+		int rc;
+
+		bytes[at] = (uint8_t)xorshift(&seed);
+		rc = shs_proto_load(bytes, n, "flip.pb", &m, &e);
+		CU_ASSERT_TRUE(rc == SHS_OK ? m != NULL : m == NULL && e.msg[0]);
+		shs_module_free(m);
+		bytes[at] = old;
+	}
+	free(bytes);
+	shs_module_free(rich);
+}
+
+enum { DEEP = 100000 };
+
+/* Wraps the innermost bytes (tag tag_inner) DEEP times in messages "prefix + field_tag len". */
+static void deep_nest(shs_buf *out, const uint8_t *prefix, size_t prefix_len, uint8_t field_tag,
+		      const uint8_t *inner, size_t inner_len)
+{
+	size_t *size = malloc((DEEP + 1) * sizeof(*size));
+	uint8_t tmp[10];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(size);
+	size[0] = inner_len;
+	for (int k = 1; k <= DEEP; k++) {
+		shs_buf v = { 0 };
+
+		w_varint(&v, size[k - 1]);
+		size[k] = prefix_len + 1 + v.len + size[k - 1];
+		shs_buf_free(&v);
+	}
+	for (int k = DEEP; k >= 1; k--) {
+		shs_buf v = { 0 };
+
+		shs_buf_put(out, prefix, prefix_len);
+		tmp[0] = field_tag;
+		shs_buf_put(out, tmp, 1);
+		w_varint(&v, size[k - 1]);
+		shs_buf_put(out, v.data, v.len);
+		shs_buf_free(&v);
+	}
+	shs_buf_put(out, inner, inner_len);
+	free(size);
+}
+
+static void deep_nesting(void)
+{
+	static const uint8_t tuple_prefix[] = { TAG_BYTE(SHAPE_TYPE, W_VARINT), T_TUPLE },
+		f32_shape[] = { TAG_BYTE(SHAPE_TYPE, W_VARINT), T_F32 };
+	const char *const needles[] = { "nesting too deep", "offset", NULL };
+	shs_buf shape = { 0 }, mod = { 0 }, lit = { 0 }, scalar = { 0 };
+
+	deep_nest(&shape, tuple_prefix, sizeof(tuple_prefix), TAG_BYTE(SHAPE_TUPLE, W_LEN),
+		  f32_shape, sizeof(f32_shape));
+	module_with(&mod, "deep", "parameter", &shape, NULL);
+	load_fails(&mod, SHS_EPARSE, needles);
+
+	shs_buf_reset(&mod);
+	shs_buf_put(&scalar, f32_shape, sizeof(f32_shape));
+	deep_nest(&lit, NULL, 0, TAG_BYTE(LIT_TUPLE, W_LEN), NULL, 0);
+	module_with(&mod, "deep", "constant", &scalar, &lit);
+	load_fails(&mod, SHS_EPARSE, needles);
+
+	shs_buf_free(&shape);
+	shs_buf_free(&mod);
+	shs_buf_free(&lit);
+	shs_buf_free(&scalar);
+}
+
+static void malformed_varint(void)
+{
+	shs_buf b = { 0 };
+	const char *const needles[] = { "offset 1", "varint longer than 10 bytes", NULL };
+
+	/* field 5 (id), then a varint of 11 bytes */
+	shs_buf_put(&b, "\x28\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
+	load_fails(&b, SHS_EPARSE, needles);
+	shs_buf_free(&b);
+}
+
+static void bad_references(void)
+{
+	static const struct {
+		mod_opts o;
+		const char *needles[4];
+	} cases[] = {
+		{ { .neg_operand = 99 }, { "operand id 99", "'neg'", "'main'", NULL } },
+		{ { .neg_id = 1 }, { "share id 1", "'main'", "'p0'", NULL } },
+		{ { .neg_opcode = "frobnicate" },
+		  { "unknown opcode 'frobnicate'", "'neg'", "'main'", NULL } },
+		{ { .called = 77 }, { "called computation id 77", "'neg'", "'main'", NULL } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shs_buf mod = { 0 };
+
+		module_msg(&mod, &cases[i].o);
+		load_fails(&mod, SHS_EPARSE, cases[i].needles);
+		shs_buf_free(&mod);
+	}
+}
+
+/* 2-byte empty instructions each cost protobuf-c a few hundred bytes: the budget stops it. */
+static void memory_budget(void)
+{
+	enum { EMPTY_INSTRS = 400000 };
+	shs_buf comp = { 0 }, mod = { 0 }, empty = { 0 };
+	const char *const needles[] = { "budget", NULL };
+
+	w_str(&comp, COMP_NAME, "main");
+	for (int i = 0; i < EMPTY_INSTRS; i++)
+		w_msg(&comp, COMP_INSTRS, &empty);
+	w_str(&mod, MOD_NAME, "m");
+	w_msg(&mod, MOD_COMPS, &comp);
+	CU_ASSERT_TRUE_FATAL(!mod.oom);
+	load_fails(&mod, SHS_ENOMEM, needles);
+	shs_buf_free(&comp);
+	shs_buf_free(&mod);
+}
+
+static void raw_attrs_are_unsupported(void)
+{
+	shs_module *m = rich_module();
+	shs_instr *in = m->comps[1]->instrs[2];
+	shs_raw_attr raw = { "replica_groups", "{{0,1}}" };
+	uint8_t *out = NULL;
+	size_t len = 0;
+	shs_err e = { 0 };
+
+	in->raw_attrs = &raw;
+	in->n_raw_attrs = 1;
+	SHS_ASSERT_INT_EQ(shs_proto_save(m, false, &out, &len, &e), SHS_EUNSUPPORTED);
+	CU_ASSERT_PTR_NULL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "replica_groups"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, in->name));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "'main'"));
+	shs_module_free(m);
+}
+
+/* An OpSharding whose tuple_shardings nest 100,000 deep is refused with the offset. */
+static void deep_sharding_nesting(void)
+{
+	static const uint8_t tuple_type[] = { TAG_BYTE(SHARD_TYPE, W_VARINT), 2 };
+	const char *const needles[] = { "nesting too deep", "offset", "tuple_shardings", NULL };
+	shs_buf shard = { 0 }, shape = { 0 }, in = { 0 }, mod = { 0 };
+
+	deep_nest(&shard, tuple_type, sizeof(tuple_type), TAG_BYTE(SHARD_TUPLE, W_LEN), NULL, 0);
+	shape_msg(&shape, T_F32, NULL, 0);
+	w_str(&in, INSTR_NAME, "p");
+	w_str(&in, INSTR_OPCODE, "parameter");
+	w_msg(&in, INSTR_SHAPE, &shape);
+	w_uint(&in, INSTR_ID, 1);
+	w_msg(&in, INSTR_SHARDING, &shard);
+	module_of(&mod, &in, 1);
+	load_fails(&mod, SHS_EPARSE, needles);
+	shs_buf_free(&shard);
+	shs_buf_free(&shape);
+	shs_buf_free(&in);
+	shs_buf_free(&mod);
+}
+
+/* A tuple element whose own bytes are malformed (the outer message is fine) is reported at
+ * its offset in the input. */
+static void malformed_tuple_element(void)
+{
+	static const uint8_t bad_el[] = { TAG_BYTE(SHAPE_TYPE, W_VARINT), 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	shs_buf el = { 0 }, shape = { 0 }, mod = { 0 };
+	const char *needles[] = { NULL, "varint longer than 10 bytes", NULL };
+	char where[64];
+	size_t at = 0;
+
+	shs_buf_put(&el, bad_el, sizeof(bad_el));
+	w_uint(&shape, SHAPE_TYPE, T_TUPLE);
+	w_msg(&shape, SHAPE_TUPLE, &el);
+	module_with(&mod, "t", "parameter", &shape, NULL);
+	while (at + sizeof(bad_el) <= mod.len && memcmp(mod.data + at, bad_el, sizeof(bad_el)))
+		at++;
+	CU_ASSERT_TRUE_FATAL(at + sizeof(bad_el) <= mod.len);
+	snprintf(where, sizeof(where), "malformed protobuf at offset %zu:", at + 1);
+	needles[0] = where;
+	load_fails(&mod, SHS_EPARSE, needles);
+	shs_buf_free(&el);
+	shs_buf_free(&shape);
+	shs_buf_free(&mod);
+}
+
+CU_TestInfo protobad_tests[] = {
+	{ "every prefix of a module loads or fails cleanly", truncated_input },
+	{ "1000 random byte strings fail cleanly", random_bytes },
+	{ "single-byte corruptions load or fail cleanly", corrupted_bytes },
+	{ "100000-deep tuple shape and literal are rejected", deep_nesting },
+	{ "an over-long varint names its offset", malformed_varint },
+	{ "dangling and duplicate ids, unknown opcodes are named", bad_references },
+	{ "protobuf-c's allocations stay within the load budget", memory_budget },
+	{ "text-only attributes cannot be saved", raw_attrs_are_unsupported },
+	{ "100000-deep tuple sharding is rejected", deep_sharding_nesting },
+	{ "a malformed tuple element names its offset", malformed_tuple_element },
+	CU_TEST_INFO_NULL,
+};
