@@ -78,7 +78,7 @@ const char *shs_opcode_name(shs_opcode op);
 /* The opcode named s[0..len), or -1 when XLA has no such opcode. */
 int shs_opcode_from_name(const char *s, size_t len);
 
-/* True for element-wise ops of one or more operands of the result's shape (add, exp, select, ...). */
+/* True for element-wise ops: operands of the result's shape (add, exp, select, ...). */
 bool shs_opcode_is_elementwise(shs_opcode op);
 
 #endif
