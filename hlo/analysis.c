@@ -1,6 +1,7 @@
 /* Trip counts, dot FLOPs and counts over a module. */
 #include "analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The integer value of a scalar integer constant, when i is one. */
@@ -161,62 +162,78 @@ double shs_dot_flops(const shs_computation *c, const shs_instr *i)
 	return flops;
 }
 
-/* Depth-bounded walk; callees come before callers in a verified module, so depth is bounded by
- * the number of computations, and SHS_MAX_NESTING stops anything pathological. */
-static double comp_flops(const shs_module *m, const shs_computation *c, uint32_t *unknown,
-			 int depth)
-{
-	double total = 0;
+/* Dot FLOPs and unknown loops of one computation, given those of every computation before it.
+ * A callee not before its caller (a module that was not verified) counts as an unknown loop
+ * and adds nothing, so the walk can neither recurse nor loop. */
+typedef struct comp_cost {
+	double flops;
+	uint32_t unknown;
+} comp_cost;
 
-	if (depth > SHS_MAX_NESTING)
-		return 0;
+static comp_cost own_cost(const shs_module *m, uint32_t k, const comp_cost *done)
+{
+	const shs_computation *c = m->comps[k];
+	comp_cost total = { 0, 0 };
+
 	for (uint32_t j = 0; j < c->n_instrs; j++) {
 		const shs_instr *i = c->instrs[j];
+		double scale = 1, best = 0;
 		int64_t trips;
 
-		switch (i->op) {
-		case SHS_OP_DOT:
-			total += shs_dot_flops(c, i);
-			break;
-		case SHS_OP_WHILE:
-			if (i->n_called < 1)
-				break;
-			if (shs_while_trip_count(m, c, i, &trips)) {
-				total += (double)trips * comp_flops(m, m->comps[i->called[0]], unknown, depth + 1);
-			} else {
-				if (unknown)
-					(*unknown)++;
-				total += comp_flops(m, m->comps[i->called[0]], unknown, depth + 1);
-			}
-			break;
-		case SHS_OP_CONDITIONAL: {
-			double best = 0;
-
-			for (uint32_t b = 0; b < i->n_called; b++) {
-				double f = comp_flops(m, m->comps[i->called[b]], unknown, depth + 1);
-
-				if (f > best)
-					best = f;
-			}
-			total += best;
-			break;
+		if (i->op == SHS_OP_DOT) {
+			total.flops += shs_dot_flops(c, i);
+			continue;
 		}
-		case SHS_OP_CALL: case SHS_OP_FUSION: case SHS_OP_ASYNC_START:
-			for (uint32_t b = 0; b < i->n_called; b++)
-				total += comp_flops(m, m->comps[i->called[b]], unknown, depth + 1);
-			break;
-		default:
-			break;
+		if (i->op != SHS_OP_WHILE && i->op != SHS_OP_CONDITIONAL && i->op != SHS_OP_CALL &&
+		    i->op != SHS_OP_FUSION && i->op != SHS_OP_ASYNC_START)
+			continue;
+		if (i->op == SHS_OP_WHILE) {
+			if (shs_while_trip_count(m, c, i, &trips))
+				scale = (double)trips;
+			else
+				total.unknown++;
 		}
+		/* a while runs its body (called[0]); a conditional its most expensive branch; the rest
+		 * all their callees */
+		for (uint32_t b = 0; b < i->n_called && !(i->op == SHS_OP_WHILE && b > 0); b++) {
+			uint32_t callee = i->called[b];
+
+			if (callee >= k) {
+				total.unknown++;
+				continue;
+			}
+			total.unknown += done[callee].unknown;
+			if (i->op == SHS_OP_CONDITIONAL)
+				best = done[callee].flops > best ? done[callee].flops : best;
+			else
+				total.flops += scale * done[callee].flops;
+		}
+		total.flops += best;
 	}
 	return total;
 }
 
 double shs_comp_dot_flops(const shs_module *m, const shs_computation *c, uint32_t *unknown_loops)
 {
+	comp_cost *done = calloc(m->n_comps ? m->n_comps : 1, sizeof(*done));
+	double flops = -1;
+
 	if (unknown_loops)
 		*unknown_loops = 0;
-	return comp_flops(m, c, unknown_loops, 0);
+	if (!done)
+		return -1;
+	/* each computation once, callees first: linear in the module's size */
+	for (uint32_t k = 0; k < m->n_comps; k++) {
+		done[k] = own_cost(m, k, done);
+		if (m->comps[k] == c) {
+			flops = done[k].flops;
+			if (unknown_loops)
+				*unknown_loops = done[k].unknown;
+			break;
+		}
+	}
+	free(done);
+	return flops;
 }
 
 int64_t shs_entry_param_bytes(const shs_module *m)

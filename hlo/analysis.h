@@ -21,7 +21,9 @@ double shs_dot_flops(const shs_computation *c, const shs_instr *i);
 
 /* Dot FLOPs of one execution of computation c, following call, fusion, conditional (the most
  * expensive branch), async and while (body times the trip count). *unknown_loops (may be NULL)
- * counts while loops whose trip count was not found; they are counted once. */
+ * counts while loops whose trip count was not found (they are counted once) and callees that
+ * do not come before their caller (not counted). Each computation is costed once, so the cost
+ * is linear in the module's size. -1 when out of memory or c is not in m. */
 double shs_comp_dot_flops(const shs_module *m, const shs_computation *c, uint32_t *unknown_loops);
 
 /* Bytes of the entry computation's parameters (their full logical shapes). -1 on overflow. */

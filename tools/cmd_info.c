@@ -52,6 +52,8 @@ static int gather(const shs_module *m, facts *f, shs_err *e)
 		f->params += entry->instrs[j]->op == SHS_OP_PARAMETER;
 	f->param_bytes = shs_entry_param_bytes(m);
 	f->dot_flops = shs_comp_dot_flops(m, entry, &f->unknown_loops);
+	if (f->dot_flops < 0)
+		return shs_seterr(e, SHS_ENOMEM, "out of memory");
 	hashes = calloc(m->n_comps ? m->n_comps : 1, sizeof(*hashes));
 	if (!hashes)
 		return shs_seterr(e, SHS_ENOMEM, "out of memory");
