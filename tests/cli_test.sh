@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of the shardsearch command: conversions, info, exit codes, and no output on failure.
+# Tests of the shardsearch command: conversions, info, gen, exit codes, and no output on failure.
 # usage: cli_test.sh SHARDSEARCH HLO_DIR TMP_DIR
 set -u
 ss=$1 hlo=$2 tmp=$3
@@ -76,6 +76,100 @@ has "$tmp/err" "out.pb"
 expect 2 "$ss" convert "$tmp/mha.pb" "$tmp/mha.pb"
 has "$tmp/err" "overwrite"
 ls "$tmp" | grep -q '\.tmp\.' && bad "temporary files left behind" || ok
+
+# gen: help, presets, usage errors (exit 2) and rejected values (exit 1)
+presets="llama2-13b llama3-8b llama3-70b llama3-405b gpt3-175b mixtral-8x7b mlp-only"
+expect 0 "$ss" gen --help
+has "$tmp/out" "presets:"
+has "$tmp/out" "--set KEY=VALUE"
+has "$tmp/out" "capacity_factor"
+for p in $presets; do has "$tmp/out" "$p"; done
+expect 0 "$ss" gen --list
+for p in $presets; do if grep -qx -- "$p" "$tmp/out"; then ok; else bad "gen --list lacks $p"; fi; done
+[ "$(wc -l <"$tmp/out")" -eq 7 ] && ok || bad "gen --list prints $(wc -l <"$tmp/out") lines, want 7"
+expect 1 "$ss" gen no-such-model
+has "$tmp/err" "no-such-model"
+expect 2 "$ss" gen
+expect 2 "$ss" gen llama3-8b llama3-70b
+expect 2 "$ss" gen llama3-8b --bogus
+expect 2 "$ss" gen llama3-8b --set
+expect 2 "$ss" gen llama3-8b --set layers
+expect 2 "$ss" gen llama3-8b --format yaml -o "$tmp/never.pb"
+expect 2 "$ss" gen llama3-8b -o "$tmp/never.unknown"
+expect 1 "$ss" gen llama3-8b --set bogus=1
+has "$tmp/err" "bogus"
+expect 1 "$ss" gen llama3-8b --set layers=many
+has "$tmp/err" "layers"
+printf '{"preset": "llama3-8b", "layers": }\n' >"$tmp/broken.json"
+expect 1 "$ss" gen --config "$tmp/broken.json" -o "$tmp/never.pb"
+has "$tmp/err" "broken.json"
+expect 1 "$ss" gen --config "$tmp/missing.json"
+has "$tmp/err" "missing.json"
+printf '{"layers": 2}\n' >"$tmp/nopreset.json"
+expect 1 "$ss" gen --config "$tmp/nopreset.json"
+has "$tmp/err" "nopreset.json: no preset named"
+printf '{"preset": "llama3-8b", "wings": 2}\n' >"$tmp/badkey.json"
+expect 1 "$ss" gen --config "$tmp/badkey.json"
+has "$tmp/err" "wings"
+[ -e "$tmp/never.pb" ] && bad "gen wrote output after an error" || ok
+
+# gen: small models agree with info on what they hold, in both formats, unrolled and scanned
+# jnum FILE KEY: the top-level number KEY of a JSON object printed with two-space indents
+jnum() { sed -n "s/^  \"$2\": \([^,]*\),\{0,1\}\$/\1/p" "$1"; }
+# same A B WHAT: numbers A and B agree to 1e-9 (relative)
+same() {
+	if [ -n "$1" ] && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a; exit !(d <= 1e-9 * m) }'; then
+		ok
+	else
+		bad "$3: gen says '$1', info says '$2'"
+	fi
+}
+# gen_vs_info OUT GEN-ARGS...: gen -o OUT --json, then info OUT --json, and compares them
+gen_vs_info() {
+	local out=$1
+	shift
+	expect 0 "$ss" gen "$@" -o "$out" --json
+	cp "$tmp/out" "$tmp/gen.json"
+	[ -s "$out" ] && ok || bad "gen $* did not write $out"
+	same "$(jnum "$tmp/gen.json" output_bytes)" "$(stat -c %s "$out" 2>/dev/null)" "$out: output_bytes"
+	expect 0 "$ss" info "$out" --json
+	same "$(jnum "$tmp/gen.json" instructions)" "$(jnum "$tmp/out" instructions)" "$out: instructions"
+	same "$(jnum "$tmp/gen.json" computations)" "$(jnum "$tmp/out" computations)" "$out: computations"
+	same "$(jnum "$tmp/gen.json" flops)" "$(jnum "$tmp/out" dot_flops)" "$out: flops"
+	[ "$(jnum "$tmp/gen.json" params)" -gt 0 ] 2>/dev/null && ok || bad "$out: no params in gen --json"
+}
+small=(--set layers=2 --set seq=128 --set batch=2 --set vocab=1000)
+gen_vs_info "$tmp/small.pb" llama3-8b "${small[@]}"
+has "$tmp/gen.json" '"scan": false'
+has "$tmp/gen.json" '"tokens": 256'
+has "$tmp/gen.json" '"layers": 2'
+has "$tmp/gen.json" '"d_model": 4096'
+cp "$tmp/gen.json" "$tmp/small-pb.json"
+gen_vs_info "$tmp/small.hlo" llama3-8b "${small[@]}"
+has "$tmp/gen.json" '"output_format": "text"'
+same "$(jnum "$tmp/gen.json" instructions)" "$(jnum "$tmp/small-pb.json" instructions)" "small.hlo vs small.pb: instructions"
+gen_vs_info "$tmp/small-scan.pb" llama3-8b "${small[@]}" --scan
+has "$tmp/gen.json" '"scan": true'
+same "$(jnum "$tmp/gen.json" flops)" "$(jnum "$tmp/small-pb.json" flops)" "scanned vs unrolled: flops"
+gen_vs_info "$tmp/small-scan.hlo" llama3-8b "${small[@]}" --set scan=true --format text
+gen_vs_info "$tmp/mlp.pb" mlp-only --set layers=2 --set d_model=64 --set d_ff=256 --set batch=32
+has "$tmp/gen.json" '"preset": "mlp-only"'
+has "$tmp/gen.json" '"tokens": 32'
+printf '{"preset": "llama3-8b", "layers": 2, "seq": 128, "batch": 2, "vocab": 1000}\n' >"$tmp/small.json"
+gen_vs_info "$tmp/small-config.pb" --config "$tmp/small.json"
+has "$tmp/gen.json" '"preset": "llama3-8b"'
+same "$(jnum "$tmp/gen.json" instructions)" "$(jnum "$tmp/small-pb.json" instructions)" "--config vs --set: instructions"
+expect 0 "$ss" gen --config "$tmp/small.json" --set layers=3 --json
+has "$tmp/out" '"layers": 3'
+expect 0 "$ss" gen llama3-8b "${small[@]}"
+has "$tmp/out" "dry run"
+has "$tmp/out" "instructions"
+expect 0 "$ss" gen llama3-8b "${small[@]}" -o "$tmp/summary.pb"
+has "$tmp/out" "summary.pb"
+expect 1 "$ss" gen llama3-8b "${small[@]}" -o "$tmp/no/such/dir/x.pb"
+has "$tmp/err" "x.pb"
+[ -e "$tmp/no/such/dir/x.pb" ] && bad "gen left output in a missing directory" || ok
+ls "$tmp" | grep -q '\.tmp\.' && bad "gen left temporary files behind" || ok
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,7 +5,7 @@
 
 extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
 	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
-	roundtrip_tests[], badinput_tests[], analysis_tests[];
+	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -20,6 +20,8 @@ static CU_SuiteInfo suites[] = {
 	{ "roundtrip", NULL, NULL, NULL, NULL, roundtrip_tests },
 	{ "badinput", NULL, NULL, NULL, NULL, badinput_tests },
 	{ "analysis", NULL, NULL, NULL, NULL, analysis_tests },
+	{ "genconfig", NULL, NULL, NULL, NULL, genconfig_tests },
+	{ "gen", NULL, NULL, NULL, NULL, gen_tests },
 	CU_SUITE_INFO_NULL,
 };
 

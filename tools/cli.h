@@ -12,6 +12,7 @@ enum { SHS_EXIT_OK = 0, SHS_EXIT_FAIL = 1, SHS_EXIT_USAGE = 2 };
 /* Each subcommand: argc/argv start at the subcommand's name. Returns an exit code. */
 int shs_cmd_convert(int argc, char **argv);
 int shs_cmd_info(int argc, char **argv);
+int shs_cmd_gen(int argc, char **argv);
 
 /* Parses "proto" / "text" (also "pb" / "hlo") into *fmt; false when s names neither. */
 bool shs_cli_format(const char *s, shs_format *fmt);

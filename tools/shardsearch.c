@@ -15,6 +15,8 @@ static const char usage[] =
 	"  convert IN OUT   read a module and write it back, as protobuf (.pb) or HLO text (.hlo)\n"
 	"  info FILE        what a module holds: computations, instructions, opcodes, parameter\n"
 	"                   bytes, dot FLOPs per step, distinct computations (--json for JSON)\n"
+	"  gen PRESET -o OUT  write the training step of a transformer preset (or --config\n"
+	"                   FILE.json) as HLO, before optimisation (gen --help for presets)\n"
 	"\n"
 	"  shardsearch COMMAND --help   options of one command\n"
 	"  shardsearch --version        the version\n"
@@ -27,6 +29,7 @@ static const struct command {
 } commands[] = {
 	{ "convert", shs_cmd_convert },
 	{ "info", shs_cmd_info },
+	{ "gen", shs_cmd_gen },
 };
 
 bool shs_cli_format(const char *s, shs_format *fmt)
