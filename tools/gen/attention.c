@@ -51,7 +51,7 @@ shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	shs_gb *g = &x->g;
 	const shs_gen_config *c = x->cfg;
 	shs_gdims sd = scores_dims(c);
-	shs_v q, s, m, e, p, ctx, out;
+	shs_v q, s, p, ctx, out;
 
 	saved[S_Q] = q = project(g, y, w[W_Q], "query");
 	saved[S_K] = project(g, y, w[W_K], "key");
@@ -61,10 +61,7 @@ shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	s = shs_gb_convert(g, shs_gen_dot_fwd(g, q, saved[S_K], &qk), SHS_F32);
 	s = shs_gb_scale(g, s, 1.0 / sqrt((double)c->head_dim));
 	s = shs_gb_select(g, causal_mask(g, c), s, shs_gb_splat(g, SHS_F32, mask_value, sd));
-	m = shs_gb_max(g, s, GD(4));
-	e = shs_gb_unary(g, SHS_OP_EXP, shs_gb_sub(g, s, shs_gb_expand(g, m, sd, GD(4))));
-	p = shs_gb_div(g, e, shs_gb_expand(g, shs_gb_sum(g, e, GD(4)), sd, GD(4)));
-	saved[S_P] = p = shs_gb_convert(g, p, x->ctype);
+	saved[S_P] = p = shs_gb_convert(g, shs_gen_softmax(g, s, 4), x->ctype);
 	ctx = shs_gb_transpose(g, shs_gen_dot_fwd(g, p, saved[S_V], &pv), GD(0, 2, 1, 3, 4));
 	saved[S_CTX] = ctx = shs_gb_reshape(g, ctx, GD(c->batch, c->seq, c->heads, c->head_dim));
 	shs_gb_pop(g);
@@ -79,9 +76,8 @@ static shs_v softmax_bwd(shs_gen_ctx *x, shs_v p, shs_v dp)
 {
 	shs_gb *g = &x->g;
 	shs_gdims sd = scores_dims(x->cfg);
-	shs_v pf = shs_gb_convert(g, p, SHS_F32), dpf = shs_gb_convert(g, dp, SHS_F32);
-	shs_v t = shs_gb_sum(g, shs_gb_mul(g, dpf, pf), GD(4));
-	shs_v ds = shs_gb_mul(g, pf, shs_gb_sub(g, dpf, shs_gb_expand(g, t, sd, GD(4))));
+	shs_v ds = shs_gen_softmax_bwd(g, shs_gb_convert(g, p, SHS_F32),
+				       shs_gb_convert(g, dp, SHS_F32), 4);
 
 	ds = shs_gb_select(g, causal_mask(g, x->cfg), ds, shs_gb_splat(g, SHS_F32, 0.0, sd));
 	ds = shs_gb_scale(g, ds, 1.0 / sqrt((double)x->cfg->head_dim));

@@ -110,6 +110,7 @@ shs_v shs_gb_add(shs_gb *g, shs_v a, shs_v b);
 shs_v shs_gb_sub(shs_gb *g, shs_v a, shs_v b);
 shs_v shs_gb_mul(shs_gb *g, shs_v a, shs_v b);
 shs_v shs_gb_div(shs_gb *g, shs_v a, shs_v b);
+shs_v shs_gb_and(shs_gb *g, shs_v a, shs_v b);
 shs_v shs_gb_scale(shs_gb *g, shs_v v, double k);      /* v * broadcast(k) */
 shs_v shs_gb_sum(shs_gb *g, shs_v v, shs_gdims dims);  /* reduce-add in v's type, init 0 */
 shs_v shs_gb_max(shs_gb *g, shs_v v, shs_gdims dims);  /* reduce-max, init -inf */

@@ -444,6 +444,7 @@ shs_v shs_gb_add(shs_gb *g, shs_v a, shs_v b) { return shs_gb_binary(g, SHS_OP_A
 shs_v shs_gb_sub(shs_gb *g, shs_v a, shs_v b) { return shs_gb_binary(g, SHS_OP_SUBTRACT, a, b); }
 shs_v shs_gb_mul(shs_gb *g, shs_v a, shs_v b) { return shs_gb_binary(g, SHS_OP_MULTIPLY, a, b); }
 shs_v shs_gb_div(shs_gb *g, shs_v a, shs_v b) { return shs_gb_binary(g, SHS_OP_DIVIDE, a, b); }
+shs_v shs_gb_and(shs_gb *g, shs_v a, shs_v b) { return shs_gb_binary(g, SHS_OP_AND, a, b); }
 
 shs_v shs_gb_scale(shs_gb *g, shs_v v, double k)
 {

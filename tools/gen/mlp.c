@@ -70,27 +70,39 @@ shs_v shs_gen_mlp_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	saved[0] = gate = matmul(g, y, w[0], "wi_0");
 	saved[1] = up = matmul(g, y, w[1], "wi_1");
 	shs_gb_push(g, "silu");
-	act = shs_gb_mul(g, shs_gb_mul(g, gate, shs_gb_unary(g, SHS_OP_LOGISTIC, gate)), up);
+	act = shs_gen_swiglu(g, gate, up);
 	shs_gb_pop(g);
 	return matmul(g, act, w[2], "wo");
+}
+
+shs_v shs_gen_swiglu(shs_gb *g, shs_v gate, shs_v up)
+{
+	return shs_gb_mul(g, shs_gb_mul(g, gate, shs_gb_unary(g, SHS_OP_LOGISTIC, gate)), up);
+}
+
+/* d(act)/d(gate) = up * sig * (1 + gate * (1 - sig)); d(act)/d(up) = gate * sig. */
+void shs_gen_swiglu_bwd(shs_gb *g, shs_v gate, shs_v up, shs_v dact, shs_v *dgate, shs_v *dup)
+{
+	shs_v sig = shs_gb_unary(g, SHS_OP_LOGISTIC, gate), dsilu;
+
+	*dup = shs_gb_mul(g, dact, shs_gb_mul(g, gate, sig));
+	dsilu = shs_gb_mul(g, sig, shs_gb_add(g, one(g, gate),
+					     shs_gb_mul(g, gate, shs_gb_sub(g, one(g, sig), sig))));
+	*dgate = shs_gb_mul(g, shs_gb_mul(g, dact, up), dsilu);
 }
 
 /* SwiGLU backward: act = gate * logistic(gate) * up. */
 static shs_v gated_bwd(shs_gb *g, shs_v y, const shs_v *w, const shs_v *saved, shs_v dout,
 		       shs_v *dw)
 {
-	shs_v gate = saved[0], up = saved[1], sig, silu, dact, dgate, dup, dsilu, dy;
+	shs_v gate = saved[0], up = saved[1], act, dact, dgate, dup, dy;
 
 	shs_gb_push(g, "silu/grad");
-	sig = shs_gb_unary(g, SHS_OP_LOGISTIC, gate);
-	silu = shs_gb_mul(g, gate, sig);
+	act = shs_gen_swiglu(g, gate, up);
 	shs_gb_pop(g);
-	dact = matmul_bwd(g, shs_gb_mul(g, silu, up), w[2], dout, "wo", &dw[2]);
+	dact = matmul_bwd(g, act, w[2], dout, "wo", &dw[2]);
 	shs_gb_push(g, "silu/grad");
-	dup = shs_gb_mul(g, dact, silu);
-	dsilu = shs_gb_mul(g, sig, shs_gb_add(g, one(g, gate),
-					     shs_gb_mul(g, gate, shs_gb_sub(g, one(g, sig), sig))));
-	dgate = shs_gb_mul(g, shs_gb_mul(g, dact, up), dsilu);
+	shs_gen_swiglu_bwd(g, gate, up, dact, &dgate, &dup);
 	shs_gb_pop(g);
 	dy = matmul_bwd(g, y, w[0], dgate, "wi_0", &dw[0]);
 	return shs_gb_add(g, dy, matmul_bwd(g, y, w[1], dup, "wi_1", &dw[1]));

@@ -65,6 +65,14 @@ shs_v shs_gen_dot_fwd(shs_gb *g, shs_v lhs, shs_v rhs, const shs_gen_dot *spec);
 void shs_gen_dot_bwd(shs_gb *g, shs_v lhs, shs_v rhs, const shs_gen_dot *spec, shs_v dout,
 		     shs_v *dlhs, const char *lhs_role, shs_v *drhs, const char *rhs_role);
 
+/* p = softmax(s) over dim (max-subtracted); its backward d(s) from p and d(p). */
+shs_v shs_gen_softmax(shs_gb *g, shs_v s, int64_t dim);
+shs_v shs_gen_softmax_bwd(shs_gb *g, shs_v p, shs_v dp, int64_t dim);
+
+/* act = gate * logistic(gate) * up (SwiGLU); its backward sets *dgate and *dup. */
+shs_v shs_gen_swiglu(shs_gb *g, shs_v gate, shs_v up);
+void shs_gen_swiglu_bwd(shs_gb *g, shs_v gate, shs_v up, shs_v dact, shs_v *dgate, shs_v *dup);
+
 /* RMSNorm over the last dim of x[..., D] with scale[D] (compute type in and out, math in f32). */
 shs_v shs_gen_rms_fwd(shs_gen_ctx *x, shs_v in, shs_v scale);
 /* Its backward: returns d_in, sets *dscale. */
