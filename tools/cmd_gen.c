@@ -43,7 +43,8 @@ static const char usage_head[] =
 	"  scan, gated_mlp, tied_embedding   true or false\n"
 	"  dtype                             bf16 or f32-master (f32 weights, bf16 compute)\n"
 	"  norm_eps, learning_rate           numbers\n"
-	"  adam_b1, adam_b2, adam_eps        numbers\n"
+	"  adam_b1, adam_b2, adam_eps        numbers (Adam's betas and epsilon)\n"
+	"  weight_decay, grad_clip           AdamW decay and global-norm clipping (0: off)\n"
 	"  name                              the module's name ([A-Za-z0-9._-])\n"
 	"batch counts sequences of seq tokens; for mlp-only it counts tokens (seq is 1).\n"
 	"\n";
@@ -57,7 +58,6 @@ static const char usage_tail[] =
 	"unreadable or malformed config, or a failed write; 2 bad usage (unknown option, missing\n"
 	"value, two presets, --set without '=', neither PRESET nor --config)\n";
 
-enum { GIGA = 1000000000 };
 
 /* What the command line asks for. sets[] borrows argv's strings. */
 typedef struct gen_args {
@@ -207,36 +207,6 @@ static const char *dtype_name(shs_gen_dtype d)
 	return d == SHS_GEN_F32_MASTER ? "f32-master" : "bf16";
 }
 
-static json_t *config_json(const shs_gen_config *c)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "name", json_string(c->name));
-	json_object_set_new(o, "kind", json_string(kind_name(c->kind)));
-	json_object_set_new(o, "vocab", json_integer(c->vocab));
-	json_object_set_new(o, "d_model", json_integer(c->d_model));
-	json_object_set_new(o, "d_ff", json_integer(c->d_ff));
-	json_object_set_new(o, "layers", json_integer(c->layers));
-	json_object_set_new(o, "heads", json_integer(c->heads));
-	json_object_set_new(o, "kv_heads", json_integer(c->kv_heads));
-	json_object_set_new(o, "head_dim", json_integer(c->head_dim));
-	json_object_set_new(o, "seq", json_integer(c->seq));
-	json_object_set_new(o, "batch", json_integer(c->batch));
-	json_object_set_new(o, "experts", json_integer(c->experts));
-	json_object_set_new(o, "top_k", json_integer(c->top_k));
-	json_object_set_new(o, "capacity_factor", json_real(c->capacity_factor));
-	json_object_set_new(o, "scan", json_boolean(c->scan));
-	json_object_set_new(o, "gated_mlp", json_boolean(c->gated_mlp));
-	json_object_set_new(o, "tied_embedding", json_boolean(c->tied_embedding));
-	json_object_set_new(o, "dtype", json_string(dtype_name(c->dtype)));
-	json_object_set_new(o, "norm_eps", json_real(c->norm_eps));
-	json_object_set_new(o, "learning_rate", json_real(c->learning_rate));
-	json_object_set_new(o, "adam_b1", json_real(c->adam_b1));
-	json_object_set_new(o, "adam_b2", json_real(c->adam_b2));
-	json_object_set_new(o, "adam_eps", json_real(c->adam_eps));
-	return o;
-}
-
 /* What was built and written, for the summary. */
 typedef struct gen_result {
 	const char *preset;
@@ -261,13 +231,13 @@ static int print_json(const gen_result *r)
 	json_object_set_new(o, "instructions", json_integer((json_int_t)r->st.instructions));
 	json_object_set_new(o, "computations", json_integer(r->st.computations));
 	json_object_set_new(o, "scan", json_boolean(r->c->scan));
-	json_object_set_new(o, "config", config_json(r->c));
+	json_object_set_new(o, "config", shs_gen_config_json(r->c));
 	if (r->out) {
 		json_object_set_new(o, "output", json_string(r->out));
 		json_object_set_new(o, "output_format", json_string(r->format == SHS_FORMAT_PROTO ? "proto" : "text"));
 		json_object_set_new(o, "output_bytes", json_integer(r->out_bytes));
 	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(o);
 	if (!s)
 		return SHS_ENOMEM;
@@ -282,8 +252,8 @@ static void print_text(const gen_result *r)
 
 	printf("model           %s (%s, %s, %s)\n", c->name, kind_name(c->kind),
 	       c->scan ? "scanned" : "unrolled", dtype_name(c->dtype));
-	printf("parameters      %.3fe9 (%.0f), %.3fe9 in matmuls\n", r->st.params / GIGA,
-	       r->st.params, r->st.matmul_params / GIGA);
+	printf("parameters      %.0f (%.4g), %.0f in matmuls\n", r->st.params, r->st.params,
+	       r->st.matmul_params);
 	printf("tokens          %.0f per step\n", r->st.tokens);
 	printf("dot FLOPs       %.6g per step (forward + backward)\n", r->st.flops);
 	printf("instructions    %llu in %u computations\n", (unsigned long long)r->st.instructions,

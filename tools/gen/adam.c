@@ -1,7 +1,30 @@
-/* Adam with bias correction: first and second moments and the parameter update, per parameter. */
+/* AdamW with bias correction and global-norm gradient clipping, per parameter. */
 #include "model_internal.h"
 
-void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, shs_gen_adam *out)
+/* min(1, clip / ||grads||) over all gradients, as an f32 scalar. */
+static shs_v clip_scale(shs_gen_ctx *x, const shs_v *grads, uint32_t n)
+{
+	shs_gb *g = &x->g;
+	double clip = x->cfg->grad_clip;
+	shs_v total = shs_gb_const(g, SHS_F32, 0.0), norm;
+
+	shs_gb_push(g, "clip");
+	for (uint32_t k = 0; k < n; k++) {
+		shs_v gf = shs_gb_convert(g, grads[k], SHS_F32);
+		shs_gdims all = { .n = shs_gb_dims(g, gf).n };
+		for (uint32_t d = 0; d < all.n; d++)
+			all.d[d] = d;
+		total = shs_gb_add(g, total, shs_gb_sum(g, shs_gb_mul(g, gf, gf), all));
+	}
+	norm = shs_gb_unary(g, SHS_OP_SQRT, total);
+	norm = shs_gb_binary(g, SHS_OP_MAXIMUM, norm, shs_gb_const(g, SHS_F32, clip));
+	total = shs_gb_div(g, shs_gb_const(g, SHS_F32, clip), norm);
+	shs_gb_pop(g);
+	return total;
+}
+
+void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, const shs_v *grads, uint32_t n,
+			  shs_gen_adam *out)
 {
 	shs_gb *g = &x->g;
 	shs_v t;
@@ -14,6 +37,8 @@ void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, shs_gen_adam *out)
 			      shs_gb_binary(g, SHS_OP_POWER, shs_gb_const(g, SHS_F32, x->cfg->adam_b2), t));
 	out->bc1 = shs_gb_convert(g, out->bc1, x->wtype);
 	out->bc2 = shs_gb_convert(g, out->bc2, x->wtype);
+	out->clip = x->cfg->grad_clip > 0 ? shs_gb_convert(g, clip_scale(x, grads, n), x->wtype) : 0;
+	out->clipped = x->cfg->grad_clip > 0;
 	shs_gb_pop(g);
 }
 
@@ -29,13 +54,18 @@ void shs_gen_adam_update(shs_gen_ctx *x, const shs_gen_adam *a, shs_v p, shs_v g
 	shs_gb *g = &x->g;
 	const shs_gen_config *c = x->cfg;
 	shs_gdims d = shs_gb_dims(g, p);
-	shs_v gr = shs_gb_convert(g, grad, x->wtype), mhat, vhat, den;
+	shs_v gr = shs_gb_convert(g, grad, x->wtype), mhat, vhat, den, upd;
 
+	if (a->clipped)
+		gr = shs_gb_mul(g, gr, shs_gb_broadcast(g, a->clip, d, GD()));
 	out[1] = ema(g, mu, gr, c->adam_b1);
 	out[2] = ema(g, nu, shs_gb_mul(g, gr, gr), c->adam_b2);
 	mhat = shs_gb_div(g, out[1], shs_gb_broadcast(g, a->bc1, d, GD()));
 	vhat = shs_gb_div(g, out[2], shs_gb_broadcast(g, a->bc2, d, GD()));
 	den = shs_gb_add(g, shs_gb_unary(g, SHS_OP_SQRT, vhat),
 			 shs_gb_splat(g, x->wtype, c->adam_eps, d));
-	out[0] = shs_gb_sub(g, p, shs_gb_scale(g, shs_gb_div(g, mhat, den), c->learning_rate));
+	upd = shs_gb_div(g, mhat, den);
+	if (c->weight_decay > 0)
+		upd = shs_gb_add(g, upd, shs_gb_scale(g, p, c->weight_decay));
+	out[0] = shs_gb_sub(g, p, shs_gb_scale(g, upd, c->learning_rate));
 }

@@ -36,6 +36,8 @@ static const shs__gen_key KEYS[] = {
 	REAL_KEY(adam_b1),
 	REAL_KEY(adam_b2),
 	REAL_KEY(adam_eps),
+	REAL_KEY(weight_decay),
+	REAL_KEY(grad_clip),
 	BOOL_KEY(scan),
 	BOOL_KEY(gated_mlp),
 	BOOL_KEY(tied_embedding),
@@ -44,6 +46,12 @@ static const shs__gen_key KEYS[] = {
 };
 
 enum { N_KEYS = sizeof(KEYS) / sizeof(KEYS[0]) };
+
+const shs__gen_key *shs__gen_keys(size_t *n)
+{
+	*n = N_KEYS;
+	return KEYS;
+}
 
 const shs__gen_key *shs__gen_key_find(const char *name)
 {

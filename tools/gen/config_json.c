@@ -187,3 +187,37 @@ out_close:
 	fclose(f);
 	return rc;
 }
+
+/* One key's value as JSON. */
+static json_t *key_json(const shs__gen_key *k, const shs_gen_config *c)
+{
+	const char *field = (const char *)c + k->offset;
+
+	switch (k->type) {
+	case SHS__KEY_INT: return json_integer(*(const int64_t *)(const void *)field);
+	case SHS__KEY_REAL: return json_real(*(const double *)(const void *)field);
+	case SHS__KEY_BOOL: return json_boolean(*(const bool *)(const void *)field);
+	case SHS__KEY_DTYPE:
+		return json_string(*(const shs_gen_dtype *)(const void *)field == SHS_GEN_F32_MASTER ?
+					   "f32-master" : "bf16");
+	case SHS__KEY_NAME: return json_string(field);
+	}
+	return NULL;
+}
+
+json_t *shs_gen_config_json(const shs_gen_config *c)
+{
+	json_t *o = json_object();
+	size_t n;
+	const shs__gen_key *keys = shs__gen_keys(&n);
+	int bad = !o || json_object_set_new(o, "kind", json_string(c->kind == SHS_GEN_MLP_ONLY ?
+									 "mlp-only" : "transformer"));
+
+	for (size_t i = 0; !bad && i < n; i++)
+		bad = json_object_set_new(o, keys[i].name, key_json(&keys[i], c));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}

@@ -24,6 +24,9 @@ typedef struct shs__gen_key {
 	int64_t min;
 } shs__gen_key;
 
+/* All keys, in the order --help lists them; *n receives their count. Static storage. */
+const shs__gen_key *shs__gen_keys(size_t *n);
+
 /* The key named name, or NULL; static storage. */
 const shs__gen_key *shs__gen_key_find(const char *name);
 

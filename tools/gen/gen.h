@@ -23,7 +23,7 @@ typedef enum shs_gen_dtype {
 enum { SHS_GEN_NAME_MAX = 64 };
 
 /* A model and its training step. Keys of --set and of a JSON config are the field names, except
- * kind (from the preset) and name. batch counts sequences of seq tokens; for mlp-only it counts
+ * kind, which comes from the preset. batch counts sequences of seq tokens; for mlp-only it counts
  * tokens and seq is 1. experts == 0 means dense MLP layers. */
 typedef struct shs_gen_config {
 	char name[SHS_GEN_NAME_MAX]; /* preset name or the config file's "name"; the module's name */
@@ -38,6 +38,8 @@ typedef struct shs_gen_config {
 	bool tied_embedding;      /* logits use the embedding table */
 	shs_gen_dtype dtype;
 	double norm_eps, learning_rate, adam_b1, adam_b2, adam_eps;
+	double weight_decay;      /* AdamW's decoupled decay (0: plain Adam) */
+	double grad_clip;         /* clip gradients to this global norm (0: no clipping) */
 } shs_gen_config;
 
 /* What the built module holds, measured on the module itself. */
@@ -67,6 +69,11 @@ int shs_gen_config_set(shs_gen_config *c, const char *key, const char *value, sh
  * numbers, booleans or strings. Errors name path and the member. Returns SHS_OK, SHS_EIO,
  * SHS_EPARSE or SHS_EINVAL; *out is unchanged on error. */
 int shs_gen_config_load_json(const char *path, shs_gen_config *out, shs_err *e);
+
+/* c as a JSON object (jansson's json_t; caller releases it with json_decref): "kind" and every
+ * key of shs_gen_config_set with its value, numbers as numbers. NULL when out of memory. */
+struct json_t;
+struct json_t *shs_gen_config_json(const shs_gen_config *c);
 
 /* Checks that c describes a buildable model: positive sizes, heads divisible by kv_heads,
  * top_k <= experts, every tensor of the step small enough to count in int64. Returns SHS_OK or

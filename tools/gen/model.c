@@ -150,7 +150,7 @@ static void optimizer(shs_gen_ctx *x, const weights *ws, entry *en)
 	uint32_t n = ws->n;
 	shs_v r[3];
 
-	shs_gen_adam_prepare(x, en->step, &adam);
+	shs_gen_adam_prepare(x, en->step, en->grads, n, &adam);
 	for (uint32_t k = 0; k < n; k++) {
 		shs_gb_push(&x->g, "optimizer/%s", ws->w[k].path);
 		shs_gen_adam_update(x, &adam, en->p[k], en->grads[k], en->mu[k], en->nu[k], r);

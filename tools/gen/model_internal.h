@@ -101,12 +101,15 @@ shs_v shs_gen_loss(shs_gen_ctx *x, shs_v y, shs_v w, shs_v targets, shs_v *dy, s
 /* The squared error 0.5 * mean((out - target)^2) of the book's model; sets *dout. */
 shs_v shs_gen_mse(shs_gen_ctx *x, shs_v out, shs_v target, shs_v *dout);
 
-/* Adam: the bias corrections 1 - b1^t and 1 - b2^t of step t = step + 1 (parameter type),
- * computed once; then per parameter the new (param, mu, nu) into out[0..3). */
+/* AdamW: the bias corrections 1 - b1^t and 1 - b2^t of step t = step + 1 and the gradient
+ * clipping factor min(1, grad_clip / global norm of grads[n]) (parameter type), computed once;
+ * then per parameter the new (param, mu, nu) into out[0..3). */
 typedef struct shs_gen_adam {
-	shs_v bc1, bc2;
+	shs_v bc1, bc2, clip;
+	bool clipped;
 } shs_gen_adam;
-void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, shs_gen_adam *out);
+void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, const shs_v *grads, uint32_t n,
+			  shs_gen_adam *out);
 void shs_gen_adam_update(shs_gen_ctx *x, const shs_gen_adam *a, shs_v p, shs_v grad, shs_v mu,
 			 shs_v nu, shs_v out[3]);
 

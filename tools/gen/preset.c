@@ -11,6 +11,8 @@ static const double DEFAULT_LEARNING_RATE = 1e-4;
 static const double DEFAULT_ADAM_B1 = 0.9;
 static const double DEFAULT_ADAM_B2 = 0.95;
 static const double DEFAULT_ADAM_EPS = 1e-8;
+static const double DEFAULT_WEIGHT_DECAY = 0.1;
+static const double DEFAULT_GRAD_CLIP = 1.0;
 
 enum { PRESET_LIST_MAX = 512 };
 
@@ -95,6 +97,8 @@ static void fill(const preset *p, shs_gen_config *out)
 	out->adam_b1 = DEFAULT_ADAM_B1;
 	out->adam_b2 = DEFAULT_ADAM_B2;
 	out->adam_eps = DEFAULT_ADAM_EPS;
+	out->weight_decay = DEFAULT_WEIGHT_DECAY;
+	out->grad_clip = DEFAULT_GRAD_CLIP;
 }
 
 /* "a, b, c" of all preset names into buf. */
