@@ -129,12 +129,13 @@ int shs__gb_array_shape(shs_gb *g, shs_shape *s, int32_t type, shs_gdims d)
 	memset(s, 0, sizeof(*s));
 	s->type = type;
 	s->rank = d.n;
+	if (!d.n)
+		return SHS_OK; /* scalars carry no layout, as XLA prints them */
 	s->layout = shs_arena_calloc(a, 1, sizeof(*s->layout));
-	if (d.n) {
-		s->dims = shs_arena_memdup(a, d.d, d.n * sizeof(int64_t));
+	s->dims = shs_arena_memdup(a, d.d, d.n * sizeof(int64_t));
+	if (s->layout)
 		s->layout->minor_to_major.v = shs_arena_alloc(a, d.n * sizeof(int64_t));
-	}
-	if (!s->layout || (d.n && (!s->dims || !s->layout->minor_to_major.v))) {
+	if (!s->layout || !s->dims || !s->layout->minor_to_major.v) {
 		shs_gb_fail(g, SHS_ENOMEM, "out of memory");
 		return SHS_ENOMEM;
 	}
@@ -280,4 +281,35 @@ shs_v shs_gb_const(shs_gb *g, int32_t type, double value)
 	if (shs__gb_array_shape(g, &i->shape, type, GD()) != SHS_OK)
 		return 0;
 	return shs__gb_add(g, i, NULL);
+}
+
+/* name with its ".N" suffix replaced by ".id", in the module's arena. */
+static const char *renamed(shs_gb *g, const char *name, int64_t id)
+{
+	const char *dot = strrchr(name, '.');
+	size_t base = dot ? (size_t)(dot - name) : strlen(name);
+	char buf[SHS_GB_SCOPE_MAX];
+	const char *out;
+
+	snprintf(buf, sizeof(buf), "%.*s.%lld", (int)(base < sizeof(buf) / 2 ? base : sizeof(buf) / 2),
+		 name, (long long)id);
+	out = shs_arena_strdup(g->m->arena, buf);
+	if (!out)
+		shs_gb_fail(g, SHS_ENOMEM, "out of memory");
+	return out ? out : name;
+}
+
+void shs_gb_renumber(shs_gb *g)
+{
+	int64_t next = 1;
+
+	for (uint32_t k = 0; k < g->m->n_comps && g->rc == SHS_OK; k++) {
+		shs_computation *c = g->m->comps[k];
+		c->id = (int64_t)k + 1;
+		c->name = renamed(g, c->name, c->id);
+		for (uint32_t j = 0; j < c->n_instrs; j++) {
+			c->instrs[j]->id = next++;
+			c->instrs[j]->name = renamed(g, c->instrs[j]->name, c->instrs[j]->id);
+		}
+	}
 }

@@ -63,6 +63,10 @@ void shs_gb_begin(shs_gb *g, shs_gb_frame *saved, const char *name);
  * Returns its index in m->comps (0 on error). */
 uint32_t shs_gb_end(shs_gb *g, const shs_gb_frame *saved, shs_v root);
 
+/* Gives computations ids 1.. in module order and instructions 1.. in module then computation
+ * order, as the HLO text parser numbers them, and makes every ".N" name suffix the new id. */
+void shs_gb_renumber(shs_gb *g);
+
 /* Metadata scope: push appends "/part" (printf-style, may hold slashes) to the op_name prefix;
  * pop undoes the last push. */
 void shs_gb_push(shs_gb *g, const char *fmt, ...) SHS_PRINTF(2, 3);

@@ -314,6 +314,7 @@ int shs_gen_module(const shs_gen_config *c, shs_module **out, shs_gen_stats *sta
 	m->name = shs_arena_strdup(m->arena, c->name[0] ? c->name : "train_step");
 	m->style = (shs_text_style){ .percent = true, .operand_shapes = true, .signatures = true };
 	build_entry(&x, &ws, &en);
+	shs_gb_renumber(&x.g);
 	rc = x.g.rc;
 	if (rc == SHS_OK && (!m->name || set_aliases(m, 1 + 3 * ws.n) != SHS_OK ||
 			     set_entry_layout(m) != SHS_OK))
