@@ -171,5 +171,13 @@ has "$tmp/err" "x.pb"
 [ -e "$tmp/no/such/dir/x.pb" ] && bad "gen left output in a missing directory" || ok
 ls "$tmp" | grep -q '\.tmp\.' && bad "gen left temporary files behind" || ok
 
+# every preset at its published size, unrolled (protobuf) and scanned (text), agrees with info
+for preset in $("$ss" gen --list); do
+	gen_vs_info "$tmp/$preset.pb" "$preset"
+	rm -f "$tmp/$preset.pb"
+	gen_vs_info "$tmp/$preset-scan.hlo" "$preset" --scan
+	rm -f "$tmp/$preset-scan.hlo"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
