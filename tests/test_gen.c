@@ -105,15 +105,6 @@ static double matmul_params(const dims *d)
 	return ff_params(d) + attn_params(d) + d->V * d->D;
 }
 
-static shs_gen_config preset(const char *name)
-{
-	shs_gen_config c;
-	shs_err e = { 0 };
-
-	memset(&c, 0, sizeof(c));
-	SHS_ASSERT_OK(shs_gen_preset(name, &c, &e), &e);
-	return c;
-}
 
 static void set(shs_gen_config *c, const char *key, const char *value)
 {
@@ -153,7 +144,7 @@ static shs_module *build(const shs_gen_config *c, shs_gen_stats *st)
 /* Builds preset d at batch 1 and a short sequence and checks both parameter counts. */
 static void params_match(const dims *d)
 {
-	shs_gen_config c = preset(d->preset);
+	shs_gen_config c = shs_test_preset(d->preset);
 	shs_gen_stats st;
 	shs_module *m;
 
@@ -219,7 +210,7 @@ static void mixtral_params(void)
 static void mlp_only_params(void)
 {
 	const dims *d = &MLP_ONLY;
-	shs_gen_config c = preset(d->preset);
+	shs_gen_config c = shs_test_preset(d->preset);
 	shs_gen_stats st;
 	shs_module *m;
 
@@ -263,7 +254,7 @@ static double flops_of(const shs_gen_config *c)
 /* At the preset's own batch and seq: the formula, unrolled and scanned, and the two agree. */
 static void flops_match(const char *name)
 {
-	shs_gen_config c = preset(name);
+	shs_gen_config c = shs_test_preset(name);
 	double unrolled, scanned;
 
 	unrolled = flops_of(&c);
@@ -359,7 +350,7 @@ static uint64_t *hashes(const shs_module *m)
 
 static shs_module *small_llama(bool scan, const char *layers)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 
 	shrink(&c, layers);
 	set(&c, "scan", scan ? "true" : "false");
@@ -466,7 +457,7 @@ static void round_trip_module(const shs_module *m, const shs_gen_config *c)
 /* One preset in one form, shrunk: builds, verifies and round-trips. */
 static void round_trips(const char *name, bool scan)
 {
-	shs_gen_config c = preset(name);
+	shs_gen_config c = shs_test_preset(name);
 	shs_module *m;
 
 	shrink(&c, SMALL_LAYERS);
@@ -637,7 +628,7 @@ static void scanned_structure(void)
 
 static void mlp_only_structure(void)
 {
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 	shs_module *m;
 
 	shrink(&c, STRUCT_LAYERS);
@@ -687,7 +678,7 @@ static void dots_bf16(const shs_module *m)
 
 static void dtypes(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 	uint32_t P = llama_weights(STRUCT_L);
 	shs_module *m;
 
@@ -709,7 +700,7 @@ static void dtypes(void)
 
 static void bad_heads_rejected(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 	shs_module sentinel, *m = &sentinel;
 	shs_err e = { 0 };
 
@@ -750,7 +741,7 @@ static void adam_ops(const shs_module *m, uint32_t P, bool clipped)
 /* The llama config of the structural tests, with gradient clipping on or off. */
 static shs_module *small_llama_clip(bool scan, bool clip)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 
 	shrink(&c, STRUCT_LAYERS);
 	set(&c, "scan", scan ? "true" : "false");
@@ -762,7 +753,7 @@ static shs_module *small_llama_clip(bool scan, bool clip)
 
 static void adam_sanity(void)
 {
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 	shs_module *m;
 
 	for (int clip = 0; clip < 2; clip++) {

@@ -18,15 +18,6 @@ enum { PATH_MAX_LEN = 4096, LONG_NAME_LEN = 80, N_PRESETS_PUBLISHED = 7 };
 		CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(h_, n_));                                    \
 	} while (0)
 
-static shs_gen_config preset(const char *name)
-{
-	shs_gen_config c;
-	shs_err e = { 0 };
-
-	memset(&c, 0, sizeof(c));
-	SHS_ASSERT_OK(shs_gen_preset(name, &c, &e), &e);
-	return c;
-}
 
 /* Writes text to a fresh temp file genconfig-NAME; its path goes into path. */
 static void write_tmp(const char *name, const char *text, char path[PATH_MAX_LEN])
@@ -45,7 +36,7 @@ static void write_tmp(const char *name, const char *text, char path[PATH_MAX_LEN
 /* shs_gen_config_set must fail with SHS_EINVAL, leave c as it was and say want. */
 static void set_fails(const char *key, const char *value, const char *want)
 {
-	shs_gen_config c = preset("llama3-8b"), before = c;
+	shs_gen_config c = shs_test_preset("llama3-8b"), before = c;
 	shs_err e = { 0 };
 
 	SHS_ASSERT_INT_EQ(shs_gen_config_set(&c, key, value, &e), SHS_EINVAL);
@@ -58,7 +49,7 @@ static void set_fails(const char *key, const char *value, const char *want)
 static void json_fails(const char *name, const char *text, int code, const char *want)
 {
 	char path[PATH_MAX_LEN];
-	shs_gen_config c = preset("llama3-8b"), before = c;
+	shs_gen_config c = shs_test_preset("llama3-8b"), before = c;
 	shs_err e = { 0 };
 
 	write_tmp(name, text, path);
@@ -83,7 +74,7 @@ static void every_preset_loads_and_checks(void)
 	size_t n = 0;
 
 	for (; names[n]; n++) {
-		shs_gen_config c = preset(names[n]);
+		shs_gen_config c = shs_test_preset(names[n]);
 		shs_err e = { 0 };
 
 		SHS_ASSERT_STR_EQ(c.name, names[n]);
@@ -95,7 +86,7 @@ static void every_preset_loads_and_checks(void)
 
 static void llama2_13b_is_the_books_problem(void)
 {
-	shs_gen_config c = preset("llama2-13b");
+	shs_gen_config c = shs_test_preset("llama2-13b");
 
 	SHS_ASSERT_INT_EQ(c.kind, SHS_GEN_TRANSFORMER);
 	SHS_ASSERT_INT_EQ(c.layers, 40);
@@ -114,7 +105,7 @@ static void llama2_13b_is_the_books_problem(void)
 
 static void llama3_presets_have_published_dims(void)
 {
-	shs_gen_config s = preset("llama3-8b"), m = preset("llama3-70b"), l = preset("llama3-405b");
+	shs_gen_config s = shs_test_preset("llama3-8b"), m = shs_test_preset("llama3-70b"), l = shs_test_preset("llama3-405b");
 
 	SHS_ASSERT_INT_EQ(s.layers, 32);
 	SHS_ASSERT_INT_EQ(s.d_ff, 14336);
@@ -137,7 +128,7 @@ static void llama3_presets_have_published_dims(void)
 
 static void gpt3_is_plain_tied_and_short(void)
 {
-	shs_gen_config c = preset("gpt3-175b");
+	shs_gen_config c = shs_test_preset("gpt3-175b");
 
 	SHS_ASSERT_INT_EQ(c.layers, 96);
 	SHS_ASSERT_INT_EQ(c.d_model, 12288);
@@ -153,7 +144,7 @@ static void gpt3_is_plain_tied_and_short(void)
 
 static void mixtral_has_eight_experts_top_two(void)
 {
-	shs_gen_config c = preset("mixtral-8x7b");
+	shs_gen_config c = shs_test_preset("mixtral-8x7b");
 
 	SHS_ASSERT_INT_EQ(c.experts, 8);
 	SHS_ASSERT_INT_EQ(c.top_k, 2);
@@ -165,7 +156,7 @@ static void mixtral_has_eight_experts_top_two(void)
 
 static void mlp_only_is_the_books_model(void)
 {
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 
 	SHS_ASSERT_INT_EQ(c.kind, SHS_GEN_MLP_ONLY);
 	SHS_ASSERT_INT_EQ(c.dtype, SHS_GEN_BF16);
@@ -181,7 +172,7 @@ static void mlp_only_is_the_books_model(void)
 
 static void transformer_presets_share_defaults(void)
 {
-	shs_gen_config c = preset("llama3-70b");
+	shs_gen_config c = shs_test_preset("llama3-70b");
 
 	SHS_ASSERT_INT_EQ(c.dtype, SHS_GEN_F32_MASTER);
 	SHS_ASSERT_INT_EQ(c.top_k, 0);
@@ -195,7 +186,7 @@ static void transformer_presets_share_defaults(void)
 
 static void unknown_preset_lists_the_presets(void)
 {
-	shs_gen_config c = preset("llama3-8b"), before = c;
+	shs_gen_config c = shs_test_preset("llama3-8b"), before = c;
 	const char *const *names = shs_gen_preset_names();
 	shs_err e = { 0 };
 
@@ -209,7 +200,7 @@ static void unknown_preset_lists_the_presets(void)
 
 static void set_writes_each_key_kind(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 	shs_err e = { 0 };
 
 	SHS_ASSERT_OK(shs_gen_config_set(&c, "d_model", "8192", &e), &e);
@@ -295,7 +286,7 @@ static void set_rejects_bad_reals_bools_and_dtypes(void)
 static void set_accepts_only_safe_names(void)
 {
 	char longest[SHS_GEN_NAME_MAX], too_long[LONG_NAME_LEN];
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 	shs_err e = { 0 };
 
 	memset(longest, 'a', sizeof(longest) - 1);
@@ -315,7 +306,7 @@ static void set_accepts_only_safe_names(void)
 static void json_applies_preset_then_members(void)
 {
 	char path[PATH_MAX_LEN];
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 	shs_err e = { 0 };
 
 	write_tmp("good.json",
@@ -341,7 +332,7 @@ static void json_applies_preset_then_members(void)
 static void json_without_preset_starts_from_the_given_config(void)
 {
 	char path[PATH_MAX_LEN];
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 	shs_err e = { 0 };
 
 	write_tmp("nopreset.json", "{\"batch\": 25600, \"d_model\": 1024}", path);
@@ -359,7 +350,7 @@ static void json_without_preset_starts_from_the_given_config(void)
 static void json_missing_file_is_an_io_error(void)
 {
 	char path[PATH_MAX_LEN];
-	shs_gen_config c = preset("llama3-8b"), before = c;
+	shs_gen_config c = shs_test_preset("llama3-8b"), before = c;
 	shs_err e = { 0 };
 
 	snprintf(path, sizeof(path), "%s", shs_test_tmp_path("no-such-config.json"));
@@ -439,7 +430,7 @@ static void check_requires_positive_sizes(void)
 	char want[PATH_MAX_LEN];
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		shs_gen_config c = preset("llama3-8b");
+		shs_gen_config c = shs_test_preset("llama3-8b");
 		int64_t *const values[] = { &c.vocab, &c.d_model, &c.d_ff, &c.layers, &c.heads,
 					    &c.kv_heads, &c.head_dim, &c.seq, &c.batch };
 
@@ -451,7 +442,7 @@ static void check_requires_positive_sizes(void)
 
 static void check_heads_divisible_by_kv_heads(void)
 {
-	shs_gen_config c = preset("llama2-13b");
+	shs_gen_config c = shs_test_preset("llama2-13b");
 
 	c.kv_heads = 6;
 	check_fails(&c, "heads (40) must be a multiple of kv_heads (6)");
@@ -461,7 +452,7 @@ static void check_heads_divisible_by_kv_heads(void)
 
 static void check_experts_and_top_k(void)
 {
-	shs_gen_config c = preset("mixtral-8x7b");
+	shs_gen_config c = shs_test_preset("mixtral-8x7b");
 	shs_err e = { 0 };
 
 	c.experts = 1;
@@ -481,7 +472,7 @@ static void check_experts_and_top_k(void)
 
 static void check_optimizer_constants(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 
 	c.adam_b1 = 1;
 	check_fails(&c, "adam_b1 must be < 1 (got 1)");
@@ -501,26 +492,26 @@ static void check_optimizer_constants(void)
 
 static void check_rejects_tensors_too_big_to_count(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 	shs_err e = { 0 };
 
 	c.seq = INT64_C(1) << 31;
 	c.batch = INT64_C(1) << 31;
 	check_fails(&c,
 		    "activations tensor batch*seq*d_model = 2147483648*2147483648*4096 has 2^62");
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.seq = INT64_C(1) << 20;
 	c.batch = INT64_C(1) << 20;
 	check_fails(&c, "attention scores tensor batch*heads*seq*seq");
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.d_model = (INT64_C(1) << 40) + 1;
 	check_fails(&c, "d_model must be <= 2^40 (got 1099511627777)");
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.layers = 100001;
 	check_fails(&c, "layers must be <= 100000 (got 100001)");
 	c.layers = 100000;
 	SHS_ASSERT_OK(shs_gen_config_check(&c, &e), &e);
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.layers = 100000;
 	c.d_model = INT64_C(1) << 30;
 	c.d_ff = INT64_C(1) << 30;
@@ -529,18 +520,18 @@ static void check_rejects_tensors_too_big_to_count(void)
 
 static void check_bounds_moe_dispatch(void)
 {
-	shs_gen_config c = preset("mixtral-8x7b");
+	shs_gen_config c = shs_test_preset("mixtral-8x7b");
 
 	c.capacity_factor = 1e300;
 	check_fails(&c, "expert capacity ceil(top_k * seq * capacity_factor / experts)");
-	c = preset("mixtral-8x7b");
+	c = shs_test_preset("mixtral-8x7b");
 	c.capacity_factor = 1e9; /* capacity just under 2^40: fits one dim, not the dispatch mask */
 	check_fails(&c, "dispatch mask tensor batch*seq*experts*capacity");
 }
 
 static void check_mlp_only_ignores_attention_fields(void)
 {
-	shs_gen_config c = preset("mlp-only");
+	shs_gen_config c = shs_test_preset("mlp-only");
 	shs_err e = { 0 };
 
 	c.heads = 7; /* no attention: not checked against kv_heads = 0 */
@@ -548,7 +539,7 @@ static void check_mlp_only_ignores_attention_fields(void)
 	SHS_ASSERT_OK(shs_gen_config_check(&c, &e), &e);
 	c.d_ff = 0;
 	check_fails(&c, "d_ff must be >= 1 (got 0)");
-	c = preset("mlp-only");
+	c = shs_test_preset("mlp-only");
 	c.batch = INT64_C(1) << 35;
 	c.d_ff = INT64_C(1) << 30;
 	check_fails(&c, "mlp hidden tensor batch*d_ff = 34359738368*1073741824 has 2^62");
@@ -556,7 +547,7 @@ static void check_mlp_only_ignores_attention_fields(void)
 
 static void check_rejects_bad_name_kind_and_dtype(void)
 {
-	shs_gen_config c = preset("llama3-8b");
+	shs_gen_config c = shs_test_preset("llama3-8b");
 
 	memcpy(c.name, "a b", sizeof("a b"));
 	check_fails(&c, "name: 'a b' has character ' '");
@@ -564,10 +555,10 @@ static void check_rejects_bad_name_kind_and_dtype(void)
 	check_fails(&c, "name: must not be empty");
 	memset(c.name, 'x', sizeof(c.name));
 	check_fails(&c, "name is not NUL-terminated");
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.kind = (shs_gen_kind)7;
 	check_fails(&c, "kind 7 is not a model kind");
-	c = preset("llama3-8b");
+	c = shs_test_preset("llama3-8b");
 	c.dtype = (shs_gen_dtype)-1;
 	check_fails(&c, "dtype -1 is not a dtype");
 }

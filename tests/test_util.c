@@ -104,3 +104,13 @@ char **shs_test_corpus(size_t *n)
 		qsort(list, *n, sizeof(*list), cmp_str);
 	return list;
 }
+
+shs_gen_config shs_test_preset(const char *name)
+{
+	shs_gen_config c;
+	shs_err e = { 0 };
+
+	memset(&c, 0, sizeof(c));
+	SHS_ASSERT_OK(shs_gen_preset(name, &c, &e), &e);
+	return c;
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "gen.h"
 #include "io.h"
 #include "ir.h"
 
@@ -55,6 +56,9 @@ uint8_t *shs_test_read_file(const char *path, size_t *len);
 
 /* Parses HLO text given inline; fails the test on error. Caller frees with shs_module_free. */
 shs_module *shs_test_parse(const char *text);
+
+/* The generator preset name (fails the test when there is none). */
+shs_gen_config shs_test_preset(const char *name);
 
 /* Lists the .hlo files of ../shared/hlo and its xla-fuzz/ (paths, malloc'ed; caller frees
  * each and the array). */

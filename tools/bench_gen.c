@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "gen.h"
 #include "io.h"
 
@@ -14,21 +14,6 @@ enum { T_GEN, T_PROTO, T_TEXT, T_GEN_PROTO, N_TIMES };
 
 static const char *const stage_names[N_TIMES] = { "generate", "proto save", "text print",
 						  "gen+proto" };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* What one run measured besides its times. */
 typedef struct run_facts {
@@ -43,21 +28,21 @@ static int one_run(const shs_gen_config *c, double *t, run_facts *f, shs_err *e)
 	shs_module *m = NULL;
 	uint8_t *pb = NULL;
 	shs_buf text = { 0 };
-	double t0 = now_s();
+	double t0 = shs_bench_now();
 	int rc = shs_gen_module(c, &m, &f->st, e);
 
-	t[T_GEN] = now_s() - t0;
+	t[T_GEN] = shs_bench_now() - t0;
 	if (rc != SHS_OK)
 		return rc;
-	t0 = now_s();
+	t0 = shs_bench_now();
 	rc = shs_proto_save(m, m->from_hlo_proto, &pb, &f->proto_bytes, e);
-	t[T_PROTO] = now_s() - t0;
+	t[T_PROTO] = shs_bench_now() - t0;
 	t[T_GEN_PROTO] = t[T_GEN] + t[T_PROTO];
 	if (rc != SHS_OK)
 		goto out_free;
-	t0 = now_s();
+	t0 = shs_bench_now();
 	shs_text_print(&text, m, NULL);
-	t[T_TEXT] = now_s() - t0;
+	t[T_TEXT] = shs_bench_now() - t0;
 	f->text_bytes = text.len;
 	if (text.oom)
 		rc = shs_seterr(e, SHS_ENOMEM, "out of memory printing the module");
@@ -74,7 +59,7 @@ static void print_figures(const shs_gen_config *c, double *const *t, int runs, c
 	double med[N_TIMES], min[N_TIMES];
 
 	for (int s = 0; s < N_TIMES; s++) {
-		qsort(t[s], (size_t)runs, sizeof(*t[s]), cmp_double);
+		qsort(t[s], (size_t)runs, sizeof(*t[s]), shs_bench_cmp_double);
 		med[s] = t[s][runs / 2];
 		min[s] = t[s][0];
 	}

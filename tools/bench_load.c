@@ -2,26 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "io.h"
 
 enum { DEFAULT_RUNS = 21 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -54,18 +39,18 @@ static double median_load(const void *buf, size_t len, bool text, int runs)
 	for (int r = 0; r < runs; r++) {
 		shs_module *m = NULL;
 		shs_err e = { 0 };
-		double t0 = now_s();
+		double t0 = shs_bench_now();
 		int rc = text ? shs_text_load(buf, len, "bench", &m, &e)
 			      : shs_proto_load(buf, len, "bench", &m, &e);
 
-		t[r] = now_s() - t0;
+		t[r] = shs_bench_now() - t0;
 		shs_module_free(m);
 		if (rc != SHS_OK) {
 			fprintf(stderr, "bench_load: %s\n", e.msg);
 			goto out;
 		}
 	}
-	qsort(t, (size_t)runs, sizeof(*t), cmp_double);
+	qsort(t, (size_t)runs, sizeof(*t), shs_bench_cmp_double);
 	med = t[runs / 2];
 out:
 	free(t);

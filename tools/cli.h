@@ -22,6 +22,11 @@ bool shs_cli_format(const char *s, shs_format *fmt);
  * shs_module_free) or NULL. */
 shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify);
 
+/* Prints JSON object o to stdout with two-space indents, reals to precision significant digits,
+ * and releases o (which may be NULL after a failed allocation). Returns SHS_OK or SHS_ENOMEM. */
+struct json_t;
+int shs_cli_put_json(struct json_t *o, int precision);
+
 /* Prints "shardsearch: CMD: msg" and a pointer to --help to stderr; returns SHS_EXIT_USAGE. */
 int shs_cli_usage_error(const char *cmd, const char *fmt, ...) SHS_PRINTF(2, 3);
 

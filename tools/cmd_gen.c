@@ -49,6 +49,9 @@ static const char usage_head[] =
 	"batch counts sequences of seq tokens; for mlp-only it counts tokens (seq is 1).\n"
 	"\n";
 
+/* Significant digits of reals in --json: the config's 1e-06 prints as itself. */
+enum { GEN_JSON_PRECISION = 15 };
+
 static const char usage_tail[] =
 	"\n"
 	"example:\n"
@@ -220,7 +223,6 @@ typedef struct gen_result {
 static int print_json(const gen_result *r)
 {
 	json_t *o = json_object();
-	char *s;
 
 	json_object_set_new(o, "preset", json_string(r->preset));
 	json_object_set_new(o, "name", json_string(r->c->name));
@@ -237,13 +239,7 @@ static int print_json(const gen_result *r)
 		json_object_set_new(o, "output_format", json_string(r->format == SHS_FORMAT_PROTO ? "proto" : "text"));
 		json_object_set_new(o, "output_bytes", json_integer(r->out_bytes));
 	}
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	json_decref(o);
-	if (!s)
-		return SHS_ENOMEM;
-	puts(s);
-	free(s);
-	return SHS_OK;
+	return shs_cli_put_json(o, GEN_JSON_PRECISION);
 }
 
 static void print_text(const gen_result *r)

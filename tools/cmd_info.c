@@ -19,7 +19,7 @@ static const char usage[] =
 	"           opcodes (opcode -> count), parameters, parameter_bytes, dot_flops,\n"
 	"           unknown_trip_counts, distinct_computations\n";
 
-enum { LINE_WIDTH = 100 };
+enum { LINE_WIDTH = 100, INFO_JSON_PRECISION = 17 /* exact counts */ };
 
 typedef struct facts {
 	const shs_module *m;
@@ -145,7 +145,6 @@ static int print_json(const facts *f, const char *format)
 	json_t *o = json_object(), *ops = json_object();
 	int order[SHS_OP_COUNT];
 	int n = sorted_opcodes(f, order);
-	char *s;
 
 	for (int k = 0; k < n; k++)
 		json_object_set_new(ops, shs_opcode_name((shs_opcode)order[k]),
@@ -160,13 +159,7 @@ static int print_json(const facts *f, const char *format)
 	json_object_set_new(o, "dot_flops", json_real(f->dot_flops));
 	json_object_set_new(o, "unknown_trip_counts", json_integer(f->unknown_loops));
 	json_object_set_new(o, "distinct_computations", json_integer(f->distinct));
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	json_decref(o);
-	if (!s)
-		return SHS_ENOMEM;
-	puts(s);
-	free(s);
-	return SHS_OK;
+	return shs_cli_put_json(o, INFO_JSON_PRECISION);
 }
 
 int shs_cmd_info(int argc, char **argv)

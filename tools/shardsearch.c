@@ -1,6 +1,8 @@
 /* The shardsearch command: dispatches to its subcommands. */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -60,6 +62,19 @@ shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify)
 		return NULL;
 	}
 	return m;
+}
+
+int shs_cli_put_json(json_t *o, int precision)
+{
+	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					    JSON_REAL_PRECISION(precision)) : NULL;
+
+	json_decref(o);
+	if (!s)
+		return SHS_ENOMEM;
+	puts(s);
+	free(s);
+	return SHS_OK;
 }
 
 int shs_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -100,6 +100,13 @@ static shs_v unrolled_bwd(shs_gen_ctx *x, shs_v dy, const shs_v *w, uint32_t n_w
 	return dy;
 }
 
+/* Start indices (index, 0, 0, ...) of one layer's slice of a rank-n stack. */
+static void layer_starts(shs_v *starts, uint32_t n, shs_v index, shs_v zero)
+{
+	for (uint32_t k = 0; k < n; k++)
+		starts[k] = k ? zero : index;
+}
+
 /* Slice `index` of stacked value v[L, ...] as [...]. */
 static shs_v unstack(shs_gb *g, shs_v v, shs_v index, shs_v zero)
 {
@@ -109,8 +116,7 @@ static shs_v unstack(shs_gb *g, shs_v v, shs_v index, shs_v zero)
 	if (g->rc != SHS_OK || !d.n)
 		return 0;
 	one.d[0] = 1;
-	for (uint32_t k = 0; k < d.n; k++)
-		starts[k] = k ? zero : index;
+	layer_starts(starts, d.n, index, zero);
 	for (uint32_t k = 1; k < d.n; k++)
 		inner.d[k - 1] = d.d[k];
 	return shs_gb_reshape(g, shs_gb_dynamic_slice(g, v, starts, one), inner);
@@ -125,8 +131,7 @@ static shs_v restack(shs_gb *g, shs_v stack, shs_v v, shs_v index, shs_v zero)
 	if (g->rc != SHS_OK || !d.n)
 		return 0;
 	one.d[0] = 1;
-	for (uint32_t k = 0; k < d.n; k++)
-		starts[k] = k ? zero : index;
+	layer_starts(starts, d.n, index, zero);
 	return shs_gb_dynamic_update_slice(g, stack, shs_gb_reshape(g, v, one), starts);
 }
 
