@@ -105,7 +105,8 @@ static void llama2_13b_is_the_books_problem(void)
 
 static void llama3_presets_have_published_dims(void)
 {
-	shs_gen_config s = shs_test_preset("llama3-8b"), m = shs_test_preset("llama3-70b"), l = shs_test_preset("llama3-405b");
+	shs_gen_config s = shs_test_preset("llama3-8b"), m = shs_test_preset("llama3-70b");
+	shs_gen_config l = shs_test_preset("llama3-405b");
 
 	SHS_ASSERT_INT_EQ(s.layers, 32);
 	SHS_ASSERT_INT_EQ(s.d_ff, 14336);
@@ -236,7 +237,8 @@ static void set_rejects_unknown_keys_listing_them(void)
 	set_fails("d_modle", "1", "unknown key 'd_modle'");
 	set_fails("kind", "1", "unknown key 'kind'");
 	set_fails("D_MODEL", "1", "keys: vocab, d_model, d_ff, layers");
-	set_fails("x", "1", "adam_eps, weight_decay, grad_clip, scan, gated_mlp, tied_embedding, dtype, name");
+	set_fails("x", "1",
+		  "adam_eps, weight_decay, grad_clip, scan, gated_mlp, tied_embedding, dtype, name");
 	set_fails(NULL, "1", "unknown key");
 	set_fails("layers", NULL, "layers: no value");
 }

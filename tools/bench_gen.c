@@ -118,7 +118,8 @@ int main(int argc, char **argv)
 		double tr[N_TIMES];
 
 		if (one_run(&c, tr, &f, &e) != SHS_OK) {
-			fprintf(stderr, "bench_gen: %s %s: %s\n", preset, scan ? "scanned" : "unrolled", e.msg);
+			fprintf(stderr, "bench_gen: %s %s: %s\n", preset,
+				scan ? "scanned" : "unrolled", e.msg);
 			goto out_free;
 		}
 		for (int s = 0; s < N_TIMES; s++)

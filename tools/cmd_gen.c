@@ -105,18 +105,22 @@ static int parse_args(int argc, char **argv, gen_args *a)
 				return shs_cli_usage_error("gen", "%s needs a value", s);
 			if (!strcmp(s, "--set")) {
 				if (!strchr(v, '='))
-					return shs_cli_usage_error("gen", "--set takes KEY=VALUE, not '%s'", v);
+					return shs_cli_usage_error("gen", "--set takes KEY=VALUE, not '%s'",
+								   v);
 				a->sets[a->n_sets++] = v;
 			} else if (!strcmp(s, "--format")) {
 				if (!shs_cli_format(v, &a->format))
-					return shs_cli_usage_error("gen", "--format takes proto or text, not '%s'", v);
+					return shs_cli_usage_error("gen", "--format takes proto or text, "
+								   "not '%s'", v);
 			} else if (!strcmp(s, "--config")) {
 				if (a->config)
-					return shs_cli_usage_error("gen", "--config given twice ('%s', '%s')", a->config, v);
+					return shs_cli_usage_error("gen", "--config given twice ('%s', '%s')",
+								   a->config, v);
 				a->config = v;
 			} else {
 				if (a->out)
-					return shs_cli_usage_error("gen", "-o given twice ('%s', '%s')", a->out, v);
+					return shs_cli_usage_error("gen", "-o given twice ('%s', '%s')",
+								   a->out, v);
 				a->out = v;
 			}
 		} else if (s[0] == '-' && s[1]) {
@@ -124,7 +128,8 @@ static int parse_args(int argc, char **argv, gen_args *a)
 		} else if (!a->preset) {
 			a->preset = s;
 		} else {
-			return shs_cli_usage_error("gen", "two presets ('%s', '%s'); give one", a->preset, s);
+			return shs_cli_usage_error("gen", "two presets ('%s', '%s'); give one",
+						   a->preset, s);
 		}
 	}
 	if (a->help || a->list)
@@ -136,7 +141,8 @@ static int parse_args(int argc, char **argv, gen_args *a)
 	if (a->out && a->format == SHS_FORMAT_AUTO) {
 		a->format = shs_format_from_path(a->out);
 		if (a->format == SHS_FORMAT_AUTO)
-			return shs_cli_usage_error("gen", "%s: cannot tell the output format from the extension; use .pb, .hlo or --format", a->out);
+			return shs_cli_usage_error("gen", "%s: cannot tell the output format from the "
+						   "extension; use .pb, .hlo or --format", a->out);
 	}
 	return SHS_EXIT_OK;
 }
@@ -187,7 +193,8 @@ static int make_config(const gen_args *a, shs_gen_config *c, char *preset, size_
 			if (named[0])
 				snprintf(preset, n, "%s", named);
 			else if (!a->preset)
-				rc = shs_seterr(e, SHS_EINVAL, "%s: no preset named (give PRESET or a \"preset\" member)", a->config);
+				rc = shs_seterr(e, SHS_EINVAL, "%s: no preset named (give PRESET or a "
+						"\"preset\" member)", a->config);
 		}
 	}
 	for (int k = 0; rc == SHS_OK && k < a->n_sets; k++)
@@ -236,7 +243,8 @@ static int print_json(const gen_result *r)
 	json_object_set_new(o, "config", shs_gen_config_json(r->c));
 	if (r->out) {
 		json_object_set_new(o, "output", json_string(r->out));
-		json_object_set_new(o, "output_format", json_string(r->format == SHS_FORMAT_PROTO ? "proto" : "text"));
+		json_object_set_new(o, "output_format",
+				    json_string(r->format == SHS_FORMAT_PROTO ? "proto" : "text"));
 		json_object_set_new(o, "output_bytes", json_integer(r->out_bytes));
 	}
 	return shs_cli_put_json(o, GEN_JSON_PRECISION);

@@ -23,6 +23,15 @@ static shs_v clip_scale(shs_gen_ctx *x, const shs_v *grads, uint32_t n)
 	return total;
 }
 
+/* 1 - b^t in the parameter type. */
+static shs_v bias_correction(shs_gen_ctx *x, double b, shs_v t)
+{
+	shs_gb *g = &x->g;
+	shs_v bt = shs_gb_binary(g, SHS_OP_POWER, shs_gb_const(g, SHS_F32, b), t);
+
+	return shs_gb_convert(g, shs_gb_sub(g, shs_gb_const(g, SHS_F32, 1.0), bt), x->wtype);
+}
+
 void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, const shs_v *grads, uint32_t n,
 			  shs_gen_adam *out)
 {
@@ -31,14 +40,10 @@ void shs_gen_adam_prepare(shs_gen_ctx *x, shs_v step, const shs_v *grads, uint32
 
 	shs_gb_push(g, "optimizer");
 	t = shs_gb_convert(g, shs_gb_add(g, step, shs_gb_const(g, SHS_S32, 1)), SHS_F32);
-	out->bc1 = shs_gb_sub(g, shs_gb_const(g, SHS_F32, 1.0),
-			      shs_gb_binary(g, SHS_OP_POWER, shs_gb_const(g, SHS_F32, x->cfg->adam_b1), t));
-	out->bc2 = shs_gb_sub(g, shs_gb_const(g, SHS_F32, 1.0),
-			      shs_gb_binary(g, SHS_OP_POWER, shs_gb_const(g, SHS_F32, x->cfg->adam_b2), t));
-	out->bc1 = shs_gb_convert(g, out->bc1, x->wtype);
-	out->bc2 = shs_gb_convert(g, out->bc2, x->wtype);
-	out->clip = x->cfg->grad_clip > 0 ? shs_gb_convert(g, clip_scale(x, grads, n), x->wtype) : 0;
+	out->bc1 = bias_correction(x, x->cfg->adam_b1, t);
+	out->bc2 = bias_correction(x, x->cfg->adam_b2, t);
 	out->clipped = x->cfg->grad_clip > 0;
+	out->clip = out->clipped ? shs_gb_convert(g, clip_scale(x, grads, n), x->wtype) : 0;
 	shs_gb_pop(g);
 }
 

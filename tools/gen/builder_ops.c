@@ -58,8 +58,8 @@ shs_v shs_gb_broadcast(shs_gb *g, shs_v v, shs_gdims dims, shs_gdims map)
 	}
 	for (uint32_t k = 0; k < map.n; k++)
 		if (dims.d[map.d[k]] != in.d[k]) {
-			shs_gb_fail(g, SHS_EINVAL, "broadcast: operand dim %u is %lld, result dim %lld is %lld",
-				    k, (long long)in.d[k], (long long)map.d[k],
+			shs_gb_fail(g, SHS_EINVAL,
+				    "broadcast: operand dim %u is %lld, result dim %lld is %lld", k, (long long)in.d[k], (long long)map.d[k],
 				    (long long)dims.d[map.d[k]]);
 			return 0;
 		}
@@ -195,8 +195,9 @@ shs_v shs_gb_dot(shs_gb *g, shs_v lhs, shs_v rhs, shs_gdims lhs_batch, shs_gdims
 	shs_instr *i = shs__gb_new(g, SHS_OP_DOT, ops, 2);
 	shs_gdims l = shs_gb_dims(g, lhs), r = shs_gb_dims(g, rhs), out = { 0 };
 
-	if (!i || !in_rank(g, "dot lhs", lhs_batch, l.n) || !in_rank(g, "dot lhs", lhs_contract, l.n) ||
-	    !in_rank(g, "dot rhs", rhs_batch, r.n) || !in_rank(g, "dot rhs", rhs_contract, r.n))
+	if (!i || !in_rank(g, "dot lhs", lhs_batch, l.n) ||
+	    !in_rank(g, "dot lhs", lhs_contract, l.n) || !in_rank(g, "dot rhs", rhs_batch, r.n) ||
+	    !in_rank(g, "dot rhs", rhs_contract, r.n))
 		return 0;
 	if (lhs_batch.n != rhs_batch.n || lhs_contract.n != rhs_contract.n) {
 		shs_gb_fail(g, SHS_EINVAL, "dot: batch or contracting dims do not pair up");
@@ -290,7 +291,8 @@ shs_v shs_gb_tuple(shs_gb *g, const shs_v *vals, uint32_t n)
 		return 0;
 	}
 	for (uint32_t k = 0; k < n; k++)
-		if (shs_shape_copy(g->m->arena, &i->shape.tuple[k], shs_gb_shape(g, vals[k])) != SHS_OK) {
+		if (shs_shape_copy(g->m->arena, &i->shape.tuple[k], shs_gb_shape(g, vals[k])) !=
+		    SHS_OK) {
 			shs_gb_fail(g, SHS_ENOMEM, "out of memory");
 			return 0;
 		}

@@ -32,7 +32,7 @@ typedef struct shs_gen_config {
 	int64_t heads, kv_heads, head_dim;
 	int64_t seq, batch;
 	int64_t experts, top_k;
-	double capacity_factor;   /* expert capacity = ceil(top_k * seq * capacity_factor / experts) */
+	double capacity_factor;   /* capacity = ceil(top_k * seq * capacity_factor / experts) */
 	bool scan;                /* one while loop over layer-stacked weights, else L copies */
 	bool gated_mlp;           /* SwiGLU (wi_0, wi_1, wo) rather than plain (wi, wo) with gelu */
 	bool tied_embedding;      /* logits use the embedding table */

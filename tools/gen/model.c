@@ -107,6 +107,7 @@ static void transformer_step(shs_gen_ctx *x, const weights *ws, entry *en)
 	const shs_gen_config *c = x->cfg;
 	uint32_t last = ws->n - 1, norm = c->tied_embedding ? last : last - 1;
 	shs_v emb = converted(x, en->p[0], "token_embedder"), y, yf, dyf, dy, dx0, dw_out, dE;
+	shs_v unembed;
 	shs_gen_layers *state = NULL;
 
 	shs_gb_push(g, "token_embedder");
@@ -116,8 +117,8 @@ static void transformer_step(shs_gen_ctx *x, const weights *ws, entry *en)
 	shs_gb_push(g, "decoder_norm");
 	yf = shs_gen_rms_fwd(x, y, en->p[norm]);
 	shs_gb_pop(g);
-	en->loss = shs_gen_loss(x, yf, c->tied_embedding ? emb : converted(x, en->p[last], "logits_dense"),
-				en->targets, &dyf, &dw_out);
+	unembed = c->tied_embedding ? emb : converted(x, en->p[last], "logits_dense");
+	en->loss = shs_gen_loss(x, yf, unembed, en->targets, &dyf, &dw_out);
 	shs_gb_push(g, "decoder_norm/grad");
 	dy = shs_gen_rms_bwd(x, y, en->p[norm], dyf, &en->grads[norm]);
 	shs_gb_pop(g);
@@ -172,8 +173,9 @@ static void data_params(shs_gen_ctx *x, int64_t first, entry *en)
 
 	shs_gb_push(g, "batch");
 	if (c->kind == SHS_GEN_MLP_ONLY) {
-		en->in = shs_gb_param(g, first, x->ctype, GD(c->batch, c->d_model), "inputs");
-		en->targets = shs_gb_param(g, first + 1, x->ctype, GD(c->batch, c->d_model), "targets");
+		shs_gdims bd = GD(c->batch, c->d_model);
+		en->in = shs_gb_param(g, first, x->ctype, bd, "inputs");
+		en->targets = shs_gb_param(g, first + 1, x->ctype, bd, "targets");
 	} else {
 		en->in = shs_gb_param(g, first, SHS_S32, GD(c->batch, c->seq), "inputs");
 		en->targets = shs_gb_param(g, first + 1, SHS_S32, GD(c->batch, c->seq), "targets");
