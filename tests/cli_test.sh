@@ -6,20 +6,7 @@ ss=$1 hlo=$2 tmp=$3
 rm -rf "$tmp" && mkdir -p "$tmp"
 maxtext="$hlo/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
 mha="$hlo/mha_block_1x12x128x64_bf16.hlo"
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD...: runs CMD, checks its exit code
-expect() {
-	local want=$1
-	shift
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	local got=$?
-	if [ "$got" -eq "$want" ]; then ok; else bad "$* exited $got, want $want: $(head -c 300 "$tmp/err")"; fi
-}
-# has FILE TEXT: FILE contains TEXT
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "$1 lacks '$2': $(head -c 300 "$1")"; fi; }
+. "$(dirname "$0")/cli_lib.sh"
 
 # help and usage
 expect 0 "$ss" --help
@@ -179,5 +166,4 @@ for preset in $("$ss" gen --list); do
 	rm -f "$tmp/$preset-scan.hlo"
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

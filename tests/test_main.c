@@ -5,7 +5,8 @@
 
 extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
 	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
-	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[];
+	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[],
+	host_tests[], dotplugin_tests[], strategies_tests[], propagate_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -22,6 +23,10 @@ static CU_SuiteInfo suites[] = {
 	{ "analysis", NULL, NULL, NULL, NULL, analysis_tests },
 	{ "genconfig", NULL, NULL, NULL, NULL, genconfig_tests },
 	{ "gen", NULL, NULL, NULL, NULL, gen_tests },
+	{ "host", NULL, NULL, NULL, NULL, host_tests },
+	{ "dotplugin", NULL, NULL, NULL, NULL, dotplugin_tests },
+	{ "strategies", NULL, NULL, NULL, NULL, strategies_tests },
+	{ "propagate", NULL, NULL, NULL, NULL, propagate_tests },
 	CU_SUITE_INFO_NULL,
 };
 

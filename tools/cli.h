@@ -13,6 +13,8 @@ enum { SHS_EXIT_OK = 0, SHS_EXIT_FAIL = 1, SHS_EXIT_USAGE = 2 };
 int shs_cmd_convert(int argc, char **argv);
 int shs_cmd_info(int argc, char **argv);
 int shs_cmd_gen(int argc, char **argv);
+int shs_cmd_annotate(int argc, char **argv);
+int shs_cmd_explain(int argc, char **argv);
 
 /* Parses "proto" / "text" (also "pb" / "hlo") into *fmt; false when s names neither. */
 bool shs_cli_format(const char *s, shs_format *fmt);
@@ -21,6 +23,9 @@ bool shs_cli_format(const char *s, shs_format *fmt);
  * as "shardsearch: PATH: ..." on failure. Returns the module (caller frees with
  * shs_module_free) or NULL. */
 shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify);
+
+/* True when both paths name the same existing file. */
+bool shs_cli_same_file(const char *a, const char *b);
 
 /* Prints JSON object o to stdout with two-space indents, reals to precision significant digits,
  * and releases o (which may be NULL after a failed allocation). Returns SHS_OK or SHS_ENOMEM. */

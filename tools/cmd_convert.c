@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -26,15 +25,6 @@ static const char usage[] =
 	"  --no-verify           skip the verifier\n"
 	"  --force               allow OUT to be the same file as IN\n"
 	"  --help                this text\n";
-
-/* True when both paths name the same existing file. */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
 
 int shs_cmd_convert(int argc, char **argv)
 {
@@ -89,7 +79,7 @@ int shs_cmd_convert(int argc, char **argv)
 		to = shs_format_from_path(out);
 	if (to == SHS_FORMAT_AUTO)
 		return shs_cli_usage_error("convert", "%s: cannot tell the output format from the extension; use .pb, .hlo or --to", out);
-	if (!force && same_file(in, out))
+	if (!force && shs_cli_same_file(in, out))
 		return shs_cli_usage_error("convert", "%s: refusing to overwrite the input (use --force)", out);
 	m = shs_cli_load(in, from, verify);
 	if (!m)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "shardsearch.h"
@@ -17,6 +18,11 @@ static const char usage[] =
 	"  convert IN OUT   read a module and write it back, as protobuf (.pb) or HLO text (.hlo)\n"
 	"  info FILE        what a module holds: computations, instructions, opcodes, parameter\n"
 	"                   bytes, dot FLOPs per step, distinct computations (--json for JSON)\n"
+	"  annotate IN --mesh AXIS=N,... --plan NAME|FILE -o OUT\n"
+	"                   shard a module by a plan (dp, fsdp, tp, fsdp+tp, or rules) and write\n"
+	"                   the XLA sharding annotations\n"
+	"  explain IN --mesh AXIS=N,... --op NAME\n"
+	"                   the candidates every strategy plugin proposes for one instruction\n"
 	"  gen PRESET -o OUT  write the training step of a transformer preset (or --config\n"
 	"                   FILE.json) as HLO, before optimisation (gen --help for presets)\n"
 	"\n"
@@ -32,6 +38,8 @@ static const struct command {
 	{ "convert", shs_cmd_convert },
 	{ "info", shs_cmd_info },
 	{ "gen", shs_cmd_gen },
+	{ "annotate", shs_cmd_annotate },
+	{ "explain", shs_cmd_explain },
 };
 
 bool shs_cli_format(const char *s, shs_format *fmt)
@@ -62,6 +70,14 @@ shs_module *shs_cli_load(const char *path, shs_format fmt, bool verify)
 		return NULL;
 	}
 	return m;
+}
+
+bool shs_cli_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 int shs_cli_put_json(json_t *o, int precision)

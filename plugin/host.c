@@ -1,0 +1,472 @@
+/* The plugin host: loads strategy plugins with dlopen, keeps their strategies, unloads them. */
+#define _GNU_SOURCE /* dladdr1, struct link_map */
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host_internal.h"
+
+enum {
+	WARN_MAX = 2048,       /* one warning's text */
+	PATH_MAX_LEN = 4096,   /* a plugin or folder path */
+	SEEN_MIN_CAP = 64,     /* first capacity of the warned-about set */
+	GROW_MIN = 8           /* first capacity of a growing array */
+};
+
+static const char plugin_suffix[] = ".so";
+static const char path_env[] = "SHARDSEARCH_PLUGIN_PATH";
+
+shs_host *shs_host_new(shs_warn_fn warn, void *user)
+{
+	shs_host *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->warn = warn;
+	h->user = user;
+	h->reg.h = h;
+	return h;
+}
+
+void shs_host_free(shs_host *h)
+{
+	if (!h)
+		return;
+	free(h->strats);
+	free(h->seen);
+	for (uint32_t k = h->n_plugins; k-- > 0;) {
+		dlclose(h->plugins[k].dl);
+		free(h->plugins[k].path);
+	}
+	free(h->plugins);
+	free(h);
+}
+
+void shs__host_warn(const shs_host *h, const char *fmt, ...)
+{
+	char msg[WARN_MAX];
+	va_list ap;
+
+	if (!h || !h->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	h->warn(h->user, msg);
+}
+
+uint32_t shs_host_plugin_count(const shs_host *h)
+{
+	return h ? h->n_plugins : 0;
+}
+
+const char *shs_host_plugin_path(const shs_host *h, uint32_t k)
+{
+	return h && k < h->n_plugins ? h->plugins[k].path : NULL;
+}
+
+/* ---- The set of instructions already warned about ---- */
+
+static uint32_t seen_hash(const shs_host_seen *s)
+{
+	uint64_t x = (uint64_t)(uintptr_t)s->m * 0x9e3779b97f4a7c15u;
+
+	x ^= (uint64_t)(uintptr_t)s->c * 0xc2b2ae3d27d4eb4fu;
+	x ^= (uint64_t)(uintptr_t)s->i * 0x165667b19e3779f9u;
+	x ^= (uint64_t)(unsigned)s->why;
+	x ^= x >> 29;
+	return (uint32_t)(x ^ (x >> 32));
+}
+
+static bool seen_same(const shs_host_seen *x, const shs_host_seen *y)
+{
+	return x->m == y->m && x->c == y->c && x->i == y->i && x->why == y->why;
+}
+
+/* The slot of key in tab[0..cap): where it is, or the empty slot where it goes. */
+static shs_host_seen *seen_slot(shs_host_seen *tab, uint32_t cap, const shs_host_seen *key)
+{
+	uint32_t k = seen_hash(key) & (cap - 1);
+
+	while (tab[k].i && !seen_same(&tab[k], key))
+		k = (k + 1) & (cap - 1);
+	return &tab[k];
+}
+
+static bool seen_grow(shs_host *h)
+{
+	uint32_t cap = h->cap_seen ? h->cap_seen * 2 : SEEN_MIN_CAP;
+	shs_host_seen *tab;
+
+	if (cap < h->cap_seen)
+		return false;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return false;
+	for (uint32_t k = 0; k < h->cap_seen; k++)
+		if (h->seen[k].i)
+			*seen_slot(tab, cap, &h->seen[k]) = h->seen[k];
+	free(h->seen);
+	h->seen = tab;
+	h->cap_seen = cap;
+	return true;
+}
+
+bool shs__host_first_time(shs_host *h, const void *m, const void *c, const void *i, int why)
+{
+	shs_host_seen key = { m, c, i, why }, *slot;
+
+	if (!i)
+		return true;
+	if ((h->n_seen + 1) * 2 > h->cap_seen && !seen_grow(h))
+		return false;
+	slot = seen_slot(h->seen, h->cap_seen, &key);
+	if (slot->i)
+		return false;
+	*slot = key;
+	h->n_seen++;
+	return true;
+}
+
+/* ---- Loading one plugin ---- */
+
+static int reserve_plugin(shs_host *h, shs_err *e)
+{
+	shs_host_plugin *p;
+	uint32_t cap;
+
+	if (h->n_plugins < h->cap_plugins)
+		return SHS_OK;
+	cap = h->cap_plugins ? h->cap_plugins * 2 : GROW_MIN;
+	p = realloc(h->plugins, cap * sizeof(*p));
+	if (!p)
+		return shs_seterr(e, SHS_ENOMEM, "plugins: out of memory");
+	h->plugins = p;
+	h->cap_plugins = cap;
+	return SHS_OK;
+}
+
+/* The path of the loaded plugin with handle dl, or NULL. */
+static const char *loaded_as(const shs_host *h, const void *dl)
+{
+	for (uint32_t k = 0; k < h->n_plugins; k++)
+		if (h->plugins[k].dl == dl)
+			return h->plugins[k].path;
+	return NULL;
+}
+
+/* The address of a symbol of dl as the type the caller wants (object or function). */
+static bool find_symbol(void *dl, const char *name, void *out, size_t size)
+{
+	void *sym;
+
+	dlerror();
+	sym = dlsym(dl, name);
+	if (!sym)
+		return false;
+	memcpy(out, &sym, size);
+	return true;
+}
+
+/* Checks dl's exports and runs its init; on failure removes what it registered. */
+static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
+{
+	const uint32_t *abi = NULL;
+	shs_plugin_init_fn init = NULL;
+	uint32_t before = h->n_strats;
+	int rc;
+
+	if (!find_symbol(dl, "shs_plugin_init", &init, sizeof(init)))
+		return shs_seterr(e, SHS_EINVAL,
+				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
+	if (!find_symbol(dl, "shs_plugin_abi_version", &abi, sizeof(abi)))
+		return shs_seterr(e, SHS_EINVAL,
+				  "%s: no shs_plugin_abi_version (not a shardsearch plugin)", path);
+	if (*abi != SHS_PLUGIN_ABI_VERSION)
+		return shs_seterr(e, SHS_EINVAL, "%s: built for plugin ABI %u, this host speaks %u",
+				  path, *abi, SHS_PLUGIN_ABI_VERSION);
+	h->reg = (struct shs_registry){ .h = h, .path = path, .plugin = h->n_plugins,
+					.open = true };
+	rc = init(&h->reg, shs__host_api());
+	h->reg.open = false;
+	if (rc == 0)
+		return SHS_OK;
+	h->n_strats = before;
+	if (h->reg.has_err)
+		return shs_seterr(e, SHS_EINVAL, "%s: init failed: %s", path, h->reg.err);
+	return shs_seterr(e, SHS_EINVAL, "%s: init failed (returned %d, no reason given)", path,
+			  rc);
+}
+
+int shs_host_load(shs_host *h, const char *path, shs_err *e)
+{
+	const char *why, *other;
+	char *copy;
+	void *dl;
+	int rc;
+
+	if (!h || !path)
+		return shs_seterr(e, SHS_EINVAL, "shs_host_load: NULL host or path");
+	rc = reserve_plugin(h, e);
+	if (rc != SHS_OK)
+		return rc;
+	dlerror();
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		why = dlerror();
+		why = why ? why : "cannot be loaded";
+		if (!strncmp(why, path, strlen(path)))
+			return shs_seterr(e, SHS_EIO, "%s", why);
+		return shs_seterr(e, SHS_EIO, "%s: %s", path, why);
+	}
+	other = loaded_as(h, dl);
+	if (other) {
+		rc = shs_seterr(e, SHS_EINVAL, "%s: already loaded (as %s)", path, other);
+		goto out_close;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory", path);
+		goto out_close;
+	}
+	rc = init_plugin(h, path, dl, e);
+	if (rc != SHS_OK)
+		goto out_free;
+	h->plugins[h->n_plugins++] = (shs_host_plugin){ .path = copy, .dl = dl };
+	return SHS_OK;
+out_free:
+	free(copy);
+out_close:
+	dlclose(dl);
+	return rc;
+}
+
+/* ---- Folders ---- */
+
+static bool is_plugin_name(const char *name)
+{
+	size_t n = strlen(name), k = sizeof(plugin_suffix) - 1;
+
+	return name[0] != '.' && n > k && !strcmp(name + n - k, plugin_suffix);
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+}
+
+/* The plugin file names of dir, sorted (caller frees with free_names). */
+static int list_plugins(const char *dir, char ***out, size_t *n_out, shs_err *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	char **names = NULL, **grown;
+	size_t n = 0, cap = 0;
+	int rc = SHS_OK;
+
+	if (!d)
+		return shs_seterr(e, SHS_EIO, "%s: %s", dir, strerror(errno));
+	while ((ent = readdir(d))) {
+		if (!is_plugin_name(ent->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : GROW_MIN;
+			grown = realloc(names, cap * sizeof(*names));
+			if (!grown)
+				goto out_nomem;
+			names = grown;
+		}
+		names[n] = strdup(ent->d_name);
+		if (!names[n])
+			goto out_nomem;
+		n++;
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	*n_out = n;
+	goto out_close;
+out_nomem:
+	free_names(names, n);
+	rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory", dir);
+out_close:
+	closedir(d);
+	return rc;
+}
+
+int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e)
+{
+	char **names = NULL, path[PATH_MAX_LEN];
+	size_t n = 0;
+	int loaded = 0, rc;
+
+	if (!h || !dir)
+		return shs_seterr(e, SHS_EINVAL, "shs_host_load_dir: NULL host or folder");
+	rc = list_plugins(dir, &names, &n, e);
+	if (rc != SHS_OK)
+		return rc;
+	for (size_t k = 0; k < n; k++) {
+		shs_err why = { 0 };
+
+		if (snprintf(path, sizeof(path), "%s/%s", dir, names[k]) >= (int)sizeof(path)) {
+			shs__host_warn(h, "%s/%s: path too long", dir, names[k]);
+			continue;
+		}
+		rc = shs_host_load(h, path, &why);
+		if (rc == SHS_ENOMEM) {
+			loaded = shs_seterr(e, rc, "%s", why.msg);
+			break;
+		}
+		if (rc == SHS_OK)
+			loaded++;
+		else
+			shs__host_warn(h, "%s", why.msg);
+	}
+	free_names(names, n);
+	return loaded;
+}
+
+/* ---- The default folders ---- */
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+bool shs__host_builtin_dir(const char *object_path, char *out, size_t n)
+{
+	static const char *const rel[] = { "/strategies", "/shardsearch/strategies",
+					   "/../lib/shardsearch/strategies" };
+	const char *slash;
+	int len;
+
+	if (!object_path || !n)
+		return false;
+	slash = strrchr(object_path, '/');
+	len = slash ? (int)(slash - object_path) : 1;
+	if (!slash)
+		object_path = ".";
+	for (size_t k = 0; k < sizeof(rel) / sizeof(rel[0]); k++) {
+		int w = snprintf(out, n, "%.*s%s", len, object_path, rel[k]);
+
+		if (w > 0 && (size_t)w < n && is_dir(out))
+			return true;
+	}
+	out[0] = '\0';
+	return false;
+}
+
+/* The file this code was loaded from: libshardsearch.so, or the executable it is linked into. */
+static bool own_object(char *out, size_t n)
+{
+	int (*fn)(shs_host *, const char *const *, shs_err *) = shs_host_load_default;
+	void *self, *extra = NULL;
+	Dl_info info;
+	struct link_map *map;
+	ssize_t len;
+
+	out[0] = '\0';
+	memcpy(&self, &fn, sizeof(self));
+	if (!dladdr1(self, &info, &extra, RTLD_DL_LINKMAP) || !info.dli_fname)
+		return false;
+	map = extra;
+	if (map && map->l_name && map->l_name[0]) {
+		snprintf(out, n, "%s", info.dli_fname);
+		return true;
+	}
+	len = readlink("/proc/self/exe", out, n - 1);
+	if (len <= 0) {
+		out[0] = '\0';
+		return false;
+	}
+	out[len] = '\0';
+	return true;
+}
+
+/* Loads dir when it is readable; a folder that cannot be read is a warning. */
+static int load_optional(shs_host *h, const char *dir, int *loaded, shs_err *e)
+{
+	shs_err why = { 0 };
+	int rc = shs_host_load_dir(h, dir, &why);
+
+	if (rc == SHS_ENOMEM)
+		return shs_seterr(e, rc, "%s", why.msg);
+	if (rc < 0) {
+		shs__host_warn(h, "%s", why.msg);
+		return SHS_OK;
+	}
+	*loaded += rc;
+	return SHS_OK;
+}
+
+/* Loads each folder of the colon-separated list (empty entries skipped). */
+static int load_path_list(shs_host *h, const char *list, int *loaded, shs_err *e)
+{
+	char dir[PATH_MAX_LEN];
+
+	while (*list) {
+		size_t len = strcspn(list, ":");
+		int rc;
+
+		if (len && len < sizeof(dir)) {
+			memcpy(dir, list, len);
+			dir[len] = '\0';
+			rc = load_optional(h, dir, loaded, e);
+			if (rc != SHS_OK)
+				return rc;
+		} else if (len) {
+			shs__host_warn(h, "%s: a folder path longer than %d bytes", path_env,
+				       PATH_MAX_LEN);
+		}
+		list += len + (list[len] == ':');
+	}
+	return SHS_OK;
+}
+
+int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e)
+{
+	char self[PATH_MAX_LEN], dir[PATH_MAX_LEN];
+	const char *env;
+	int loaded = 0, rc;
+
+	if (!h)
+		return shs_seterr(e, SHS_EINVAL, "shs_host_load_default: NULL host");
+	if (own_object(self, sizeof(self)) && shs__host_builtin_dir(self, dir, sizeof(dir))) {
+		rc = load_optional(h, dir, &loaded, e);
+		if (rc != SHS_OK)
+			return rc;
+	} else {
+		shs__host_warn(h, "no built-in strategies folder found beside %s",
+			       self[0] ? self : "this program");
+	}
+	env = getenv(path_env);
+	if (env) {
+		rc = load_path_list(h, env, &loaded, e);
+		if (rc != SHS_OK)
+			return rc;
+	}
+	for (size_t k = 0; extra_dirs && extra_dirs[k]; k++) {
+		rc = shs_host_load_dir(h, extra_dirs[k], e);
+		if (rc < 0)
+			return rc;
+		loaded += rc;
+	}
+	return loaded;
+}

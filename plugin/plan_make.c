@@ -1,0 +1,312 @@
+/* Making a plan: the per-instruction state, seeds and hints, then propagation passes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "propagate_internal.h"
+
+enum { MAX_PASSES = 8 };
+
+static int oom(shs_err *e)
+{
+	return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+}
+
+static int alloc_plan(const shs_module *m, const shs_plan_request *r, shs_plan **out, shs_err *e)
+{
+	shs_plan *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return oom(e);
+	*out = p;
+	p->mesh = r->mesh;
+	memcpy(p->axis_names, r->axis_names, sizeof(p->axis_names));
+	for (uint32_t k = 0; k < p->mesh.n_axes; k++)
+		p->mesh.names[k] = p->axis_names[k];
+	p->n_comps = m->n_comps;
+	p->n_instrs = calloc(m->n_comps + 1, sizeof(*p->n_instrs));
+	p->d = calloc(m->n_comps + 1, sizeof(*p->d));
+	if (!p->n_instrs || !p->d)
+		return oom(e);
+	for (uint32_t c = 0; c < m->n_comps; c++) {
+		const shs_computation *comp = m->comps[c];
+		p->d[c] = calloc(comp->n_instrs + 1, sizeof(*p->d[c]));
+		if (!p->d[c])
+			return oom(e);
+		p->n_instrs[c] = comp->n_instrs;
+		for (uint32_t i = 0; i < comp->n_instrs; i++) {
+			uint32_t n = shs_shape_leaves(&comp->instrs[i]->shape);
+			p->d[c][i].n_leaves = n;
+			p->d[c][i].leaves = calloc(n ? n : 1, sizeof(shs_pspec));
+			if (!p->d[c][i].leaves)
+				return oom(e);
+		}
+	}
+	return SHS_OK;
+}
+
+static int build_users(const shs_computation *c, shs__users *u, shs_err *e)
+{
+	uint32_t n = c->n_instrs, total = 0;
+	uint32_t *fill;
+
+	u->first = calloc(n + 2, sizeof(*u->first));
+	if (!u->first)
+		return oom(e);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++)
+			u->first[c->instrs[i]->operands[k] + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		u->first[i + 1] += u->first[i];
+	total = u->first[n];
+	u->list = malloc((total ? total : 1) * sizeof(*u->list));
+	fill = calloc(n + 1, sizeof(*fill));
+	if (!u->list || !fill) {
+		free(fill);
+		return oom(e);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++) {
+			uint32_t o = c->instrs[i]->operands[k];
+			bool seen = false;
+			for (uint32_t j = u->first[o]; j < u->first[o] + fill[o]; j++)
+				seen = seen || u->list[j] == i;
+			if (!seen)
+				u->list[u->first[o] + fill[o]++] = i;
+		}
+	/* compact duplicates away: users listed once each */
+	for (uint32_t o = 0, w = 0; o < n; o++) {
+		uint32_t start = u->first[o];
+		u->first[o] = w;
+		memmove(&u->list[w], &u->list[start], fill[o] * sizeof(*u->list));
+		w += fill[o];
+		if (o + 1 == n)
+			u->first[n] = w;
+	}
+	free(fill);
+	return SHS_OK;
+}
+
+/* Constants, iotas, and broadcasts / converts / reshapes / copies of them. */
+static bool is_free(const shs_computation *c, const bool *free_instr, uint32_t i)
+{
+	const shs_instr *in = c->instrs[i];
+
+	if (in->op == SHS_OP_CONSTANT || in->op == SHS_OP_IOTA)
+		return in->shape.type != SHS_TUPLE;
+	if (in->op != SHS_OP_BROADCAST && in->op != SHS_OP_CONVERT && in->op != SHS_OP_RESHAPE &&
+	    in->op != SHS_OP_COPY)
+		return false;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (!free_instr[in->operands[k]])
+			return false;
+	return true;
+}
+
+static void warn(const shs_plan_request *r, const char *msg)
+{
+	if (r->warn)
+		r->warn(r->warn_user, msg);
+}
+
+/* The module's Sharding custom-call hints that fit the mesh. */
+static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		shs_err why = { 0 };
+		char msg[SHS_ERRMSG_MAX + 128];
+		if (x->r->ignore_hints || in->op != SHS_OP_CUSTOM_CALL || !in->sharding ||
+		    !in->custom_call_target || strcmp(in->custom_call_target, "Sharding") ||
+		    in->shape.type == SHS_TUPLE)
+			continue;
+		if (!x->hints[c]) {
+			x->hints[c] = calloc(comp->n_instrs, sizeof(*x->hints[c]));
+			x->hint_set[c] = calloc(comp->n_instrs, sizeof(*x->hint_set[c]));
+			if (!x->hints[c] || !x->hint_set[c])
+				return oom(e);
+		}
+		if (shs__spec_from_sharding(&x->r->mesh, in->sharding, in->shape.rank,
+					    &x->hints[c][i], &why) == SHS_OK &&
+		    shs__spec_fits(&x->hints[c][i], &in->shape, &x->r->mesh)) {
+			x->hint_set[c][i] = true;
+			continue;
+		}
+		snprintf(msg, sizeof(msg), "%s: its Sharding hint does not fit the mesh (%s); "
+			 "propagated instead", in->name, why.msg[0] ? why.msg : "sizes");
+		warn(x->r, msg);
+	}
+	return SHS_OK;
+}
+
+static int setup(shs__prop *x, shs_err *e)
+{
+	uint32_t n = x->m->n_comps + 1;
+
+	x->users = calloc(n, sizeof(*x->users));
+	x->free_instr = calloc(n, sizeof(*x->free_instr));
+	x->hints = calloc(n, sizeof(*x->hints));
+	x->hint_set = calloc(n, sizeof(*x->hint_set));
+	x->visits = calloc(n, sizeof(*x->visits));
+	x->ext_req = calloc(n, sizeof(*x->ext_req));
+	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits || !x->ext_req)
+		return oom(e);
+	for (uint32_t c = 0; c < x->m->n_comps; c++) {
+		const shs_computation *comp = x->m->comps[c];
+		int rc = build_users(comp, &x->users[c], e);
+		if (rc != SHS_OK)
+			return rc;
+		x->free_instr[c] = calloc(comp->n_instrs + 1, sizeof(bool));
+		if (!x->free_instr[c])
+			return oom(e);
+		for (uint32_t i = 0; i < comp->n_instrs; i++)
+			x->free_instr[c][i] = is_free(comp, x->free_instr[c], i);
+		rc = collect_hints(x, c, e);
+		if (rc != SHS_OK)
+			return rc;
+	}
+	return SHS_OK;
+}
+
+static void teardown(shs__prop *x)
+{
+	for (uint32_t c = 0; c < x->m->n_comps; c++) {
+		if (x->users) {
+			free(x->users[c].first);
+			free(x->users[c].list);
+		}
+		if (x->free_instr)
+			free(x->free_instr[c]);
+		if (x->hints)
+			free(x->hints[c]);
+		if (x->hint_set)
+			free(x->hint_set[c]);
+	}
+	free(x->users);
+	free(x->free_instr);
+	free(x->hints);
+	free(x->hint_set);
+	free(x->visits);
+	free(x->ext_req);
+}
+
+/* The entry parameters' seeds become fixed decisions. */
+static int seed(shs__prop *x, shs_err *e)
+{
+	const shs_computation *c = shs_module_entry(x->m);
+	uint32_t entry = x->m->entry, n = 0;
+	shs_pspec **seeds;
+	bool *set;
+	int rc;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER && c->instrs[i]->parameter_number >= n)
+			n = (uint32_t)c->instrs[i]->parameter_number + 1;
+	seeds = calloc(n + 1, sizeof(*seeds));
+	set = calloc(n + 1, sizeof(*set));
+	if (!seeds || !set) {
+		rc = oom(e);
+		goto done;
+	}
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER)
+			seeds[c->instrs[i]->parameter_number] = x->p->d[entry][i].leaves;
+	for (uint32_t k = 0; k < n; k++)
+		if (!seeds[k] && !(seeds[k] = calloc(1, sizeof(shs_pspec)))) {
+			rc = oom(e);
+			goto done;
+		}
+	rc = shs__plan_seed(x->m, x->r, seeds, set, x->r->warn, x->r->warn_user, e);
+	for (uint32_t i = 0; rc == SHS_OK && i < c->n_instrs; i++) {
+		shs_decision *d = &x->p->d[entry][i];
+		if (c->instrs[i]->op != SHS_OP_PARAMETER || !set[c->instrs[i]->parameter_number])
+			continue;
+		d->set = d->fixed = true;
+		d->strategy = "seed";
+		snprintf(d->label, sizeof(d->label), "plan");
+	}
+done:
+	for (uint32_t i = 0; seeds && i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER)
+			seeds[c->instrs[i]->parameter_number] = NULL;
+	for (uint32_t k = 0; seeds && k < n; k++)
+		free(seeds[k]);
+	free(seeds);
+	free(set);
+	return rc;
+}
+
+/* The Sharding hints are fixed decisions too. */
+static void fix_hints(shs__prop *x)
+{
+	uint32_t first[2] = { 0, 1 };
+
+	for (uint32_t c = 0; c < x->m->n_comps; c++)
+		for (uint32_t i = 0; x->hint_set[c] && i < x->m->comps[c]->n_instrs; i++) {
+			shs_decision *d;
+			if (!x->hint_set[c][i])
+				continue;
+			d = shs__dec(x, c, i);
+			shs__dec_set(x, d, &x->hints[c][i], 1, &x->hints[c][i], first, 1, "hint",
+				     "the module's Sharding hint", 0);
+			d->fixed = true;
+		}
+}
+
+static void totals(shs__prop *x)
+{
+	for (uint32_t c = 0; c < x->m->n_comps; c++) {
+		const shs_computation *comp = x->m->comps[c];
+		for (uint32_t i = 0; i < comp->n_instrs; i++) {
+			const shs_decision *d = shs__dec(x, c, i);
+			const shs_instr *in = comp->instrs[i];
+			x->p->total_cost += d->cost;
+			for (uint32_t k = 0; d->n_req && k < in->n_operands; k++) {
+				const shs_decision *od = shs__dec(x, c, in->operands[k]);
+				uint32_t n = d->req_first[k + 1] - d->req_first[k];
+				if (od->set && n == od->n_leaves &&
+				    memcmp(od->leaves, &d->req[d->req_first[k]], n * sizeof(shs_pspec)))
+					x->p->n_reshards++;
+			}
+		}
+	}
+}
+
+int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
+		  shs_err *e)
+{
+	shs__prop x = { .h = h, .m = m, .r = r, .e = e };
+	int rc;
+
+	*out = NULL;
+	if (!r->mesh.n_axes)
+		return shs_seterr(e, SHS_EINVAL, "plan: no mesh");
+	rc = alloc_plan(m, r, &x.p, e);
+	if (rc == SHS_OK)
+		rc = setup(&x, e);
+	if (rc == SHS_OK)
+		rc = seed(&x, e);
+	if (rc == SHS_OK) {
+		fix_hints(&x);
+		for (uint32_t pass = 0; pass < MAX_PASSES && x.rc == SHS_OK; pass++) {
+			x.reverse = pass % 2 == 1;
+			x.pull = pass > 0;
+			x.changed = false;
+			shs__pass_comp(&x, m->entry);
+			x.p->passes = pass + 1;
+			if (pass >= 2 && !x.changed)
+				break;
+		}
+		rc = x.rc;
+	}
+	if (rc == SHS_OK) {
+		totals(&x);
+		*out = x.p;
+		x.p = NULL;
+	}
+	teardown(&x);
+	shs_plan_free(x.p);
+	return rc;
+}

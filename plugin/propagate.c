@@ -1,0 +1,322 @@
+/* Plans by propagation: seeds, then every instruction takes its cheapest candidate, in passes.
+ *
+ * Pass 0 runs producers before users: each instruction scores the candidates its plugins propose
+ * given its operands' shardings (reshard cost of each operand + its own compute and collectives)
+ * and keeps the cheapest; ties go to the smaller result piece, then to the result that spreads
+ * its axes over more dims rather than stacking them on one (a reduce-scatter onto the model
+ * dim, In[B_X, D_Y] in the book, rather than [B_XY, D]), then to the earlier candidate (plugin
+ * load order, then the plugin's order). Later passes alternate users-first and
+ * producers-first and also count what the users already require (so gradients settle where the
+ * optimizer needs them), until a pass changes nothing. Constants, iotas, broadcasts of them and
+ * unseeded parameters take what their users require. Control flow is threaded by
+ * propagate_flow.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "propagate_internal.h"
+
+enum { MAX_LEAVES = 4096 };
+
+shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
+{
+	return &x->p->d[c][i];
+}
+
+static bool specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (!shs__spec_equal(&a[k], &b[k]))
+			return false;
+	return true;
+}
+
+int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_t n_leaves,
+		 const shs_pspec *req, const uint32_t *first, uint32_t n_operands,
+		 const char *strategy, const char *label, double cost)
+{
+	uint32_t n_req = req ? first[n_operands] : 0;
+	bool same = d->set && d->n_leaves == n_leaves && specs_equal(d->leaves, leaves, n_leaves) &&
+		    d->n_req == n_req && (!n_req || specs_equal(d->req, req, n_req));
+
+	d->strategy = strategy;
+	snprintf(d->label, sizeof(d->label), "%s", label);
+	d->cost = cost;
+	if (same)
+		return SHS_OK;
+	x->changed = true;
+	if (n_req != d->n_req || !d->req_first) {
+		free(d->req);
+		free(d->req_first);
+		d->req = n_req ? malloc(n_req * sizeof(*d->req)) : NULL;
+		d->req_first = calloc(n_operands + 1, sizeof(*d->req_first));
+		if ((n_req && !d->req) || !d->req_first) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+			return x->rc;
+		}
+	}
+	memcpy(d->leaves, leaves, n_leaves * sizeof(*leaves));
+	if (n_req)
+		memcpy(d->req, req, n_req * sizeof(*req));
+	if (req)
+		memcpy(d->req_first, first, (n_operands + 1) * sizeof(*first));
+	d->n_req = n_req;
+	d->set = true;
+	return SHS_OK;
+}
+
+/* The most sharded of what the decided users require (the smallest piece per device): a value
+ * that can be made in any sharding serves its most demanding user, and the others gather. */
+const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs__shape_leaves(&comp->instrs[i]->shape, shapes, MAX_LEAVES);
+	const shs_pspec *best = NULL;
+	double best_bytes = 0;
+
+	if (i == comp->root && x->ext_req[c])
+		return x->ext_req[c];
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		if (!du->set || !du->n_req)
+			continue;
+		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++) {
+			const shs_pspec *req = &du->req[du->req_first[op]];
+			double bytes = 0;
+			if (comp->instrs[user]->operands[op] != i)
+				continue;
+			for (uint32_t j = 0; j < n; j++)
+				bytes += shs__spec_local_bytes(&req[j], shapes[j], &x->r->mesh);
+			if (!best || bytes < best_bytes) {
+				best = req;
+				best_bytes = bytes;
+			}
+		}
+	}
+	return best;
+}
+
+/* Seconds of resharding what i produces into what each decided user requires. */
+static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
+			const shs_shape *const *shapes, uint32_t n_leaves)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+	double cost = 0;
+
+	if (i == comp->root && x->ext_req[c])
+		for (uint32_t j = 0; j < n_leaves; j++)
+			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j], &x->r->mesh);
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		if (!du->set || !du->n_req)
+			continue;
+		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++)
+			if (comp->instrs[user]->operands[op] == i)
+				for (uint32_t j = 0; j < n_leaves; j++)
+					cost += shs__reshard_cost(&leaves[j],
+								  &du->req[du->req_first[op] + j],
+								  shapes[j], &x->r->mesh);
+	}
+	return cost;
+}
+
+/* A free value (constant, iota, broadcast of one, unseeded parameter) takes what its users
+ * require; with no user decided it stays undecided (annotated replicated). */
+static void decide_free(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	uint32_t first[2] = { 0, 0 };
+
+	if (!want || in->shape.type == SHS_TUPLE)
+		return;
+	shs__dec_set(x, d, want, d->n_leaves, NULL, first, 0, "free", "follows its users", 0);
+}
+
+/* The shapes of the leaves of s into a malloc'ed array (caller frees); NULL when out of
+ * memory. */
+static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
+{
+	uint32_t count = shs_shape_leaves(s);
+	const shs_shape **out = malloc((count ? count : 1) * sizeof(*out));
+
+	if (out)
+		*n = shs__shape_leaves(s, out, count);
+	return out;
+}
+
+/* Score of one candidate: its own work, resharding its operands, and (pull) its users. */
+static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
+		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
+		    uint32_t n_res)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	double cost = shs__cand_cost(cand, &x->r->mesh);
+
+	for (uint32_t k = 0; k < in->n_operands && k < cand->n_operands; k++) {
+		const shs_instr *op = x->m->comps[c]->instrs[in->operands[k]];
+		const shs_shape *sh[MAX_LEAVES];
+		uint32_t n;
+		if (!hints[k])
+			continue;
+		n = shs__shape_leaves(&op->shape, sh, MAX_LEAVES);
+		for (uint32_t j = 0; j < n; j++)
+			cost += shs__reshard_cost(&hints[k][j], &cand->operands[cand->operand_first[k] + j],
+						  sh[j], &x->r->mesh);
+	}
+	if (x->pull)
+		cost += pull_cost(x, c, i, cand->result, res_shapes, n_res);
+	return cost;
+}
+
+/* Axes stacked on a dim beyond its first, over the result leaves. */
+static uint32_t stacked_axes(const shs_cand *cand)
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < cand->n_result; j++)
+		for (uint32_t d = 0; d < cand->result[j].rank && d < SHS_PLUGIN_MAX_RANK; d++)
+			n += cand->result[j].dims[d].n > 1 ? cand->result[j].dims[d].n - 1u : 0u;
+	return n;
+}
+
+static double result_bytes(const shs_cand *cand, const shs_shape *const *shapes, uint32_t n,
+			   const shs_mesh *mesh)
+{
+	double b = 0;
+
+	for (uint32_t j = 0; j < n && j < cand->n_result; j++)
+		b += shs__spec_local_bytes(&cand->result[j], shapes[j], mesh);
+	return b;
+}
+
+/* Replicated result and operands: for an instruction no plugin serves. */
+static void decide_replicated(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+	const shs_shape **res = NULL;
+	shs_pspec *leaves = NULL, *req = NULL;
+	uint32_t *first = calloc(in->n_operands + 1, sizeof(*first)), n_res = 0, n_req = 0;
+
+	res = leaf_shapes(&in->shape, &n_res);
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		first[k] = n_req;
+		n_req += shs_shape_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape);
+	}
+	if (first)
+		first[in->n_operands] = n_req;
+	leaves = calloc(n_res ? n_res : 1, sizeof(*leaves));
+	req = calloc(n_req ? n_req : 1, sizeof(*req));
+	if (!first || !res || !leaves || !req) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t j = 0; j < n_res; j++)
+		shs__spec_replicated(&leaves[j], res[j]->rank);
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_shape *sh[MAX_LEAVES];
+		uint32_t n = shs__shape_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape, sh,
+					       MAX_LEAVES);
+		for (uint32_t j = 0; j < n; j++)
+			shs__spec_replicated(&req[first[k] + j], sh[j]->rank);
+	}
+	shs__dec_set(x, d, leaves, n_res, req, first, in->n_operands, "none", "replicated", 0);
+done:
+	free(first);
+	free((void *)res);
+	free(leaves);
+	free(req);
+}
+
+static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_pspec **hints = calloc(in->n_operands + 1, sizeof(*hints));
+	shs_cands cands = { 0 };
+	const shs_shape **res = NULL;
+	const shs_pspec *want;
+	uint32_t n_res = 0, best = 0, best_stacked = 0;
+	double best_cost = 0, best_bytes = 0;
+	int rc;
+
+	res = leaf_shapes(&in->shape, &n_res);
+	if (!hints || !res) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = shs__dec(x, c, in->operands[k]);
+		hints[k] = od->set ? od->leaves : NULL;
+	}
+	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
+		: x->pull ? shs__user_req(x, c, i) : NULL;
+	rc = shs_host_candidates(x->h, x->m, comp, in, &x->r->mesh, hints, want,
+				 SHS_PMODE_PROPAGATE, &cands, x->e);
+	if (rc != SHS_OK) {
+		x->rc = rc;
+		goto done;
+	}
+	if (!cands.n) {
+		decide_replicated(x, c, i);
+		goto done;
+	}
+	for (uint32_t k = 0; k < cands.n; k++) {
+		double s = score(x, c, i, &cands.v[k], hints, res, n_res);
+		double b = result_bytes(&cands.v[k], res, n_res, &x->r->mesh);
+		uint32_t st = stacked_axes(&cands.v[k]);
+		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
+		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
+		if (!k || s < best_cost - tol || (tie && b < best_bytes * (1 - 1e-12)) ||
+		    (tie && same_bytes && st < best_stacked)) {
+			best = k;
+			best_cost = s;
+			best_bytes = b;
+			best_stacked = st;
+		}
+	}
+	shs__dec_set(x, shs__dec(x, c, i), cands.v[best].result, n_res, cands.v[best].operands,
+		     cands.v[best].operand_first, in->n_operands, cands.v[best].strategy,
+		     cands.v[best].label, best_cost);
+done:
+	shs_cands_free(&cands);
+	free(hints);
+	free((void *)res);
+}
+
+static void decide(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+
+	if (d->fixed || x->rc != SHS_OK)
+		return;
+	if (in->op == SHS_OP_PARAMETER) {
+		if (c == x->m->entry)
+			decide_free(x, c, i);
+		return;
+	}
+	if (x->free_instr[c][i]) {
+		decide_free(x, c, i);
+		return;
+	}
+	if (shs__decide_flow(x, c, i))
+		return;
+	decide_default(x, c, i);
+}
+
+void shs__pass_comp(shs__prop *x, uint32_t c)
+{
+	uint32_t n = x->m->comps[c]->n_instrs;
+
+	for (uint32_t k = 0; k < n && x->rc == SHS_OK; k++)
+		decide(x, c, x->reverse ? n - 1 - k : k);
+}

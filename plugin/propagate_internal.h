@@ -1,0 +1,61 @@
+/* Private state of the propagation engine shared by propagate.c, propagate_cost.c and
+ * propagate_flow.c. */
+#ifndef SHS_PROPAGATE_INTERNAL_H
+#define SHS_PROPAGATE_INTERNAL_H
+
+#include "plan_internal.h"
+
+/* Users of each instruction of one computation, as a CSR list. */
+typedef struct shs__users {
+	uint32_t *first; /* n_instrs + 1 */
+	uint32_t *list;
+} shs__users;
+
+typedef struct shs__prop {
+	shs_host *h;
+	const shs_module *m;
+	const shs_plan_request *r;
+	shs_plan *p;
+	shs__users *users;    /* per computation */
+	bool **free_instr;    /* per computation: constants, iotas, broadcasts of them */
+	shs_pspec **hints;    /* per computation: the module's Sharding hints (array leaves) */
+	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
+	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
+	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	bool reverse;         /* this pass runs users before producers */
+	bool pull;            /* users' requirements count (every pass after the first) */
+	bool changed;
+	shs_err *e;
+	int rc;
+} shs__prop;
+
+/* Estimated seconds of moving array a from sharding from to sharding to (0 when equal):
+ * gathered axes cost an all-gather, moved axes an all-to-all, added axes nothing. */
+double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			 const shs_mesh *mesh);
+
+/* Estimated seconds of candidate c's own work: FLOPs, HBM bytes and collectives. */
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh);
+
+/* The plan's decision of instruction i of computation c. */
+shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i);
+
+/* Sets decision d's result leaves (copied) and operand requirements (copied, flat with first[]
+ * of n_operands + 1 entries, may be NULL when req is NULL); marks a change when they differ. */
+int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_t n_leaves,
+		 const shs_pspec *req, const uint32_t *first, uint32_t n_operands,
+		 const char *strategy, const char *label, double cost);
+
+/* What the users of instruction i (of computation c) require of it, leaf by leaf: of the
+ * decided users' requirements the one with the smallest piece per device (the first of equals);
+ * for the root of a called computation, what its caller wants. NULL when no user has one. */
+const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i);
+
+/* Decides control-flow instruction i (tuple, get-tuple-element, call, while, conditional) and
+ * the computations it calls; false when i is not one of those. */
+bool shs__decide_flow(shs__prop *x, uint32_t c, uint32_t i);
+
+/* Runs one pass over computation c (in x->reverse order). */
+void shs__pass_comp(shs__prop *x, uint32_t c);
+
+#endif

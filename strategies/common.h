@@ -1,0 +1,116 @@
+/* Helpers shared by the built-in strategy plugins (compiled into each .so; never exported). */
+#ifndef SHS_STRATEGIES_COMMON_H
+#define SHS_STRATEGIES_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shardsearch_plugin.h"
+
+/* Limits of the helpers below. */
+enum {
+	SC_MAX_SLOTS = 64,   /* slots of one axis assignment (sc_enum_assign) */
+	SC_LABEL_MAX = 64,   /* label buffers, as the host keeps them */
+	/* partial-sum variants of one candidate: all-reduce + (reduce-scatter + cm) per dim */
+	SC_MAX_PSUM = 1 + 2 * SHS_PLUGIN_MAX_RANK
+};
+
+/* ---- Specs ---- */
+
+/* *out = the replicated spec of an array of the given rank (no axes anywhere). */
+void sc_replicated(uint32_t rank, shs_pspec *out);
+
+/* Whether a and b are the same sharding: same rank and the same axes in the same order on every
+ * dim (padded is ignored). */
+bool sc_equal(const shs_pspec *a, const shs_pspec *b);
+
+/* Whether s is valid for the array shape on mesh: ranks match, rank <= SHS_PLUGIN_MAX_RANK,
+ * every axis < mesh->n_axes and used at most once, and every dim divides by the product of its
+ * axes' sizes (not checked when s->padded). A tuple shape is never valid. */
+bool sc_valid(const shs_pspec *s, const shs_pshape *shape, const shs_pmesh *mesh);
+
+/* The product of the sizes of the axes of one dim (1 for none). Axes must exist on mesh. */
+int64_t sc_dim_shards(const shs_pdim *d, const shs_pmesh *mesh);
+
+/* Bit k set for each mesh axis k used anywhere in s. */
+uint32_t sc_axes_mask(const shs_pspec *s);
+
+/* The dim of s that holds mesh axis `axis`, or -1 when none does. */
+int sc_axis_dim(const shs_pspec *s, uint32_t axis);
+
+/* Elements per device of an array shape under s (each dim divided by its axes' sizes, rounded
+ * up when it does not divide). s must have the shape's rank and existing axes. */
+double sc_local_elems(const shs_pshape *shape, const shs_pspec *s, const shs_pmesh *mesh);
+
+/* Bytes per device: sc_local_elems times api->elem_bytes(shape->type). */
+double sc_local_bytes(const shs_host_api *api, const shs_pshape *shape, const shs_pspec *s,
+		      const shs_pmesh *mesh);
+
+/* The hint spec for leaf 0 of operand k when it is usable for an array of operand k's shape
+ * (decided, same rank, axes exist), else NULL. Borrowed from q. */
+const shs_pspec *sc_operand_hint(const shs_pquery *q, uint32_t k);
+
+/* Likewise for leaf 0 of q->result_hint against the instruction's (array) shape. */
+const shs_pspec *sc_result_hint(const shs_pquery *q);
+
+/* ---- Enumeration ---- */
+
+/* Called once per assignment with slots[0..n_slots): the axes each slot got, major first.
+ * Return 0 to go on, non-zero to stop (sc_enum_assign then returns that value). */
+typedef int (*sc_assign_fn)(const shs_pdim *slots, void *user);
+
+/* Enumerates every assignment of the mesh axes to n_slots slots (<= SC_MAX_SLOTS): each axis goes
+ * to no slot or to one slot, several axes on one slot in every order. Only assignments where
+ * slot s's axes multiply to a divisor of sizes[s] are produced (sizes NULL: no such check).
+ * allowed (NULL: everything) restricts axis k to the slots whose bit is set in allowed[k]; an
+ * axis may always go nowhere; an axis of size <= 0 always goes nowhere. The order is
+ * deterministic: the all-nowhere assignment first. Returns 0 after all, the callback's non-zero
+ * value (use a positive one), or -1 when n_slots > SC_MAX_SLOTS or the mesh has more than
+ * SHS_PLUGIN_MAX_AXES axes. */
+int sc_enum_assign(uint32_t n_slots, const int64_t *sizes, const uint64_t *allowed,
+		   const shs_pmesh *mesh, sc_assign_fn fn, void *user);
+
+/* Called once per spec; return non-zero to stop. */
+typedef int (*sc_spec_fn)(const shs_pspec *s, void *user);
+
+/* Enumerates every valid, unpadded spec of an array shape (rank <= SHS_PLUGIN_MAX_RANK) on mesh,
+ * replicated first: sc_enum_assign with one slot per dim. allowed as there (bit d: dim d).
+ * Returns 0, the callback's non-zero value, or -1 when the shape is a tuple or too large. */
+int sc_enum_specs(const shs_pshape *shape, const shs_pmesh *mesh, const uint64_t *allowed,
+		  sc_spec_fn fn, void *user);
+
+/* ---- Partial sums ---- */
+
+/* One way to finish a partial sum. */
+typedef struct sc_psum {
+	int kind;             /* SHS_PCOLL_ALL_REDUCE or SHS_PCOLL_REDUCE_SCATTER */
+	bool overlappable;    /* the collective-matmul twin of a reduce-scatter */
+	int32_t dim;          /* reduce-scatter: the result dim given the axes; -1 for all-reduce */
+	shs_pspec result;     /* the result spec after the collective */
+	char suffix[16];      /* for the label: "ar", "rs2", "rs2 cm" */
+} sc_psum;
+
+/* The variants of a result that is a partial sum over the axes in `partial` (in that order):
+ * all-reduce (result unchanged), then for each result dim d in order where the dim still
+ * divides, reduce-scatter with all of partial appended minor-most to dim d, each followed by its
+ * overlappable "cm" twin when with_cm. result is the spec before reduction (without the partial
+ * axes). Fills out[0..n) (room for SC_MAX_PSUM) and returns n; 0 when partial is empty. */
+uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
+			  const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
+			  sc_psum *out);
+
+/* Bit k set for each axis in d. */
+uint32_t sc_dim_mask(const shs_pdim *d);
+
+/* ---- Labels ---- */
+
+/* Writes into buf (cap bytes, always NUL-terminated, truncated) the axes of d joined by '+'
+ * ("data+tensor"), or "-" when none. Returns the length written (as if not truncated). */
+size_t sc_format_dim(char *buf, size_t cap, const shs_pdim *d, const shs_pmesh *mesh);
+
+/* Writes s like "[data,-,fsdp+tensor]" into buf (cap bytes, always NUL-terminated, truncated);
+ * rank 0 is "[]". Returns the length written (as if not truncated). */
+size_t sc_format_spec(char *buf, size_t cap, const shs_pspec *s, const shs_pmesh *mesh);
+
+#endif

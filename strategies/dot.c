@@ -1,0 +1,303 @@
+/* The dot plugin: every assignment of mesh axes to a dot's batch, free and contracting dims. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "shardsearch_plugin.h"
+
+enum {
+	DOT_LHS = 0,
+	DOT_RHS = 1,
+	DOT_OPERANDS = 2,
+	DOT_FLOPS_PER_MAC = 2,
+	DOT_NO_SLOT = -1
+};
+
+/* The dot's dims as slots of an axis assignment: [batch..., lhs free..., rhs free...,
+ * contracting...]; result dims are the first nb + nlf + nrf slots in order. */
+typedef struct dot_layout {
+	uint32_t nb, nlf, nrf, nc;
+	uint32_t n_slots;
+	int64_t sizes[SC_MAX_SLOTS];                   /* per slot: the dim's size */
+	int32_t slot_of[DOT_OPERANDS][SHS_PLUGIN_MAX_RANK]; /* operand dim -> slot */
+} dot_layout;
+
+/* One generate call. */
+typedef struct dot_gen {
+	const shs_pquery *q;
+	shs_pemit *out;
+	const shs_host_api *api;
+	dot_layout lay;
+} dot_gen;
+
+/* Marks the dims of list as slots first.. of operand side; fails on a bad or repeated dim. */
+static int place_dims(dot_gen *g, int side, const shs_plist *list, uint32_t first)
+{
+	const shs_pshape *op = &g->q->instr->operands[side];
+
+	for (uint32_t k = 0; k < list->n; k++) {
+		int64_t d = list->v[k];
+
+		if (d < 0 || d >= (int64_t)op->rank || g->lay.slot_of[side][d] != DOT_NO_SLOT) {
+			g->api->fail(g->out, "dot %s: %s dimension %lld is out of range or repeated",
+				     g->q->instr->name, side == DOT_LHS ? "lhs" : "rhs", (long long)d);
+			return -1;
+		}
+		g->lay.slot_of[side][d] = (int32_t)(first + k);
+		g->lay.sizes[first + k] = op->dims[d];
+	}
+	return 0;
+}
+
+/* Gives the dims of operand side not placed yet the slots from first on; returns their count. */
+static uint32_t place_free(dot_gen *g, int side, uint32_t first)
+{
+	const shs_pshape *op = &g->q->instr->operands[side];
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < op->rank; d++) {
+		if (g->lay.slot_of[side][d] != DOT_NO_SLOT)
+			continue;
+		g->lay.slot_of[side][d] = (int32_t)(first + n);
+		g->lay.sizes[first + n] = op->dims[d];
+		n++;
+	}
+	return n;
+}
+
+/* Whether the paired dims (batch or contracting) of list_l and list_r have equal sizes. */
+static bool pairs_match(const dot_gen *g, const shs_plist *list_l, const shs_plist *list_r)
+{
+	const shs_pinstr *in = g->q->instr;
+
+	for (uint32_t k = 0; k < list_l->n; k++)
+		if (in->operands[DOT_LHS].dims[list_l->v[k]] != in->operands[DOT_RHS].dims[list_r->v[k]])
+			return false;
+	return true;
+}
+
+/* Whether the result shape is [batch..., lhs free..., rhs free...] of the operands. */
+static bool result_matches(const dot_gen *g)
+{
+	const shs_pshape *res = &g->q->instr->shape;
+
+	if (res->n_tuple != 0 || res->rank != g->lay.nb + g->lay.nlf + g->lay.nrf)
+		return false;
+	for (uint32_t d = 0; d < res->rank; d++)
+		if (res->dims[d] != g->lay.sizes[d])
+			return false;
+	return true;
+}
+
+/* Fills g->lay from the instruction; fails (api->fail) on a malformed dot. */
+static int layout(dot_gen *g)
+{
+	const shs_pinstr *in = g->q->instr;
+	dot_layout *lay = &g->lay;
+
+	memset(lay, 0, sizeof(*lay));
+	for (int side = 0; side < DOT_OPERANDS; side++)
+		for (uint32_t d = 0; d < SHS_PLUGIN_MAX_RANK; d++)
+			lay->slot_of[side][d] = DOT_NO_SLOT;
+	if (in->n_operands != DOT_OPERANDS || in->operands[DOT_LHS].n_tuple != 0 ||
+	    in->operands[DOT_RHS].n_tuple != 0 || in->operands[DOT_LHS].rank > SHS_PLUGIN_MAX_RANK ||
+	    in->operands[DOT_RHS].rank > SHS_PLUGIN_MAX_RANK || in->shape.rank > SHS_PLUGIN_MAX_RANK) {
+		g->api->fail(g->out, "dot %s: needs two array operands of rank <= %d", in->name,
+			     SHS_PLUGIN_MAX_RANK);
+		return -1;
+	}
+	if (in->lhs_batch.n != in->rhs_batch.n || in->lhs_contracting.n != in->rhs_contracting.n) {
+		g->api->fail(g->out, "dot %s: %u lhs and %u rhs batch dims, %u and %u contracting",
+			     in->name, in->lhs_batch.n, in->rhs_batch.n, in->lhs_contracting.n,
+			     in->rhs_contracting.n);
+		return -1;
+	}
+	lay->nb = in->lhs_batch.n;
+	lay->nc = in->lhs_contracting.n;
+	if (place_dims(g, DOT_LHS, &in->lhs_batch, 0) || place_dims(g, DOT_RHS, &in->rhs_batch, 0))
+		return -1;
+	/* contracting slots go last; place them at a provisional base, moved once nlf/nrf known */
+	if (place_dims(g, DOT_LHS, &in->lhs_contracting, SC_MAX_SLOTS - lay->nc) ||
+	    place_dims(g, DOT_RHS, &in->rhs_contracting, SC_MAX_SLOTS - lay->nc))
+		return -1;
+	lay->nlf = place_free(g, DOT_LHS, lay->nb);
+	lay->nrf = place_free(g, DOT_RHS, lay->nb + lay->nlf);
+	lay->n_slots = lay->nb + lay->nlf + lay->nrf + lay->nc;
+	for (int side = 0; side < DOT_OPERANDS; side++)
+		for (uint32_t d = 0; d < SHS_PLUGIN_MAX_RANK; d++)
+			if (lay->slot_of[side][d] >= (int32_t)(SC_MAX_SLOTS - lay->nc))
+				lay->slot_of[side][d] -= (int32_t)(SC_MAX_SLOTS - lay->n_slots);
+	memmove(&lay->sizes[lay->n_slots - lay->nc], &lay->sizes[SC_MAX_SLOTS - lay->nc],
+		lay->nc * sizeof(lay->sizes[0]));
+	if (!pairs_match(g, &in->lhs_batch, &in->rhs_batch) ||
+	    !pairs_match(g, &in->lhs_contracting, &in->rhs_contracting) || !result_matches(g)) {
+		g->api->fail(g->out, "dot %s: operand and result dimension sizes disagree", in->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The spec of operand side under an assignment. */
+static void operand_spec(const dot_gen *g, int side, const shs_pdim *slots, shs_pspec *out)
+{
+	const shs_pshape *op = &g->q->instr->operands[side];
+
+	sc_replicated(op->rank, out);
+	for (uint32_t d = 0; d < op->rank; d++)
+		out->dims[d] = slots[g->lay.slot_of[side][d]];
+}
+
+/* Appends " name=a:b" for the slots [first, first + n) to the label, nothing when n is 0. */
+static void label_group(char *label, size_t cap, const char *name, const shs_pdim *slots,
+			uint32_t first, uint32_t n, const shs_pmesh *mesh)
+{
+	size_t len = strlen(label);
+
+	if (n == 0)
+		return;
+	snprintf(label + len, cap - len, "%s%s=", len ? " " : "", name);
+	for (uint32_t k = 0; k < n; k++) {
+		char dim[SC_LABEL_MAX];
+
+		sc_format_dim(dim, sizeof(dim), &slots[first + k], mesh);
+		len = strlen(label);
+		snprintf(label + len, cap - len, "%s%s", k ? ":" : "", dim);
+	}
+}
+
+/* The label of an assignment: "batch=data lhs=fsdp rhs=tensor contract=-" (dims of a group
+ * separated by ':', axes of a dim by '+'); groups without dims are left out. */
+static void base_label(const dot_gen *g, const shs_pdim *slots, char *label, size_t cap)
+{
+	const dot_layout *lay = &g->lay;
+
+	label[0] = '\0';
+	label_group(label, cap, "batch", slots, 0, lay->nb, g->q->mesh);
+	label_group(label, cap, "lhs", slots, lay->nb, lay->nlf, g->q->mesh);
+	label_group(label, cap, "rhs", slots, lay->nb + lay->nlf, lay->nrf, g->q->mesh);
+	label_group(label, cap, "contract", slots, lay->n_slots - lay->nc, lay->nc, g->q->mesh);
+}
+
+/* Emits one candidate with the given result spec, costs and (optional) collective. */
+static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERANDS],
+		 const shs_pspec *result, double flops, const sc_psum *ps, uint32_t partial_mask,
+		 double partial_bytes)
+{
+	const shs_pinstr *in = g->q->instr;
+	const shs_pmesh *mesh = g->q->mesh;
+	uint32_t c = g->api->candidate(g->out, label);
+	double bytes = sc_local_bytes(g->api, &in->shape, result, mesh);
+
+	g->api->set_result(g->out, c, 0, result);
+	for (int side = 0; side < DOT_OPERANDS; side++) {
+		g->api->set_operand(g->out, c, (uint32_t)side, 0, &specs[side]);
+		bytes += sc_local_bytes(g->api, &in->operands[side], &specs[side], mesh);
+	}
+	g->api->set_cost(g->out, c, flops, bytes);
+	if (ps)
+		g->api->add_collective(g->out, c, ps->kind, partial_mask, partial_bytes,
+				       ps->overlappable);
+}
+
+/* Emits the candidates of one assignment: one, or one per way to finish its partial sum. */
+static int emit_assignment(const shs_pdim *slots, void *user)
+{
+	dot_gen *g = user;
+	const dot_layout *lay = &g->lay;
+	const shs_pmesh *mesh = g->q->mesh;
+	shs_pspec specs[DOT_OPERANDS], result;
+	shs_pdim partial = { 0 };
+	double contract = 1.0, flops;
+	char base[SC_LABEL_MAX * 2];
+	sc_psum ps[SC_MAX_PSUM];
+	uint32_t n_ps;
+
+	operand_spec(g, DOT_LHS, slots, &specs[DOT_LHS]);
+	operand_spec(g, DOT_RHS, slots, &specs[DOT_RHS]);
+	sc_replicated(g->q->instr->shape.rank, &result);
+	memcpy(result.dims, slots, result.rank * sizeof(result.dims[0]));
+	for (uint32_t s = lay->n_slots - lay->nc; s < lay->n_slots; s++) {
+		int64_t shards = sc_dim_shards(&slots[s], mesh);
+
+		contract *= (double)(lay->sizes[s] / shards);
+		memcpy(&partial.axes[partial.n], slots[s].axes, slots[s].n);
+		partial.n = (uint8_t)(partial.n + slots[s].n);
+	}
+	flops = DOT_FLOPS_PER_MAC * sc_local_elems(&g->q->instr->shape, &result, mesh) * contract;
+	base_label(g, slots, base, sizeof(base));
+	if (partial.n == 0) {
+		emit(g, base[0] ? base : "replicated", specs, &result, flops, NULL, 0, 0.0);
+		return 0;
+	}
+	n_ps = sc_psum_variants(&result, &partial, &g->q->instr->shape, mesh, true, ps);
+	for (uint32_t k = 0; k < n_ps; k++) {
+		char label[SC_LABEL_MAX * 3];
+
+		snprintf(label, sizeof(label), "%s %s", base, ps[k].suffix);
+		emit(g, label, specs, &ps[k].result, flops, &ps[k], sc_dim_mask(&partial),
+		     sc_local_bytes(g->api, &g->q->instr->shape, &result, mesh));
+	}
+	return 0;
+}
+
+/* Lets each axis of hint (a spec of operand side, or of the result when side < 0) go to the
+ * slot of the dim that holds it. */
+static void allow_from_hint(const dot_gen *g, int side, const shs_pspec *hint, uint64_t *allowed)
+{
+	if (!hint)
+		return;
+	for (uint32_t d = 0; d < hint->rank; d++) {
+		uint32_t slot = side < 0 ? d : (uint32_t)g->lay.slot_of[side][d];
+
+		for (uint32_t k = 0; k < hint->dims[d].n; k++)
+			allowed[hint->dims[d].axes[k]] |= (uint64_t)1 << slot;
+	}
+}
+
+/* The generator: every assignment (ENUMERATE), or those the hints allow (PROPAGATE). */
+static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
+			void *user)
+{
+	dot_gen g = { .q = q, .out = out, .api = api };
+	uint64_t allowed[SHS_PLUGIN_MAX_AXES] = { 0 };
+	int rc;
+
+	(void)user;
+	if (q->mesh->n_axes > SHS_PLUGIN_MAX_AXES) {
+		api->fail(out, "dot %s: the mesh has %u axes, at most %d are supported",
+			  q->instr->name, q->mesh->n_axes, SHS_PLUGIN_MAX_AXES);
+		return -1;
+	}
+	if (layout(&g) != 0)
+		return -1;
+	if (q->mode == SHS_PMODE_PROPAGATE) {
+		allow_from_hint(&g, DOT_LHS, sc_operand_hint(q, DOT_LHS), allowed);
+		allow_from_hint(&g, DOT_RHS, sc_operand_hint(q, DOT_RHS), allowed);
+		allow_from_hint(&g, -1, sc_result_hint(q), allowed);
+	}
+	rc = sc_enum_assign(g.lay.n_slots, g.lay.sizes,
+			    q->mode == SHS_PMODE_PROPAGATE ? allowed : NULL, q->mesh,
+			    emit_assignment, &g);
+	if (rc != 0) {
+		api->fail(out, "dot %s: cannot enumerate %u dims over %u mesh axes", q->instr->name,
+			  g.lay.n_slots, q->mesh->n_axes);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *const dot_opcodes[] = { "dot", NULL };
+
+static const shs_strategy dot_assign = {
+	.struct_size = sizeof(shs_strategy),
+	.name = "dot.assign",
+	.opcodes = dot_opcodes,
+	.generate = dot_generate,
+};
+
+static int dot_init(shs_registry *reg, const shs_host_api *api)
+{
+	return api->register_strategy(reg, &dot_assign);
+}
+
+SHS_PLUGIN_DEFINE(dot_init)

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Tests of annotate and explain: named plans and plan files, meshes, hints, plugins, exit codes.
+# usage: cli_plan_test.sh SHARDSEARCH HLO_DIR TMP_DIR SOURCE_DIR TEST_PLUGIN_DIR
+set -u
+ss=$1 hlo=$2 tmp=$3 src=$4 test_plugins=$5
+rm -rf "$tmp" && mkdir -p "$tmp"
+maxtext="$hlo/nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"
+. "$(dirname "$0")/cli_lib.sh"
+
+# every instruction line of a generated module's computations that run (all but its reducer
+# regions, region_add / region_max) has a sharding (test_propagate checks MaxText's by structure)
+all_sharded() {
+	local missing
+	missing=$(awk '/^%?region_(add|max)/ { skip = 1 }
+		/^(ENTRY|%?layers|%?main)/ { skip = 0 }
+		/^}/ { next }
+		!skip && / = / && !/sharding=/ { n++ } END { print n + 0 }' "$1")
+	[ "$missing" = 0 ] && ok || bad "$1: $missing instructions without a sharding"
+}
+
+# usage
+expect 0 "$ss" annotate --help
+has "$tmp/out" "--plan NAME|FILE"
+expect 0 "$ss" explain --help
+has "$tmp/out" "--op NAME"
+expect 2 "$ss" annotate
+expect 2 "$ss" annotate x.hlo --mesh fsdp=4 -o y.hlo
+expect 2 "$ss" annotate x.hlo --mesh fsdp=4 --plan fsdp
+expect 2 "$ss" annotate x.hlo --bogus
+expect 2 "$ss" explain x.hlo --mesh fsdp=4
+
+# a small generated step, every named plan on 1-, 2- and 3-axis meshes
+small=(--set layers=2 --set seq=64 --set batch=8 --set vocab=512)
+expect 0 "$ss" gen llama3-8b "${small[@]}" -o "$tmp/l8.hlo"
+expect 0 "$ss" gen llama3-8b "${small[@]}" --scan -o "$tmp/l8s.pb"
+for m in "dp data=8" "fsdp fsdp=8" "tp data=2,tensor=4" "fsdp+tp fsdp=4,tensor=2" "fsdp+tp data=2,fsdp=2,tensor=2"; do
+	set -- $m
+	expect 0 "$ss" annotate "$tmp/l8.hlo" --mesh "$2" --plan "$1" -o "$tmp/l8-$1.hlo"
+	has "$tmp/out" "annotated"
+	all_sharded "$tmp/l8-$1.hlo"
+	expect 0 "$ss" info "$tmp/l8-$1.hlo"
+	expect 0 "$ss" annotate "$tmp/l8s.pb" --mesh "$2" --plan "$1" -o "$tmp/l8s-$1.hlo"
+	all_sharded "$tmp/l8s-$1.hlo"
+done
+has "$tmp/l8-fsdp.hlo" "num_partitions=8"
+
+# byte-identical output across runs
+expect 0 "$ss" annotate "$tmp/l8s.pb" --mesh data=2,fsdp=2,tensor=2 --plan fsdp+tp -o "$tmp/a1.pb"
+expect 0 "$ss" annotate "$tmp/l8s.pb" --mesh data=2,fsdp=2,tensor=2 --plan fsdp+tp -o "$tmp/a2.pb"
+cmp -s "$tmp/a1.pb" "$tmp/a2.pb" && ok || bad "two runs of annotate differ"
+
+# the real MaxText step: its Sharding hints stay as they were
+expect 0 "$ss" annotate "$maxtext" --mesh fsdp=8 --plan fsdp -o "$tmp/maxtext-fsdp.hlo"
+hints_in=$(grep -c 'custom_call_target="Sharding", sharding={devices=\[8,1,1\]<=\[8\]}' "$maxtext")
+hints_out=$(grep -c 'custom_call_target="Sharding", sharding={devices=\[8,1,1\]<=\[8\]}' "$tmp/maxtext-fsdp.hlo")
+[ "$hints_in" -gt 0 ] && [ "$hints_in" = "$hints_out" ] && ok || bad "MaxText hints: $hints_in in, $hints_out out"
+expect 0 "$ss" annotate "$maxtext" --mesh data=2,fsdp=2,tensor=2 --plan fsdp+tp -o "$tmp/maxtext-3.pb"
+expect 0 "$ss" annotate "$maxtext" --mesh fsdp=16 --plan fsdp -o "$tmp/maxtext-16.hlo"
+has "$tmp/err" "Sharding hint does not fit"
+
+# plan files
+printf '{"mesh": {"fsdp": 4, "tensor": 2}, "base": "fsdp",\n "rules": [{"match": "*mlp/wo/*", "spec": [["tensor"], "fsdp"]}]}\n' >"$tmp/plan.json"
+expect 0 "$ss" annotate "$tmp/l8.hlo" --plan "$tmp/plan.json" -o "$tmp/l8-file.hlo"
+grep -E 'params\.layers_0\.mlp\.wo\.[0-9]+ = f32\[14336,4096\]' "$tmp/l8-file.hlo" | grep -qF 'sharding={devices=[2,4]<=[4,2]T(1,0)}' && ok || bad "plan file rule not applied"
+printf '{"mesh": {"fsdp": 4}, "rules": [{"match": "*", "spec": ["tensor"]}]}\n' >"$tmp/badplan.json"
+expect 1 "$ss" annotate "$tmp/l8.hlo" --plan "$tmp/badplan.json" -o "$tmp/never.hlo"
+has "$tmp/err" "badplan.json"
+expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=0 --plan fsdp -o "$tmp/never.hlo"
+has "$tmp/err" "fsdp"
+expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan zero3 -o "$tmp/never.hlo"
+has "$tmp/err" "unknown plan"
+expect 1 "$ss" annotate "$tmp/missing.hlo" --mesh fsdp=4 --plan fsdp -o "$tmp/never.hlo"
+expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan fsdp --plugins "$tmp/no-such-dir" -o "$tmp/never.hlo"
+has "$tmp/err" "no-such-dir"
+[ -e "$tmp/never.hlo" ] && bad "annotate left output after an error" || ok
+expect 2 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan fsdp -o "$tmp/l8.hlo"
+
+# explain: the candidates of one dot, and what a plan gives it
+dot=$(grep -m1 -oE 'dot\.[0-9]+ = bf16\[8,64,32,128\]' "$tmp/l8.hlo" | cut -d' ' -f1)
+expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4,tensor=2 --op "$dot" --limit 0
+has "$tmp/out" "dot.assign"
+has "$tmp/out" "candidates"
+expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4,tensor=2 --op "$dot" --plan fsdp+tp --json
+has "$tmp/out" '"plan": '
+expect 1 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4 --op no.such.op
+has "$tmp/err" "no.such.op"
+
+# broken plugins are refused with their reasons; the built-ins keep working
+expect 0 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=8 --plan fsdp --plugins "$test_plugins" -o "$tmp/l8-broken.hlo"
+has "$tmp/err" "wrong_abi.so"
+has "$tmp/err" "no_entry.so"
+all_sharded "$tmp/l8-broken.hlo"
+
+# a plugin built from the header alone, outside the build, is loaded and explained
+mkdir -p "$tmp/ext"
+if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin" -o "$tmp/ext/ext.so" "$src/tests/plugins/external/ext.c"; then
+	ok
+	mul=$(grep -m1 -oE 'multiply\.[0-9]+ = ' "$tmp/l8.hlo" | cut -d' ' -f1)
+	expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=8 --op "$mul" --plugins "$tmp/ext"
+	has "$tmp/out" "ext.mul"
+	SHARDSEARCH_PLUGIN_PATH="$tmp/ext" expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=8 --op "$mul"
+	has "$tmp/out" "ext.mul"
+else
+	bad "the external plugin did not build"
+fi
+
+finish

@@ -1,0 +1,360 @@
+/* Plans by propagation: the book's FSDP+TP layout, full and valid annotations, plan files. */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "host.h"
+#include "plan.h"
+#include "test_util.h"
+
+static unsigned n_warnings;
+
+static void count_warning(void *user, const char *msg)
+{
+	(void)user;
+	(void)msg;
+	n_warnings++;
+}
+
+static shs_host *host(void)
+{
+	shs_host *h = shs_host_new(count_warning, NULL);
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	return h;
+}
+
+/* The generator's module for preset with "key=value" settings (NULL-terminated). */
+static shs_module *generate(const char *preset, const char *const *sets)
+{
+	shs_gen_config c = shs_test_preset(preset);
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	for (; sets && *sets; sets++) {
+		char key[64];
+		const char *eq = strchr(*sets, '=');
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - *sets), *sets);
+		SHS_ASSERT_OK(shs_gen_config_set(&c, key, eq + 1, &e), &e);
+	}
+	SHS_ASSERT_OK(shs_gen_module(&c, &m, NULL, &e), &e);
+	return m;
+}
+
+static shs_plan_request *request(const char *mesh, const char *plan)
+{
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
+	r->warn = count_warning;
+	return r;
+}
+
+static shs_plan *make(shs_host *h, const shs_module *m, const shs_plan_request *r)
+{
+	shs_plan *p = NULL;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+	return p;
+}
+
+/* The named sharding of the first instruction whose op_name is op_name (or whose name starts
+ * with it when by_name), as "[{fsdp}, {tensor}]"; caller frees. */
+static char *sharding_of(const shs_module *m, const shs_plan *p, const char *key, bool by_name)
+{
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
+			const shs_instr *in = m->comps[c]->instrs[i];
+			const shs_decision *d = &p->d[c][i];
+			bool hit = by_name ? !strncmp(in->name, key, strlen(key))
+					   : in->metadata && in->metadata->op_name &&
+						     !strcmp(in->metadata->op_name, key);
+			shs_named_sharding named;
+			shs_buf b = { 0 };
+			if (!hit)
+				continue;
+			memset(&named, 0, sizeof(named));
+			if (d->set) {
+				named.rank = d->leaves[0].rank;
+				for (uint32_t k = 0; k < named.rank; k++) {
+					named.n_dim_axes[k] = d->leaves[0].dims[k].n;
+					memcpy(named.dim_axes[k], d->leaves[0].dims[k].axes,
+					       d->leaves[0].dims[k].n);
+				}
+			} else {
+				named.rank = in->shape.rank;
+			}
+			shs_named_sharding_print(&b, &p->mesh, &named);
+			return shs_buf_take(&b);
+		}
+	fprintf(stderr, "\n  no instruction %s\n", key);
+	CU_FAIL_FATAL("instruction not found");
+	return NULL;
+}
+
+#define ASSERT_SHARDING(m, p, key, by_name, want)                 \
+	do {                                                        \
+		char *got_ = sharding_of(m, p, key, by_name);           \
+		if (strcmp(got_, want))                                 \
+			fprintf(stderr, "\n  %s: got %s, want %s\n", key, got_, want); \
+		CU_ASSERT_STRING_EQUAL(got_, want);                     \
+		free(got_);                                             \
+	} while (0)
+
+/* The book's FSDP + TP layout (X = fsdp, Y = tensor):
+ * In[B_X, D_Y] . W_in[D_X, F_Y] -> Tmp[B_X, F_Y]; Tmp . W_out[F_Y, D_X] -> Out[B_X, D_Y];
+ * backward dTmp[B_X, F_Y], dW_out[F_Y, D_X], dW_in[D_X, F_Y], dIn[B_X, D_Y]. */
+static void test_book_fsdp_tp(void)
+{
+	static const char *const sets[] = { "layers=2", "d_model=256", "d_ff=1024", "batch=512",
+					    NULL };
+	static const char *const scans[] = { "scan=false", "scan=true" };
+	shs_host *h = host();
+
+	for (int s = 0; s < 2; s++) {
+		const char *all[8] = { sets[0], sets[1], sets[2], sets[3], scans[s], NULL };
+		shs_module *m = generate("mlp-only", all);
+		shs_plan_request *r = request("fsdp=4,tensor=2", "fsdp+tp");
+		shs_plan *p = make(h, m, r);
+		const char *l = s ? "layers" : "layers_1";
+		char key[128];
+
+		ASSERT_SHARDING(m, p, "inputs", true, "[{fsdp}, {tensor}]");
+		snprintf(key, sizeof(key), "params.%s.mlp.wi", l);
+		ASSERT_SHARDING(m, p, key, true, s ? "[{}, {fsdp}, {tensor}]" : "[{fsdp}, {tensor}]");
+		snprintf(key, sizeof(key), "params.%s.mlp.wo", l);
+		ASSERT_SHARDING(m, p, key, true, s ? "[{}, {tensor}, {fsdp}]" : "[{tensor}, {fsdp}]");
+#define LAYER_OP(suffix, want)                                                        \
+	snprintf(key, sizeof(key), "train_step/%s/mlp/%s", l, suffix);                   \
+	ASSERT_SHARDING(m, p, key, false, want)
+		LAYER_OP("wi/dot", "[{fsdp}, {tensor}]");
+		LAYER_OP("wo/dot", "[{fsdp}, {tensor}]");
+		LAYER_OP("wo/grad_input/dot", "[{fsdp}, {tensor}]");
+		LAYER_OP("wo/grad/dot", "[{tensor}, {fsdp}]");
+		LAYER_OP("wi/grad_input/dot", "[{fsdp}, {tensor}]");
+		LAYER_OP("wi/grad/dot", "[{fsdp}, {tensor}]");
+#undef LAYER_OP
+		shs_plan_free(p);
+		free(r);
+		shs_module_free(m);
+	}
+	shs_host_free(h);
+}
+
+/* Annotates m with plan on mesh, prints, parses back, verifies; checks every instruction of
+ * every non-reducer computation has a sharding; returns the text (caller frees). */
+static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, const char *plan)
+{
+	shs_buf b = { 0 };
+	shs_module *m = NULL, *back = NULL;
+	shs_plan_request *r = request(mesh, plan);
+	shs_plan *p;
+	shs_err e = { 0 };
+	char *text;
+
+	/* annotate a fresh copy (the plan writes into the module) */
+	shs_text_print(&b, m0, NULL);
+	m = shs_test_parse(b.data);
+	shs_buf_free(&b);
+	p = make(h, m, r);
+	SHS_ASSERT_OK(shs_plan_annotate(p, m, &e), &e);
+	SHS_ASSERT_OK(shs_module_verify(m, &e), &e);
+	for (uint32_t c = 0; c < m->n_comps; c++) {
+		if (shs_comp_is_reducer(m, c))
+			continue;
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
+			if (!m->comps[c]->instrs[i]->sharding) {
+				fprintf(stderr, "\n  %s: no sharding\n", m->comps[c]->instrs[i]->name);
+				CU_FAIL("instruction without a sharding");
+			}
+	}
+	shs_text_print(&b, m, NULL);
+	text = shs_buf_take(&b);
+	back = shs_test_parse(text);
+	SHS_ASSERT_OK(shs_module_verify(back, &e), &e);
+	shs_module_free(back);
+	shs_plan_free(p);
+	shs_module_free(m);
+	free(r);
+	return text;
+}
+
+static void test_every_plan_every_mesh(void)
+{
+	static const char *const small[] = { "layers=2", "seq=64", "batch=8", "vocab=512", NULL };
+	static const char *const presets[] = { "llama3-8b", "mixtral-8x7b", "gpt3-175b", NULL };
+	static const char *const meshes[][2] = { { "data=8", "dp" },
+						 { "fsdp=8", "fsdp" },
+						 { "data=2,tensor=4", "tp" },
+						 { "data=2,fsdp=2,tensor=2", "fsdp+tp" },
+						 { "fsdp=4,tensor=2", "fsdp+tp" } };
+	shs_host *h = host();
+
+	for (int k = 0; presets[k]; k++)
+		for (int s = 0; s < 2; s++) {
+			const char *sets[8] = { small[0], small[1], small[2], small[3],
+						s ? "scan=true" : "scan=false", NULL };
+			shs_module *m = generate(presets[k], sets);
+			for (size_t j = 0; j < sizeof(meshes) / sizeof(meshes[0]); j++)
+				free(annotate_text(h, m, meshes[j][0], meshes[j][1]));
+			shs_module_free(m);
+		}
+	shs_host_free(h);
+}
+
+static void test_deterministic(void)
+{
+	static const char *const sets[] = { "layers=2", "seq=64", "batch=8", "vocab=512",
+					    "scan=true", NULL };
+	shs_host *h = host();
+	shs_module *m = generate("llama3-8b", sets);
+	char *a = annotate_text(h, m, "data=2,fsdp=2,tensor=2", "fsdp+tp");
+	char *b = annotate_text(h, m, "data=2,fsdp=2,tensor=2", "fsdp+tp");
+
+	CU_ASSERT_STRING_EQUAL(a, b);
+	free(a);
+	free(b);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
+static void test_maxtext_hints_kept(void)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	shs_host *h = host();
+	char *text;
+
+	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(
+			      "nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"),
+					   SHS_FORMAT_AUTO, &m, &e), &e);
+	text = annotate_text(h, m, "fsdp=8", "fsdp");
+	/* the 39 hints of the module, e.g. custom-call.316's, are in the output as they were */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "custom_call_target=\"Sharding\", "
+					    "sharding={devices=[8,1,1]<=[8]}"));
+	free(text);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
+static void test_mesh_errors(void)
+{
+	static const char *const bad[] = { "", "fsdp", "fsdp=", "fsdp=0", "fsdp=4,fsdp=2",
+					   "1x=2", "a=2,b=2,c=2,d=2,e=2,f=2,g=2,h=2,i=2",
+					   "fsdp=4;tensor=2", NULL };
+	shs_plan_request r;
+	shs_err e = { 0 };
+
+	for (int k = 0; bad[k]; k++) {
+		memset(&r, 0, sizeof(r));
+		CU_ASSERT_EQUAL(shs_plan_parse_mesh(&r, bad[k], &e), SHS_EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "mesh"));
+	}
+	SHS_ASSERT_OK(shs_plan_parse_mesh(&r, "data=2,fsdp=16,tensor=4", &e), &e);
+	SHS_ASSERT_INT_EQ(r.mesh.n_axes, 3);
+	SHS_ASSERT_STR_EQ(r.mesh.names[1], "fsdp");
+	SHS_ASSERT_INT_EQ(r.mesh.sizes[1], 16);
+	CU_ASSERT_EQUAL(shs_plan_parse_kind(&r, "zero3", &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "fsdp+tp"));
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	const char *path = shs_test_tmp_path(name);
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void test_plan_file(void)
+{
+	static const char *const sets[] = { "layers=2", "d_model=256", "d_ff=1024", "batch=512",
+					    NULL };
+	const char *path = write_tmp("plan-rules.json",
+		"{\"mesh\": {\"fsdp\": 4, \"tensor\": 2}, \"base\": \"fsdp\",\n"
+		" \"rules\": [{\"match\": \"*mlp/wi/*\", \"spec\": [null, [\"fsdp\", \"tensor\"]]}]}\n");
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_module *m = generate("mlp-only", sets);
+	shs_host *h = host();
+	shs_err e = { 0 };
+	shs_plan *p;
+
+	SHS_ASSERT_OK(shs_plan_load_json(r, path, &e), &e);
+	SHS_ASSERT_INT_EQ(r->n_rules, 1);
+	SHS_ASSERT_INT_EQ(r->kind, SHS_PLAN_FSDP);
+	p = make(h, m, r);
+	ASSERT_SHARDING(m, p, "params.layers_0.mlp.wi", true, "[{}, {fsdp,tensor}]");
+	ASSERT_SHARDING(m, p, "params.layers_0.mlp.wo", true, "[{fsdp}, {}]");
+	shs_plan_free(p);
+	shs_module_free(m);
+	shs_host_free(h);
+	free(r);
+}
+
+static void test_plan_file_errors(void)
+{
+	static const char *const bad[][2] = {
+		{ "{\"rules\": []}", "no mesh" },
+		{ "[1]", "top level" },
+		{ "{\"mesh\": {\"fsdp\": \"x\"}}", "integer size" },
+		{ "{\"mesh\": {\"fsdp\": 2}, \"base\": \"zero\"}", "unknown plan" },
+		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\"}]}", "\"spec\"" },
+		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\", \"spec\": [\"tensor\"]}]}",
+		  "axis the mesh does not have" },
+		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\", \"spec\": [3]}]}",
+		  "each dim" },
+		{ "{\"mesh\": ", "plan-bad.json:1:" },
+	};
+	shs_err e = { 0 };
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		shs_plan_request r;
+		const char *path = write_tmp("plan-bad.json", bad[k][0]);
+		memset(&r, 0, sizeof(r));
+		CU_ASSERT_NOT_EQUAL(shs_plan_load_json(&r, path, &e), SHS_OK);
+		if (!strstr(e.msg, bad[k][1]))
+			fprintf(stderr, "\n  %s: %s lacks '%s'\n", bad[k][0], e.msg, bad[k][1]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, bad[k][1]));
+		CU_ASSERT_EQUAL(r.n_rules, 0);
+	}
+	CU_ASSERT_EQUAL(shs_plan_load_json(&(shs_plan_request){ 0 },
+					   shs_test_tmp_path("no-such-plan.json"), &e), SHS_EIO);
+}
+
+static void test_param_path(void)
+{
+	shs_module *m = shs_test_parse(
+		"HloModule m\n\nENTRY e {\n"
+		"  p = f32[2]{0} parameter(0), metadata={op_name=\"state.params['params']['mlp']['wi']\"}\n"
+		"  ROOT q = f32[2]{0} parameter(1)\n}\n");
+	char buf[128];
+
+	shs_param_path(m->comps[0]->instrs[0], buf, sizeof(buf));
+	SHS_ASSERT_STR_EQ(buf, "state.params/params/mlp/wi");
+	shs_param_path(m->comps[0]->instrs[1], buf, sizeof(buf));
+	SHS_ASSERT_STR_EQ(buf, "q");
+	shs_module_free(m);
+}
+
+CU_TestInfo propagate_tests[] = {
+	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
+	{ "every plan on 1-, 2-, 3-axis meshes annotates every instruction validly",
+	  test_every_plan_every_mesh },
+	{ "same input and options give the same output", test_deterministic },
+	{ "MaxText's own Sharding hints are kept", test_maxtext_hints_kept },
+	{ "mesh and plan names are checked", test_mesh_errors },
+	{ "a plan file's rules seed matching parameters", test_plan_file },
+	{ "bad plan files are refused naming the problem", test_plan_file_errors },
+	{ "parameter paths spell JAX's ['key'] as /key", test_param_path },
+	CU_TEST_INFO_NULL,
+};
