@@ -153,6 +153,13 @@ static int setup(shs__prop *x, shs_err *e)
 	x->ext_req = calloc(n, sizeof(*x->ext_req));
 	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits || !x->ext_req)
 		return oom(e);
+	for (uint32_t c = 0; c < x->m->n_comps; c++)
+		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs; i++)
+			if (x->p->d[c][i].n_leaves > x->scratch_cap)
+				x->scratch_cap = x->p->d[c][i].n_leaves;
+	x->scratch = calloc(x->scratch_cap + 1, sizeof(*x->scratch));
+	if (!x->scratch)
+		return oom(e);
 	for (uint32_t c = 0; c < x->m->n_comps; c++) {
 		const shs_computation *comp = x->m->comps[c];
 		int rc = build_users(comp, &x->users[c], e);
@@ -190,6 +197,7 @@ static void teardown(shs__prop *x)
 	free(x->hint_set);
 	free(x->visits);
 	free(x->ext_req);
+	free(x->scratch);
 }
 
 /* The entry parameters' seeds become fixed decisions. */

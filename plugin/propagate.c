@@ -2,7 +2,8 @@
  *
  * Pass 0 runs producers before users: each instruction scores the candidates its plugins propose
  * given its operands' shardings (reshard cost of each operand + its own compute and collectives)
- * and keeps the cheapest; ties go to the smaller result piece, then to the result that spreads
+ * and keeps the cheapest; ties go to the result its users want (the plan's hint, or what the
+ * decided users require), then to the smaller result piece, then to the result that spreads
  * its axes over more dims rather than stacking them on one (a reduce-scatter onto the model
  * dim, In[B_X, D_Y] in the book, rather than [B_XY, D]), then to the earlier candidate (plugin
  * load order, then the plugin's order). Later passes alternate users-first and
@@ -65,8 +66,39 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 	return SHS_OK;
 }
 
+/* For a tuple read only through get-tuple-elements: each element as the get-tuple-element
+ * that reads it wants it (the rest as decided), in x->scratch; NULL when some other user reads
+ * the whole tuple or no user has decided. */
+static const shs_pspec *elements_req(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+	const shs_decision *d = shs__dec(x, c, i);
+	bool found = false;
+
+	if (!d->set || d->n_leaves > x->scratch_cap)
+		return NULL;
+	memcpy(x->scratch, d->leaves, d->n_leaves * sizeof(*x->scratch));
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		const shs_instr *g = comp->instrs[u->list[k]];
+		const shs_decision *dg = shs__dec(x, c, u->list[k]);
+		if (g->op != SHS_OP_GET_TUPLE_ELEMENT)
+			return NULL;
+		if (dg->set && dg->n_req == d->n_leaves) {
+			uint32_t off = 0, n;
+			for (int64_t e = 0; e < g->tuple_index; e++)
+				off += shs_shape_leaves(&comp->instrs[i]->shape.tuple[e]);
+			n = shs_shape_leaves(&g->shape);
+			memcpy(&x->scratch[off], &dg->req[off], n * sizeof(*x->scratch));
+			found = true;
+		}
+	}
+	return found ? x->scratch : NULL;
+}
+
 /* The most sharded of what the decided users require (the smallest piece per device): a value
- * that can be made in any sharding serves its most demanding user, and the others gather. */
+ * that can be made in any sharding serves its most demanding user, and the others gather.
+ * A tuple read through get-tuple-elements gets each element as its reader wants it. */
 const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs__users *u = &x->users[c];
@@ -79,6 +111,8 @@ const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 
 	if (i == comp->root && x->ext_req[c])
 		return x->ext_req[c];
+	if (comp->instrs[i]->shape.type == SHS_TUPLE && (best = elements_req(x, c, i)))
+		return best;
 	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
 		uint32_t user = u->list[k];
 		const shs_decision *du = shs__dec(x, c, user);
@@ -246,6 +280,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_pspec *want;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
+	bool best_wanted = false;
 	int rc;
 
 	res = leaf_shapes(&in->shape, &n_res);
@@ -273,14 +308,18 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		double s = score(x, c, i, &cands.v[k], hints, res, n_res);
 		double b = result_bytes(&cands.v[k], res, n_res, &x->r->mesh);
 		uint32_t st = stacked_axes(&cands.v[k]);
+		bool wanted = want && cands.v[k].n_result == n_res &&
+			      !memcmp(cands.v[k].result, want, n_res * sizeof(*want));
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
-		if (!k || s < best_cost - tol || (tie && b < best_bytes * (1 - 1e-12)) ||
-		    (tie && same_bytes && st < best_stacked)) {
+		if (!k || s < best_cost - tol || (tie && wanted && !best_wanted) ||
+		    (tie && wanted == best_wanted && b < best_bytes * (1 - 1e-12)) ||
+		    (tie && wanted == best_wanted && same_bytes && st < best_stacked)) {
 			best = k;
 			best_cost = s;
 			best_bytes = b;
 			best_stacked = st;
+			best_wanted = wanted;
 		}
 	}
 	shs__dec_set(x, shs__dec(x, c, i), cands.v[best].result, n_res, cands.v[best].operands,

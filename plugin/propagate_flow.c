@@ -190,13 +190,18 @@ done:
 static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
-	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	const shs_pspec *wanted = x->pull ? shs__user_req(x, c, i) : NULL;
+	uint32_t n = leaves_of(x, c, i);
+	shs_pspec *want = wanted ? malloc(n * sizeof(*want)) : NULL;
 	const shs_decision *root;
 
+	if (want)
+		memcpy(want, wanted, n * sizeof(*want));
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		set_params(x, c, in, from, in->called[k]);
 		visit(x, in->called[k], want);
 	}
+	free(want);
 	if (!in->n_called)
 		return;
 	root = root_of(x, in->called[0]);

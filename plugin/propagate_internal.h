@@ -22,6 +22,8 @@ typedef struct shs__prop {
 	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
+	uint32_t scratch_cap;
 	bool reverse;         /* this pass runs users before producers */
 	bool pull;            /* users' requirements count (every pass after the first) */
 	bool changed;
@@ -48,7 +50,9 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 
 /* What the users of instruction i (of computation c) require of it, leaf by leaf: of the
  * decided users' requirements the one with the smallest piece per device (the first of equals);
- * for the root of a called computation, what its caller wants. NULL when no user has one. */
+ * for the root of a called computation, what its caller wants; for a tuple read through
+ * get-tuple-elements, each element as its reader wants it (in x->scratch: valid until the next
+ * call). NULL when no user has one. */
 const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i);
 
 /* Decides control-flow instruction i (tuple, get-tuple-element, call, while, conditional) and

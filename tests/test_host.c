@@ -685,10 +685,10 @@ static void loads_external_plugin(void)
 	CU_ASSERT_TRUE_FATAL(source_dir(src, sizeof(src)));
 	snprintf(so, sizeof(so), "%s", shs_test_tmp_path("ext.so"));
 	remove(so);
-	snprintf(cmd, sizeof(cmd),
-		 "cc -shared -fPIC -std=c11 -Wall -Werror -I%s/plugin -o %s "
-		 "%s/tests/plugins/external/ext.c",
-		 src, so, src);
+	CU_ASSERT_TRUE_FATAL((size_t)snprintf(cmd, sizeof(cmd),
+					      "cc -shared -fPIC -std=c11 -Wall -Werror -I%.1024s/plugin "
+					      "-o %.1024s %.1024s/tests/plugins/external/ext.c",
+					      src, so, src) < sizeof(cmd));
 	SHS_ASSERT_INT_EQ(system(cmd), 0);
 	h = shs_host_new(record, &w);
 	SHS_ASSERT_OK(shs_host_load(h, so, &e), &e);
