@@ -186,24 +186,27 @@ static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, 
 	return text;
 }
 
-static void test_every_plan_every_mesh(void)
+/* Plans and meshes with the plan's axes: 1-, 2- and 3-axis meshes of 8 devices. */
+static const char *const plan_meshes[][2] = { { "data=8", "dp" },
+					      { "fsdp=8", "fsdp" },
+					      { "data=2,tensor=4", "tp" },
+					      { "fsdp=4,tensor=2", "fsdp+tp" },
+					      { "data=2,fsdp=2,tensor=2", "fsdp+tp" } };
+enum { N_PLAN_MESHES = sizeof(plan_meshes) / sizeof(plan_meshes[0]) };
+
+/* Every preset at its published dimensions (unrolled ones cut to 2 layers so that the test
+ * stays fast), scanned and unrolled, under every plan. */
+static void test_every_preset_every_plan(void)
 {
-	static const char *const small[] = { "layers=2", "seq=64", "batch=8", "vocab=512", NULL };
-	static const char *const presets[] = { "llama3-8b", "mixtral-8x7b", "gpt3-175b", NULL };
-	static const char *const meshes[][2] = { { "data=8", "dp" },
-						 { "fsdp=8", "fsdp" },
-						 { "data=2,tensor=4", "tp" },
-						 { "data=2,fsdp=2,tensor=2", "fsdp+tp" },
-						 { "fsdp=4,tensor=2", "fsdp+tp" } };
+	const char *const *names = shs_gen_preset_names();
 	shs_host *h = host();
 
-	for (int k = 0; presets[k]; k++)
+	for (int k = 0; names[k]; k++)
 		for (int s = 0; s < 2; s++) {
-			const char *sets[8] = { small[0], small[1], small[2], small[3],
-						s ? "scan=true" : "scan=false", NULL };
-			shs_module *m = generate(presets[k], sets);
-			for (size_t j = 0; j < sizeof(meshes) / sizeof(meshes[0]); j++)
-				free(annotate_text(h, m, meshes[j][0], meshes[j][1]));
+			const char *sets[] = { s ? "scan=true" : "layers=2", NULL };
+			shs_module *m = generate(names[k], sets);
+			for (int j = 0; j < N_PLAN_MESHES; j++)
+				free(annotate_text(h, m, plan_meshes[j][0], plan_meshes[j][1]));
 			shs_module_free(m);
 		}
 	shs_host_free(h);
@@ -225,21 +228,25 @@ static void test_deterministic(void)
 	shs_host_free(h);
 }
 
-static void test_maxtext_hints_kept(void)
+/* The real MaxText step under every plan; its 39 Sharding hints stay as they were. */
+static void test_maxtext_every_plan(void)
 {
 	shs_module *m = NULL;
 	shs_err e = { 0 };
 	shs_host *h = host();
-	char *text;
 
 	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(
 			      "nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"),
 					   SHS_FORMAT_AUTO, &m, &e), &e);
-	text = annotate_text(h, m, "fsdp=8", "fsdp");
-	/* the 39 hints of the module, e.g. custom-call.316's, are in the output as they were */
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "custom_call_target=\"Sharding\", "
-					    "sharding={devices=[8,1,1]<=[8]}"));
-	free(text);
+	for (int j = 0; j < N_PLAN_MESHES; j++) {
+		char *text = annotate_text(h, m, plan_meshes[j][0], plan_meshes[j][1]);
+		const char *hint = "custom_call_target=\"Sharding\", sharding={devices=[8,1,1]<=[8]}";
+		int n = 0;
+		for (const char *p = text; (p = strstr(p, hint)); p++)
+			n++;
+		SHS_ASSERT_INT_EQ(n, 25);
+		free(text);
+	}
 	shs_module_free(m);
 	shs_host_free(h);
 }
@@ -348,10 +355,10 @@ static void test_param_path(void)
 
 CU_TestInfo propagate_tests[] = {
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
-	{ "every plan on 1-, 2-, 3-axis meshes annotates every instruction validly",
-	  test_every_plan_every_mesh },
+	{ "every preset, unrolled and scanned, under every plan on 1-, 2-, 3-axis meshes",
+	  test_every_preset_every_plan },
 	{ "same input and options give the same output", test_deterministic },
-	{ "MaxText's own Sharding hints are kept", test_maxtext_hints_kept },
+	{ "MaxText under every plan keeps its own Sharding hints", test_maxtext_every_plan },
 	{ "mesh and plan names are checked", test_mesh_errors },
 	{ "a plan file's rules seed matching parameters", test_plan_file },
 	{ "bad plan files are refused naming the problem", test_plan_file_errors },
