@@ -83,9 +83,10 @@ void shs_cands_free(shs_cands *c);
 
 /* Asks every strategy that serves instruction i of computation c (in plugin load order, then
  * registration order) for candidates on mesh, with hints and result_hint as in shs_pquery (either
- * may be NULL: nothing decided; called_roots are not passed yet). Each candidate is checked: leaf counts and ranks match the shapes, every axis index
- * exists and is used at most once per spec, each sharded dim divides by its axes' sizes unless
- * the spec is padded, collective axes exist. A candidate that fails is dropped and reported
+ * may be NULL: nothing decided; called_roots are not passed yet). Each candidate is checked:
+ * leaf counts and ranks match the shapes, every axis index exists and is used at most once per
+ * spec, each sharded dim divides by its axes' sizes unless the spec is padded, collective axes
+ * exist. A candidate that fails is dropped and reported
  * (warn) naming the plugin, the strategy, the instruction and the fault. Returns SHS_OK or
  * SHS_ENOMEM; *out (caller frees) may be empty (served false: no strategy serves i). */
 int shs_host_candidates(shs_host *h, const shs_module *m, const shs_computation *c,

@@ -53,7 +53,8 @@ static int load_dim(shs_plan_request *r, shs_pspec *spec, uint32_t d, const json
 		const json_t *a = json_is_array(v) ? json_array_get(v, k) : v;
 		int ax = json_is_string(a) ? shs__mesh_axis(&r->mesh, json_string_value(a)) : -1;
 		if (ax < 0)
-			return bad(e, path, "rule '%s' names an axis the mesh does not have", pattern);
+			return bad(e, path, "rule '%s' names an axis the mesh does not have",
+				   pattern);
 		shs__spec_add(spec, d, ax);
 	}
 	return SHS_OK;

@@ -274,8 +274,9 @@ static void totals(shs__prop *x)
 			for (uint32_t k = 0; d->n_req && k < in->n_operands; k++) {
 				const shs_decision *od = shs__dec(x, c, in->operands[k]);
 				uint32_t n = d->req_first[k + 1] - d->req_first[k];
+				const shs_pspec *want = &d->req[d->req_first[k]];
 				if (od->set && n == od->n_leaves &&
-				    memcmp(od->leaves, &d->req[d->req_first[k]], n * sizeof(shs_pspec)))
+				    memcmp(od->leaves, want, n * sizeof(shs_pspec)))
 					x->p->n_reshards++;
 			}
 		}

@@ -144,7 +144,8 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 
 	if (i == comp->root && x->ext_req[c])
 		for (uint32_t j = 0; j < n_leaves; j++)
-			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j], &x->r->mesh);
+			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j],
+						  &x->r->mesh);
 	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
 		uint32_t user = u->list[k];
 		const shs_decision *du = shs__dec(x, c, user);
@@ -201,9 +202,9 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		if (!hints[k])
 			continue;
 		n = shs__shape_leaves(&op->shape, sh, MAX_LEAVES);
+		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
 		for (uint32_t j = 0; j < n; j++)
-			cost += shs__reshard_cost(&hints[k][j], &cand->operands[cand->operand_first[k] + j],
-						  sh[j], &x->r->mesh);
+			cost += shs__reshard_cost(&hints[k][j], &want[j], sh[j], &x->r->mesh);
 	}
 	if (x->pull)
 		cost += pull_cost(x, c, i, cand->result, res_shapes, n_res);

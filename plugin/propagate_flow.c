@@ -123,8 +123,8 @@ static void set_params(shs__prop *x, uint32_t c, const shs_instr *in, uint32_t f
 			continue;
 		od = shs__dec(x, c, in->operands[k]);
 		if (od->set)
-			shs__dec_set(x, shs__dec(x, callee, j), od->leaves, od->n_leaves, NULL, first,
-				     0, "control", "the caller's operand", 0);
+			shs__dec_set(x, shs__dec(x, callee, j), od->leaves, od->n_leaves, NULL,
+				     first, 0, "control", "the caller's operand", 0);
 	}
 }
 
@@ -300,8 +300,8 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 		const shs_computation *cc = x->m->comps[w->called[k]];
 		for (uint32_t j = 0; j < cc->n_instrs; j++)
 			if (cc->instrs[j]->op == SHS_OP_PARAMETER)
-				shs__dec_set(x, shs__dec(x, w->called[k], j), carry, n, NULL, first, 0,
-					     "control", "the loop's carry", 0);
+				shs__dec_set(x, shs__dec(x, w->called[k], j), carry, n, NULL,
+					     first, 0, "control", "the loop's carry", 0);
 	}
 	visit(x, w->called[0], carry);
 	force_root(x, w->called[0], carry, n);

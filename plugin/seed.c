@@ -125,10 +125,11 @@ static int64_t find_d_model(const seeding *s, const shs_instr *const *params, ui
 			uint32_t count = 0;
 			if ((int)d == s->layer_dim[k] || !shs_elem_is_float(params[k]->shape.type))
 				continue;
-			for (uint32_t k2 = 0; k2 < n; k2++)
-				for (uint32_t d2 = 0; params[k2] && d2 < params[k2]->shape.rank; d2++)
-					count += params[k2]->shape.dims[d2] == size &&
-						 (int)d2 != s->layer_dim[k2];
+			for (uint32_t k2 = 0; k2 < n; k2++) {
+				const shs_shape *a = params[k2] ? &params[k2]->shape : NULL;
+				for (uint32_t d2 = 0; a && d2 < a->rank; d2++)
+					count += a->dims[d2] == size && (int)d2 != s->layer_dim[k2];
+			}
 			if (count > best_count || (count == best_count && size > best)) {
 				best = size;
 				best_count = count;
@@ -234,17 +235,17 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 			try_axis(s, spec, a, d, "tensor");
 	}
 	if (plan_has_fsdp(s->r->kind)) {
-		/* the largest free dim that fsdp divides */
-		shs_pspec t = *spec;
-		for (int tries = 0; tries < (int)a->rank; tries++) {
-			int d = largest_free(&t, a, layer);
+		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
+		shs_pspec tried = *spec;
+		for (int n = 0; n < (int)a->rank; n++) {
+			int d = largest_free(&tried, a, layer);
 			shs_pspec before = *spec;
 			if (d == NO_DIM)
 				break;
 			try_axis(s, spec, a, d, "fsdp");
 			if (!shs__spec_equal(spec, &before))
 				break;
-			shs__spec_add(&t, (uint32_t)d, 0); /* mark tried */
+			shs__spec_add(&tried, (uint32_t)d, 0);
 		}
 	}
 }
@@ -266,7 +267,8 @@ static bool seed_rules(const seeding *s, const shs_instr *p, const char *path, s
 		const shs_plan_rule *rule = &s->r->rules[k];
 		if (fnmatch(rule->pattern, path, 0))
 			continue;
-		if (p->shape.type == SHS_TUPLE || !shs__spec_fits(&rule->spec, &p->shape, &s->r->mesh)) {
+		if (p->shape.type == SHS_TUPLE ||
+		    !shs__spec_fits(&rule->spec, &p->shape, &s->r->mesh)) {
 			warn(s, "plan rule '%s' does not fit parameter %s (rank or sizes); ignored",
 			     rule->pattern, p->name);
 			return false;
@@ -289,17 +291,10 @@ static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_
 		shs_pspec *spec = out[k];
 		if (!p)
 			continue;
-		set[k] = true;
-		if (p->shape.type == SHS_TUPLE) {
-			const shs_shape *leaves[1];
-			uint32_t nl = shs_shape_leaves(&p->shape);
-			for (uint32_t j = 0; j < nl; j++) {
-				(void)leaves;
-				shs__spec_replicated(&spec[j], 0);
-			}
-			set[k] = false;
+		/* a tuple parameter takes what its users want */
+		set[k] = p->shape.type != SHS_TUPLE;
+		if (!set[k])
 			continue;
-		}
 		shs__spec_replicated(spec, p->shape.rank);
 		shs_param_path(p, path, sizeof(path));
 		if (seed_rules(s, p, path, spec))

@@ -53,7 +53,8 @@ typedef struct shs_pinstr {
 	shs_plist dimensions;           /* broadcast, transpose, reduce, concatenate, iota, ... */
 	shs_plist lhs_batch, rhs_batch, lhs_contracting, rhs_contracting; /* dot */
 	shs_plist offset_dims, collapsed_slice_dims, start_index_map, slice_sizes; /* gather */
-	shs_plist update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims; /* scatter */
+	/* scatter */
+	shs_plist update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
 	int64_t index_vector_dim;       /* gather, scatter */
 	shs_plist dynamic_slice_sizes;
 	shs_plist slice_starts, slice_limits, slice_strides; /* slice */
@@ -149,7 +150,8 @@ typedef struct shs_host_api {
 	/* During generate: starts a new candidate labelled label ("lhs-free=tensor"); the
 	 * result and operand specs default to replicated. Returns its index. */
 	uint32_t (*candidate)(shs_pemit *out, const char *label);
-	/* Sets the sharding of leaf `leaf` of the result, or of operand `operand`, of candidate c. */
+	/* Sets the sharding of leaf `leaf` of the result, or of operand `operand`, of
+	 * candidate c. */
 	void (*set_result)(shs_pemit *out, uint32_t c, uint32_t leaf, const shs_pspec *spec);
 	void (*set_operand)(shs_pemit *out, uint32_t c, uint32_t operand, uint32_t leaf,
 			    const shs_pspec *spec);
@@ -174,17 +176,17 @@ typedef int (*shs_plugin_init_fn)(shs_registry *reg, const shs_host_api *api);
 
 #define SHS_PLUGIN_EXPORT __attribute__((visibility("default")))
 
-#define SHS_PLUGIN_DEFINE(fn)                                                          \
-	SHS_PLUGIN_EXPORT const uint32_t shs_plugin_abi_version = SHS_PLUGIN_ABI_VERSION;   \
+#define SHS_PLUGIN_DEFINE(fn)                                                              \
+	SHS_PLUGIN_EXPORT const uint32_t shs_plugin_abi_version = SHS_PLUGIN_ABI_VERSION;  \
 	SHS_PLUGIN_EXPORT int shs_plugin_init(shs_registry *reg, const shs_host_api *api); \
-	int shs_plugin_init(shs_registry *reg, const shs_host_api *api)                     \
+	int shs_plugin_init(shs_registry *reg, const shs_host_api *api)                    \
 	{                                                                                  \
-		if (api->abi_version != SHS_PLUGIN_ABI_VERSION) {                              \
-			api->set_error(reg, "built for plugin ABI %u, host has %u",                 \
-				       SHS_PLUGIN_ABI_VERSION, api->abi_version);                     \
-			return -1;                                                                 \
-		}                                                                              \
-		return fn(reg, api);                                                           \
+		if (api->abi_version != SHS_PLUGIN_ABI_VERSION) {                          \
+			api->set_error(reg, "built for plugin ABI %u, host has %u",        \
+				       SHS_PLUGIN_ABI_VERSION, api->abi_version);          \
+			return -1;                                                         \
+		}                                                                          \
+		return fn(reg, api);                                                       \
 	}
 
 #endif

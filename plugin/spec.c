@@ -100,9 +100,11 @@ uint32_t shs__shape_leaves(const shs_shape *s, const shs_shape **out, uint32_t c
 
 void shs__spec_to_named(const shs_pspec *s, shs_named_sharding *out)
 {
+	uint32_t rank = s->rank < SHS_PLUGIN_MAX_RANK ? s->rank : SHS_PLUGIN_MAX_RANK;
+
 	memset(out, 0, sizeof(*out));
 	out->rank = s->rank;
-	for (uint32_t d = 0; d < s->rank && d < SHS_NAMED_MAX_RANK && d < SHS_PLUGIN_MAX_RANK; d++) {
+	for (uint32_t d = 0; d < rank && d < SHS_NAMED_MAX_RANK; d++) {
 		out->n_dim_axes[d] = s->dims[d].n;
 		memcpy(out->dim_axes[d], s->dims[d].axes, s->dims[d].n);
 	}

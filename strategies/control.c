@@ -14,7 +14,8 @@ typedef struct ct_leaves {
 	uint32_t n_res, n_ops;
 	const shs_pshape **res;     /* n_res leaf shapes */
 	const shs_pshape **ops;     /* n_ops leaf shapes, operand by operand */
-	uint32_t *first;            /* n_operands + 1: operand k's leaves are [first[k], first[k+1]) */
+	/* n_operands + 1: operand k's leaves are [first[k], first[k+1]) */
+	uint32_t *first;
 	uint32_t n_cands;
 	shs_pspec *cands;           /* CT_MAX_CANDS * (n_res + n_ops) */
 } ct_leaves;

@@ -39,8 +39,10 @@ static int place_dims(dot_gen *g, int side, const shs_plist *list, uint32_t firs
 		int64_t d = list->v[k];
 
 		if (d < 0 || d >= (int64_t)op->rank || g->lay.slot_of[side][d] != DOT_NO_SLOT) {
-			g->api->fail(g->out, "dot %s: %s dimension %lld is out of range or repeated",
-				     g->q->instr->name, side == DOT_LHS ? "lhs" : "rhs", (long long)d);
+			g->api->fail(g->out,
+				     "dot %s: %s dimension %lld is out of range or repeated",
+				     g->q->instr->name, side == DOT_LHS ? "lhs" : "rhs",
+				     (long long)d);
 			return -1;
 		}
 		g->lay.slot_of[side][d] = (int32_t)(first + k);
@@ -71,7 +73,8 @@ static bool pairs_match(const dot_gen *g, const shs_plist *list_l, const shs_pli
 	const shs_pinstr *in = g->q->instr;
 
 	for (uint32_t k = 0; k < list_l->n; k++)
-		if (in->operands[DOT_LHS].dims[list_l->v[k]] != in->operands[DOT_RHS].dims[list_r->v[k]])
+		if (in->operands[DOT_LHS].dims[list_l->v[k]] !=
+		    in->operands[DOT_RHS].dims[list_r->v[k]])
 			return false;
 	return true;
 }
@@ -99,9 +102,11 @@ static int layout(dot_gen *g)
 	for (int side = 0; side < DOT_OPERANDS; side++)
 		for (uint32_t d = 0; d < SHS_PLUGIN_MAX_RANK; d++)
 			lay->slot_of[side][d] = DOT_NO_SLOT;
-	if (in->n_operands != DOT_OPERANDS || in->operands[DOT_LHS].n_tuple != 0 ||
-	    in->operands[DOT_RHS].n_tuple != 0 || in->operands[DOT_LHS].rank > SHS_PLUGIN_MAX_RANK ||
-	    in->operands[DOT_RHS].rank > SHS_PLUGIN_MAX_RANK || in->shape.rank > SHS_PLUGIN_MAX_RANK) {
+	if (in->n_operands != DOT_OPERANDS ||
+	    in->operands[DOT_LHS].n_tuple != 0 || in->operands[DOT_RHS].n_tuple != 0 ||
+	    in->operands[DOT_LHS].rank > SHS_PLUGIN_MAX_RANK ||
+	    in->operands[DOT_RHS].rank > SHS_PLUGIN_MAX_RANK ||
+	    in->shape.rank > SHS_PLUGIN_MAX_RANK) {
 		g->api->fail(g->out, "dot %s: needs two array operands of rank <= %d", in->name,
 			     SHS_PLUGIN_MAX_RANK);
 		return -1;
@@ -131,7 +136,8 @@ static int layout(dot_gen *g)
 		lay->nc * sizeof(lay->sizes[0]));
 	if (!pairs_match(g, &in->lhs_batch, &in->rhs_batch) ||
 	    !pairs_match(g, &in->lhs_contracting, &in->rhs_contracting) || !result_matches(g)) {
-		g->api->fail(g->out, "dot %s: operand and result dimension sizes disagree", in->name);
+		g->api->fail(g->out, "dot %s: operand and result dimension sizes disagree",
+			     in->name);
 		return -1;
 	}
 	return 0;

@@ -115,8 +115,10 @@ static bool ga_gather_map(const shs_pinstr *i, ga_map *m)
 	if (!ga_arrays(i, GA_GATHER_OPERANDS, m))
 		return false;
 	tbl = m->arrays[1 + GA_TABLE];
-	if (!ga_sorted(&i->offset_dims, res->rank) || !ga_sorted(&i->collapsed_slice_dims, tbl->rank) ||
-	    i->offset_dims.n + i->collapsed_slice_dims.n != tbl->rank || i->slice_sizes.n != tbl->rank)
+	if (!ga_sorted(&i->offset_dims, res->rank) ||
+	    !ga_sorted(&i->collapsed_slice_dims, tbl->rank) ||
+	    i->offset_dims.n + i->collapsed_slice_dims.n != tbl->rank ||
+	    i->slice_sizes.n != tbl->rank)
 		return false;
 	m->n_slots = res->rank;
 	m->first_partial = res->rank;
@@ -327,7 +329,8 @@ static void ga_propagate(const ga_ctx *x, uint32_t follow, ga_slots *sets, uint3
 	ga_slots sl;
 
 	for (uint32_t a = 1; a < m->n_arrays; a++)
-		have[a] = ru_fit(sc_operand_hint(x->q, a - 1), m->arrays[a], x->q->mesh, &fitted[a]);
+		have[a] = ru_fit(sc_operand_hint(x->q, a - 1), m->arrays[a], x->q->mesh,
+				 &fitted[a]);
 	have[0] = x->q->result_hint &&
 		  ru_fit(&x->q->result_hint[0], m->arrays[0], x->q->mesh, &fitted[0]);
 	memset(&sl, 0, sizeof(sl));

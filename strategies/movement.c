@@ -73,7 +73,8 @@ static bool mv_updated(const shs_pinstr *i, uint32_t d)
 {
 	const shs_pshape *res = mv_key_shape(i);
 
-	return i->n_operands < 2 || d >= i->operands[1].rank || i->operands[1].dims[d] != res->dims[d];
+	return i->n_operands < 2 || d >= i->operands[1].rank ||
+	       i->operands[1].dims[d] != res->dims[d];
 }
 
 /* reverse, concatenate, sort: the dims listed in dimensions. */
@@ -167,7 +168,8 @@ static bool mv_reshape_map(const shs_pshape *from, const shs_pshape *to, const s
 		if (!mv_grow(from, fi, nf, &a, &pa) || !mv_grow(to, ti, nt, &b, &pb))
 			return false;
 		while (pa != pb) {
-			bool ok = pa < pb ? mv_grow(from, fi, nf, &a, &pa) : mv_grow(to, ti, nt, &b, &pb);
+			bool ok = pa < pb ? mv_grow(from, fi, nf, &a, &pa) :
+					    mv_grow(to, ti, nt, &b, &pb);
 
 			if (!ok)
 				return false;

@@ -57,7 +57,8 @@ static inline bool ru_fit(const shs_pspec *in, const shs_pshape *shape, const sh
 			if (a >= mesh->n_axes || (used & (1u << a)))
 				continue;
 			size = mesh->sizes[a];
-			if (size < 1 || shards > INT64_MAX / size || shape->dims[d] % (shards * size))
+			if (size < 1 || shards > INT64_MAX / size ||
+			    shape->dims[d] % (shards * size))
 				continue;
 			shards *= size;
 			used |= 1u << a;

@@ -706,7 +706,8 @@ static void propagate_result_hint(void)
 {
 	/* only the result is decided: tensor on the rhs free dim, data+fsdp on the batch dim; the
 	 * lhs hint adds fsdp on its contracting 4 */
-	static const uint8_t res_on[][2] = { { 2, 2 }, { 0, 0 }, { 0, 1 } }, l_on[][2] = { { 1, 1 } };
+	static const uint8_t res_on[][2] = { { 2, 2 }, { 0, 0 }, { 0, 1 } };
+	static const uint8_t l_on[][2] = { { 1, 1 } };
 	shs_pspec res = hint_spec(3, 3, res_on), lhs = hint_spec(4, 1, l_on);
 
 	check_propagate(NULL, NULL, &res);

@@ -686,8 +686,9 @@ static void loads_external_plugin(void)
 	snprintf(so, sizeof(so), "%s", shs_test_tmp_path("ext.so"));
 	remove(so);
 	CU_ASSERT_TRUE_FATAL((size_t)snprintf(cmd, sizeof(cmd),
-					      "cc -shared -fPIC -std=c11 -Wall -Werror -I%.1024s/plugin "
-					      "-o %.1024s %.1024s/tests/plugins/external/ext.c",
+					      "cc -shared -fPIC -std=c11 -Wall -Werror "
+					      "-I%.1024s/plugin -o %.1024s "
+					      "%.1024s/tests/plugins/external/ext.c",
 					      src, so, src) < sizeof(cmd));
 	SHS_ASSERT_INT_EQ(system(cmd), 0);
 	h = shs_host_new(record, &w);

@@ -128,9 +128,11 @@ static void test_book_fsdp_tp(void)
 
 		ASSERT_SHARDING(m, p, "inputs", true, "[{fsdp}, {tensor}]");
 		snprintf(key, sizeof(key), "params.%s.mlp.wi", l);
-		ASSERT_SHARDING(m, p, key, true, s ? "[{}, {fsdp}, {tensor}]" : "[{fsdp}, {tensor}]");
+		ASSERT_SHARDING(m, p, key, true,
+				s ? "[{}, {fsdp}, {tensor}]" : "[{fsdp}, {tensor}]");
 		snprintf(key, sizeof(key), "params.%s.mlp.wo", l);
-		ASSERT_SHARDING(m, p, key, true, s ? "[{}, {tensor}, {fsdp}]" : "[{tensor}, {fsdp}]");
+		ASSERT_SHARDING(m, p, key, true,
+				s ? "[{}, {tensor}, {fsdp}]" : "[{tensor}, {fsdp}]");
 #define LAYER_OP(suffix, want)                                                        \
 	snprintf(key, sizeof(key), "train_step/%s/mlp/%s", l, suffix);                   \
 	ASSERT_SHARDING(m, p, key, false, want)
@@ -171,7 +173,8 @@ static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, 
 			continue;
 		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
 			if (!m->comps[c]->instrs[i]->sharding) {
-				fprintf(stderr, "\n  %s: no sharding\n", m->comps[c]->instrs[i]->name);
+				fprintf(stderr, "\n  %s: no sharding\n",
+					m->comps[c]->instrs[i]->name);
 				CU_FAIL("instruction without a sharding");
 			}
 	}
@@ -240,13 +243,45 @@ static void test_maxtext_every_plan(void)
 					   SHS_FORMAT_AUTO, &m, &e), &e);
 	for (int j = 0; j < N_PLAN_MESHES; j++) {
 		char *text = annotate_text(h, m, plan_meshes[j][0], plan_meshes[j][1]);
-		const char *hint = "custom_call_target=\"Sharding\", sharding={devices=[8,1,1]<=[8]}";
+		const char *hint =
+			"custom_call_target=\"Sharding\", sharding={devices=[8,1,1]<=[8]}";
 		int n = 0;
 		for (const char *p = text; (p = strstr(p, hint)); p++)
 			n++;
 		SHS_ASSERT_INT_EQ(n, 25);
 		free(text);
 	}
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
+/* --ignore-hints: the module's Sharding custom-calls are decided like any other instruction. */
+static void test_ignore_hints(void)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	shs_host *h = host();
+	shs_plan_request *r = request("fsdp=8", "fsdp");
+	shs_plan *kept, *ignored;
+	uint32_t n_kept = 0, n_ignored = 0;
+
+	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(
+			      "nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"),
+					   SHS_FORMAT_AUTO, &m, &e), &e);
+	kept = make(h, m, r);
+	r->ignore_hints = true;
+	ignored = make(h, m, r);
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
+			const char *a = kept->d[c][i].strategy, *b = ignored->d[c][i].strategy;
+			n_kept += a && !strcmp(a, "hint");
+			n_ignored += b && !strcmp(b, "hint");
+		}
+	SHS_ASSERT_INT_EQ(n_kept, 39);
+	SHS_ASSERT_INT_EQ(n_ignored, 0);
+	shs_plan_free(kept);
+	shs_plan_free(ignored);
+	free(r);
 	shs_module_free(m);
 	shs_host_free(h);
 }
@@ -289,7 +324,8 @@ static void test_plan_file(void)
 					    NULL };
 	const char *path = write_tmp("plan-rules.json",
 		"{\"mesh\": {\"fsdp\": 4, \"tensor\": 2}, \"base\": \"fsdp\",\n"
-		" \"rules\": [{\"match\": \"*mlp/wi/*\", \"spec\": [null, [\"fsdp\", \"tensor\"]]}]}\n");
+		" \"rules\": [{\"match\": \"*mlp/wi/*\", "
+		"\"spec\": [null, [\"fsdp\", \"tensor\"]]}]}\n");
 	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_module *m = generate("mlp-only", sets);
 	shs_host *h = host();
@@ -316,7 +352,8 @@ static void test_plan_file_errors(void)
 		{ "{\"mesh\": {\"fsdp\": \"x\"}}", "integer size" },
 		{ "{\"mesh\": {\"fsdp\": 2}, \"base\": \"zero\"}", "unknown plan" },
 		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\"}]}", "\"spec\"" },
-		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\", \"spec\": [\"tensor\"]}]}",
+		{ "{\"mesh\": {\"fsdp\": 2}, "
+		  "\"rules\": [{\"match\": \"*\", \"spec\": [\"tensor\"]}]}",
 		  "axis the mesh does not have" },
 		{ "{\"mesh\": {\"fsdp\": 2}, \"rules\": [{\"match\": \"*\", \"spec\": [3]}]}",
 		  "each dim" },
@@ -342,7 +379,8 @@ static void test_param_path(void)
 {
 	shs_module *m = shs_test_parse(
 		"HloModule m\n\nENTRY e {\n"
-		"  p = f32[2]{0} parameter(0), metadata={op_name=\"state.params['params']['mlp']['wi']\"}\n"
+		"  p = f32[2]{0} parameter(0), "
+		"metadata={op_name=\"state.params['params']['mlp']['wi']\"}\n"
 		"  ROOT q = f32[2]{0} parameter(1)\n}\n");
 	char buf[128];
 
@@ -359,6 +397,7 @@ CU_TestInfo propagate_tests[] = {
 	  test_every_preset_every_plan },
 	{ "same input and options give the same output", test_deterministic },
 	{ "MaxText under every plan keeps its own Sharding hints", test_maxtext_every_plan },
+	{ "--ignore-hints decides the Sharding custom-calls like the rest", test_ignore_hints },
 	{ "mesh and plan names are checked", test_mesh_errors },
 	{ "a plan file's rules seed matching parameters", test_plan_file },
 	{ "bad plan files are refused naming the problem", test_plan_file_errors },

@@ -182,8 +182,8 @@ static size_t cand_fmt(char *buf, size_t cap, const fixture *f, const shs_cand *
 
 		mask_fmt(axes, sizeof(axes), &f->mesh, c->colls[k].axes_mask);
 		len += (size_t)snprintf(buf + len, cap - len, " %s(%s)%s",
-					c->colls[k].kind == SHS_PCOLL_ALL_REDUCE ? "ar" : "rs", axes,
-					c->colls[k].overlappable ? "cm" : "");
+					c->colls[k].kind == SHS_PCOLL_ALL_REDUCE ? "ar" : "rs",
+					axes, c->colls[k].overlappable ? "cm" : "");
 	}
 	if (len < cap)
 		len += (size_t)snprintf(buf + len, cap - len, "\n");
@@ -209,7 +209,8 @@ static void fx_ask(fixture *f, const char *name, const shs_pspec *const *hints,
 	CU_ASSERT_TRUE(f->cands.served);
 	f->text[0] = 0;
 	for (uint32_t k = 0; k < f->cands.n && len < sizeof(f->text); k++)
-		len += cand_fmt(f->text + len, sizeof(f->text) - len, f, &f->cands.v[k], n_op_leaves);
+		len += cand_fmt(f->text + len, sizeof(f->text) - len, f, &f->cands.v[k],
+				n_op_leaves);
 }
 
 /* Asks in PROPAGATE mode with hint texts per operand ("" or NULL: undecided) and compares. */
@@ -289,8 +290,9 @@ static void ew_scalar_operands_stay_replicated(void)
 {
 	fixture f;
 
-	fx_init(&f, "HloModule m\nENTRY e {\n  lo = f32[] parameter(0)\n  x = f32[8,16] parameter(1)\n"
-		    "  hi = f32[] parameter(2)\n  ROOT c = f32[8,16] clamp(lo, x, hi)\n}\n",
+	fx_init(&f, "HloModule m\nENTRY e {\n  lo = f32[] parameter(0)\n"
+		    "  x = f32[8,16] parameter(1)\n  hi = f32[] parameter(2)\n"
+		    "  ROOT c = f32[8,16] clamp(lo, x, hi)\n}\n",
 		"data=2,tensor=4");
 	expect(&f, "c", (const char *[]){ "", "[data,tensor]", "", NULL }, NULL,
 	       "[data,tensor] <- [] [data,tensor] []\n[-,-] <- [] [-,-] []\n");
@@ -448,7 +450,8 @@ static void dynamic_slice_drops_stacked_dim(void)
 
 	fx_init(&f, "HloModule m\nENTRY e {\n  w = f32[4,8,16] parameter(0)\n"
 		    "  i = s32[] parameter(1)\n  z = s32[] constant(0)\n"
-		    "  ROOT d = f32[1,8,16] dynamic-slice(w, i, z, z), dynamic_slice_sizes={1,8,16}\n}\n",
+		    "  ROOT d = f32[1,8,16] dynamic-slice(w, i, z, z), "
+		    "dynamic_slice_sizes={1,8,16}\n}\n",
 		"fsdp=2,tensor=4");
 	expect(&f, "d", (const char *[]){ "[fsdp,-,tensor]", NULL }, NULL,
 	       "[-,-,tensor] <- [-,-,tensor] [] [] []\n[-,-,-] <- [-,-,-] [] [] []\n");
@@ -542,7 +545,8 @@ static void reduce_variadic_shards_every_leaf(void)
 		 "  ROOT t = (f32[], s32[]) tuple(c0, c1)\n}\n\n" ENTRY_OPEN
 		 "  p = f32[8,16] parameter(0)\n  q = s32[8,16] parameter(1)\n"
 		 "  z = f32[] constant(0)\n  y = s32[] constant(0)\n"
-		 "  ROOT r = (f32[16], s32[16]) reduce(p, q, z, y), dimensions={0}, to_apply=mx\n}\n");
+		 "  ROOT r = (f32[16], s32[16]) reduce(p, q, z, y), dimensions={0}, "
+		 "to_apply=mx\n}\n");
 	fx_init(&f, text, "data=2,tensor=4");
 	expect(&f, "r", (const char *[]){ "[-,tensor]", NULL }, NULL,
 	       "[tensor] [tensor] <- [-,tensor] [-,tensor] [] []\n"
@@ -629,7 +633,8 @@ static void gather_embed_sharded_carries_through(void)
 	 * offset dim 16 and vocab 32 take both, 8 both, 4 one of them. Check a few. */
 	fx_ask(&f, "g", NULL, NULL, SHS_PMODE_ENUMERATE);
 	CU_ASSERT_PTR_NOT_NULL(strstr(f.text, "[-,-,tensor+data] <- [-,tensor+data] [-,-,-]\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(f.text, "[-,-,-] <- [data+tensor,-] [-,-,-] ar(data+tensor)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.text,
+				      "[-,-,-] <- [data+tensor,-] [-,-,-] ar(data+tensor)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(f.text, "[-,tensor,data] <- [-,data] [-,tensor,-]\n"));
 	CU_ASSERT_PTR_NULL(strstr(f.text, "[-,data+tensor,"));
 	fx_free(&f);
@@ -642,8 +647,9 @@ static void gather_with_implicit_index_vector(void)
 	/* index_vector_dim == the indices' rank: every indices dim is a batch dim. */
 	fx_init(&f, "HloModule m\nENTRY e {\n  t = f32[32,16] parameter(0)\n"
 		    "  i = s32[8,4] parameter(1)\n"
-		    "  ROOT g = f32[8,4,16] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, "
-		    "start_index_map={0}, index_vector_dim=2, slice_sizes={1,16}\n}\n",
+		    "  ROOT g = f32[8,4,16] gather(t, i), offset_dims={2}, "
+		    "collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, "
+		    "slice_sizes={1,16}\n}\n",
 		"data=2,tensor=4");
 	expect(&f, "g", (const char *[]){ "[tensor,-]", "[data,tensor]", NULL }, NULL,
 	       "[data,-,-] <- [tensor,-] [data,-] ar(tensor)\n"
@@ -735,7 +741,8 @@ static void while_threads_operand_leaves(void)
 	SHS_ASSERT_STR_EQ(labels(&f), "operands\nreplicated\n");
 	/* The body's parameter takes what it is asked (the loop's operand). */
 	{
-		shs_pspec rh[2] = { spec_parse(&f.mesh, "[]"), spec_parse(&f.mesh, "[data,tensor]") };
+		shs_pspec rh[2] = { spec_parse(&f.mesh, "[]"),
+				    spec_parse(&f.mesh, "[data,tensor]") };
 
 		fx_ask(&f, "b", NULL, rh, SHS_PMODE_PROPAGATE);
 		SHS_ASSERT_STR_EQ(f.text, "[] [data,tensor] <-\n[] [-,-] <-\n");
@@ -748,7 +755,8 @@ static void call_takes_called_root_and_hints(void)
 	fixture f;
 
 	fx_init(&f, "HloModule m\n\nf {\n  fa = f32[8,16] parameter(0)\n"
-		    "  ROOT fb = f32[8,16] negate(fa)\n}\n\nENTRY e {\n  p = f32[8,16] parameter(0)\n"
+		    "  ROOT fb = f32[8,16] negate(fa)\n}\n\n"
+		    "ENTRY e {\n  p = f32[8,16] parameter(0)\n"
 		    "  ROOT c = f32[8,16] call(p), to_apply=f\n}\n", "data=2,tensor=4");
 	/* No called root known yet: the result is replicated; operands keep their hints. */
 	expect(&f, "c", (const char *[]){ "[data,-]", NULL }, "[-,tensor]",
@@ -786,7 +794,8 @@ static void sharding_custom_call_follows_hint(void)
 		    "  ROOT o = f32[8,16] custom-call(s), custom_call_target=\"my_kernel\"\n}\n",
 		"data=2,tensor=4");
 	/* The module's hint (the result hint) pins operand and result, whatever the operand has. */
-	expect(&f, "s", (const char *[]){ "[-,tensor]", NULL }, "[data,-]", "[data,-] <- [data,-]\n");
+	expect(&f, "s", (const char *[]){ "[-,tensor]", NULL }, "[data,-]",
+	       "[data,-] <- [data,-]\n");
 	SHS_ASSERT_STR_EQ(labels(&f), "hint [data,-]\n");
 	/* A hint that does not divide is kept, padded, as XLA pads it. */
 	expect(&f, "u", NULL, "[tensor,-]", "[tensor,-]p <- [tensor,-]p\n");
@@ -874,8 +883,10 @@ static void sweep(fixture *f, const shs_computation *c, bool enumerate, uint64_t
 
 static void real_modules_have_no_refused_candidate(void)
 {
-	static const char *const files[] = { "mha_block_1x12x128x64_bf16.hlo",
-					     "nv_maxtext_1n1g_jit_train_step_before_optimization.hlo" };
+	static const char *const files[] = {
+		"mha_block_1x12x128x64_bf16.hlo",
+		"nv_maxtext_1n1g_jit_train_step_before_optimization.hlo",
+	};
 	static const char *const meshes[] = { "data=2,fsdp=2,tensor=2", "fsdp=4,tensor=2" };
 
 	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
@@ -886,8 +897,8 @@ static void real_modules_have_no_refused_candidate(void)
 			fixture f;
 
 			fx_init(&f, NULL, meshes[j]);
-			SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(files[k]), SHS_FORMAT_AUTO, &m,
-						    &e), &e);
+			SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(files[k]),
+							   SHS_FORMAT_AUTO, &m, &e), &e);
 			f.m = m;
 			for (uint32_t c = 0; c < m->n_comps; c++)
 				sweep(&f, m->comps[c], true, &n);
@@ -951,7 +962,8 @@ static void generated_modules_have_no_refused_candidate(void)
 
 CU_TestInfo strategies_tests[] = {
 	{ "elementwise: one candidate per distinct hint", ew_one_candidate_per_hint },
-	{ "elementwise: hint axes that do not divide are dropped", ew_drops_axes_that_do_not_divide },
+	{ "elementwise: hint axes that do not divide are dropped",
+	  ew_drops_axes_that_do_not_divide },
 	{ "elementwise: scalar operands stay replicated", ew_scalar_operands_stay_replicated },
 	{ "elementwise: local flops and bytes", ew_costs_are_local },
 	{ "elementwise: ENUMERATE gives every valid spec", ew_enumerate_counts },
@@ -964,11 +976,14 @@ CU_TestInfo strategies_tests[] = {
 	{ "dynamic-update-slice shares one spec", dynamic_update_slice_shares_spec },
 	{ "slice, pad, concatenate keep whole dims", slice_pad_concatenate_keep_whole_dims },
 	{ "iota and constant follow the result hint", iota_and_constant_follow_result_hint },
-	{ "reduce over a sharded dim: all-reduce, reduce-scatter", reduce_over_sharded_dim_is_partial },
+	{ "reduce over a sharded dim: all-reduce, reduce-scatter",
+	  reduce_over_sharded_dim_is_partial },
 	{ "variadic reduce shards every leaf", reduce_variadic_shards_every_leaf },
-	{ "reduce ENUMERATE covers operand specs and variants", reduce_enumerate_covers_operand_specs },
+	{ "reduce ENUMERATE covers operand specs and variants",
+	  reduce_enumerate_covers_operand_specs },
 	{ "gather on a vocab-sharded table all-reduces", gather_vocab_sharded_all_reduces },
-	{ "gather on an embed-sharded table carries through", gather_embed_sharded_carries_through },
+	{ "gather on an embed-sharded table carries through",
+	  gather_embed_sharded_carries_through },
 	{ "gather with an implicit index vector dim", gather_with_implicit_index_vector },
 	{ "scatter of batch-sharded updates reduces", scatter_batch_sharded_updates_reduce },
 	{ "tuple and get-tuple-element pass leaves", tuple_and_gte_pass_leaves },

@@ -9,12 +9,15 @@
 static const char usage_head[] =
 	"usage: shardsearch annotate IN --mesh AXIS=N,... --plan NAME|FILE -o OUT [options]\n"
 	"\n"
-	"Reads IN, seeds the entry parameters with the plan's shardings (dp: batch on data; fsdp:\n"
-	"batch on data and fsdp, every weight and its optimizer state split on fsdp along its\n"
-	"largest non-layer dim; tp: attention heads, MLP hidden and vocab dims on tensor; fsdp+tp:\n"
-	"both; a plan file: rules mapping parameter paths to shardings), propagates them through\n"
-	"the module with the strategy plugins' candidates, and writes OUT with a sharding on every\n"
-	"instruction (reducer regions excepted). OUT is written atomically.\n"
+	"Reads IN, seeds the entry parameters with the plan's shardings, propagates them through\n"
+	"the module with the strategy plugins' candidates, and writes OUT with a sharding on\n"
+	"every instruction (reducer regions excepted). OUT is written atomically. Plans:\n"
+	"  dp        batch on data\n"
+	"  fsdp      batch on data and fsdp; every weight and its optimizer state split on fsdp\n"
+	"            along its largest non-layer dim\n"
+	"  tp        attention heads, MLP hidden and vocab dims on tensor\n"
+	"  fsdp+tp   both\n"
+	"  FILE.json a mesh, a base plan and rules mapping parameter paths to shardings\n"
 	"\n"
 	"options:\n";
 
@@ -54,7 +57,8 @@ static int parse(int argc, char **argv, args *a)
 			if (!strcmp(argv[k], "-o"))
 				a->out = argv[++k];
 			else if (!shs_cli_format(argv[++k], &a->format))
-				return shs_cli_usage_error("annotate", "--format takes proto or text");
+				return shs_cli_usage_error("annotate",
+							   "--format takes proto or text");
 		} else if (argv[k][0] == '-' && argv[k][1]) {
 			return shs_cli_usage_error("annotate", "unknown option '%s'", argv[k]);
 		} else if (!a->in) {

@@ -15,8 +15,8 @@ static const char usage_head[] =
 	"Lists every candidate the strategy plugins propose for instruction NAME on the mesh:\n"
 	"the strategy and plugin, the sharding of the result and of each operand (one brace group\n"
 	"of mesh axes per dim), the local FLOPs and HBM bytes per device, and the collectives the\n"
-	"instruction performs itself. With --plan, also the sharding that plan's propagation gives\n"
-	"it.\n"
+	"instruction performs itself. With --plan, also the sharding that plan's propagation\n"
+	"gives it.\n"
 	"\n"
 	"options:\n";
 
@@ -166,8 +166,8 @@ static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t k, co
 		       json_string_value(json_object_get(v, "kind")),
 		       json_string_value(json_object_get(v, "axes")),
 		       json_real_value(json_object_get(v, "bytes")),
-		       json_is_true(json_object_get(v, "overlappable")) ? ", overlapped with compute" :
-									  "");
+		       json_is_true(json_object_get(v, "overlappable")) ?
+			       ", overlapped with compute" : "");
 	json_decref(o);
 }
 
@@ -250,7 +250,8 @@ int shs_cmd_explain(int argc, char **argv)
 	if (!m)
 		goto done;
 	if (!find_op(m, a.op, &c, &i)) {
-		fprintf(stderr, "shardsearch: explain: %s has no instruction named '%s'\n", a.in, a.op);
+		fprintf(stderr, "shardsearch: explain: %s has no instruction named '%s'\n",
+			a.in, a.op);
 		goto done;
 	}
 	if (!(h = shs_cli_host(&a.plan)))

@@ -1,5 +1,8 @@
-/* Test plugin that behaves: "add" replicated or split on dim 0 by each axis that divides it,
- * custom-call target "MyOp" replicated or following hints, and instructions whose op_name holds "good-match". */
+/* Test plugin that behaves: its strategies propose valid candidates and register cleanly. */
+/*
+ * "add" replicated or split on dim 0 by each axis that divides it, custom-call target "MyOp"
+ * replicated or following hints, and instructions whose op_name holds "good-match".
+ */
 #include <stdio.h>
 #include <string.h>
 
