@@ -34,10 +34,17 @@ void shs_cli_warnings_done(void)
 			n_warnings - MAX_SHOWN_WARNINGS);
 }
 
-int shs_cli_plan_option(const char *cmd, int argc, char **argv, int *k, shs_cli_plan_opts *o)
+int shs_cli_plan_option(const char *cmd, int argc, char **argv, int *k, shs_cli_plan_opts *o,
+			const char *head, const char *tail)
 {
 	const char *a = argv[*k];
 
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		fputs(head, stdout);
+		fputs(shs_cli_plan_usage, stdout);
+		fputs(tail, stdout);
+		return SHS_CLI_HELP;
+	}
 	if (!strcmp(a, "--ignore-hints")) {
 		o->ignore_hints = true;
 		return 1;

@@ -20,9 +20,13 @@ typedef struct shs_cli_plan_opts {
 /* Help text of the shared options. */
 extern const char shs_cli_plan_usage[];
 
+enum { SHS_CLI_HELP = 2 };
+
 /* Consumes the shared option at argv[*k] (and its value): returns 1 when it was one, 0 when it
- * is not, -1 after printing a usage error for cmd. */
-int shs_cli_plan_option(const char *cmd, int argc, char **argv, int *k, shs_cli_plan_opts *o);
+ * is not, SHS_CLI_HELP after printing head, the shared options and tail for --help, -1 after
+ * printing a usage error for cmd. */
+int shs_cli_plan_option(const char *cmd, int argc, char **argv, int *k, shs_cli_plan_opts *o,
+			const char *head, const char *tail);
 
 /* A host with the built-in plugins, SHARDSEARCH_PLUGIN_PATH and --plugins folders; warnings go to
  * stderr as "shardsearch: warning: ..." (the first 20, then a count) unless quiet. Returns the

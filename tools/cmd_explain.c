@@ -36,18 +36,14 @@ typedef struct args {
 static int parse(int argc, char **argv, args *a)
 {
 	for (int k = 1; k < argc; k++) {
-		int r = shs_cli_plan_option("explain", argc, argv, &k, &a->plan);
+		int r = shs_cli_plan_option("explain", argc, argv, &k, &a->plan, usage_head,
+					    usage_tail);
 		char *end;
-		if (r < 0)
-			return SHS_EXIT_USAGE;
+		if (r == SHS_CLI_HELP || r < 0)
+			return r < 0 ? SHS_EXIT_USAGE : -1;
 		if (r)
 			continue;
-		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-			fputs(usage_head, stdout);
-			fputs(shs_cli_plan_usage, stdout);
-			fputs(usage_tail, stdout);
-			return -1;
-		} else if (!strcmp(argv[k], "--json")) {
+		if (!strcmp(argv[k], "--json")) {
 			a->json = true;
 		} else if (!strcmp(argv[k], "--op") || !strcmp(argv[k], "--limit")) {
 			if (k + 1 >= argc)
