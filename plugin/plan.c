@@ -109,6 +109,7 @@ void shs_plan_free(shs_plan *p)
 			free(p->d[c][i].leaves);
 			free(p->d[c][i].req);
 			free(p->d[c][i].req_first);
+			free(p->d[c][i].colls);
 		}
 		free(p->d[c]);
 	}

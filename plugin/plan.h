@@ -70,6 +70,9 @@ typedef struct shs_decision {
 	const char *strategy;   /* borrowed from the host, or "seed", "hint", "control" */
 	char label[64];
 	double cost;            /* its score when chosen */
+	double flops, bytes;    /* the chosen candidate's local FLOPs and HBM bytes per device */
+	uint32_t n_colls;       /* the collectives it performs itself */
+	shs_coll *colls;
 } shs_decision;
 
 /* A plan: the mesh and a decision per instruction of every computation (d[c][i]). */

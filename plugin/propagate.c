@@ -1,7 +1,9 @@
 /* Plans by propagation: seeds, then every instruction takes its cheapest candidate, in passes.
  *
  * Pass 0 runs producers before users: each instruction scores the candidates its plugins propose
- * given its operands' shardings (reshard cost of each operand + its own compute and collectives)
+ * given its operands' shardings: its compute, overlapped with its overlappable collectives and,
+ * for a matmul, with the reshards of its operands (collective matmul, weight prefetch), plus
+ * the other reshards
  * and keeps the cheapest; ties go to the result its users want (the plan's hint, or what the
  * decided users require), then to the smaller result piece, then to the result that spreads
  * its axes over more dims rather than stacking them on one (a reduce-scatter onto the model
@@ -18,6 +20,7 @@
 #include "propagate_internal.h"
 
 enum { MAX_LEAVES = 4096 };
+
 
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
@@ -187,28 +190,34 @@ static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
 	return out;
 }
 
-/* Score of one candidate: its own work, resharding its operands, and (pull) its users. */
+/* Score of one candidate: its own work and resharding its operands, a reshard into a matmul
+ * overlapping the compute as runtimes overlap it (collective matmul, weight prefetch), and
+ * (pull) the reshards its users would need. */
 static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
 		    uint32_t n_res)
 {
-	const shs_instr *in = x->m->comps[c]->instrs[i];
-	double cost = shs__cand_cost(cand, &x->r->mesh);
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	double hidden = 0, exposed = 0;
 
 	for (uint32_t k = 0; k < in->n_operands && k < cand->n_operands; k++) {
-		const shs_instr *op = x->m->comps[c]->instrs[in->operands[k]];
+		const shs_instr *op = comp->instrs[in->operands[k]];
+		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
+		bool overlapped = matmul;
 		const shs_shape *sh[MAX_LEAVES];
 		uint32_t n;
 		if (!hints[k])
 			continue;
 		n = shs__shape_leaves(&op->shape, sh, MAX_LEAVES);
-		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
-		for (uint32_t j = 0; j < n; j++)
-			cost += shs__reshard_cost(&hints[k][j], &want[j], sh[j], &x->r->mesh);
+		for (uint32_t j = 0; j < n; j++) {
+			double t = shs__reshard_cost(&hints[k][j], &want[j], sh[j], &x->r->mesh);
+			*(overlapped ? &hidden : &exposed) += t;
+		}
 	}
-	if (x->pull)
-		cost += pull_cost(x, c, i, cand->result, res_shapes, n_res);
-	return cost;
+	return shs__cand_cost(cand, &x->r->mesh, hidden, exposed) +
+	       (x->pull ? pull_cost(x, c, i, cand->result, res_shapes, n_res) : 0);
 }
 
 /* Axes stacked on a dim beyond its first, over the result leaves. */
@@ -230,6 +239,26 @@ static double result_bytes(const shs_cand *cand, const shs_shape *const *shapes,
 	for (uint32_t j = 0; j < n && j < cand->n_result; j++)
 		b += shs__spec_local_bytes(&cand->result[j], shapes[j], mesh);
 	return b;
+}
+
+/* Keeps the chosen candidate's FLOPs, bytes and collectives on its decision. */
+static void set_work(shs__prop *x, shs_decision *d, const shs_cand *cand)
+{
+	shs_coll *colls = NULL;
+
+	if (cand->n_colls) {
+		colls = malloc(cand->n_colls * sizeof(*colls));
+		if (!colls) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+			return;
+		}
+		memcpy(colls, cand->colls, cand->n_colls * sizeof(*colls));
+	}
+	free(d->colls);
+	d->colls = colls;
+	d->n_colls = cand->n_colls;
+	d->flops = cand->flops;
+	d->bytes = cand->bytes;
 }
 
 /* Replicated result and operands: for an instruction no plugin serves. */
@@ -326,6 +355,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	shs__dec_set(x, shs__dec(x, c, i), cands.v[best].result, n_res, cands.v[best].operands,
 		     cands.v[best].operand_first, in->n_operands, cands.v[best].strategy,
 		     cands.v[best].label, best_cost);
+	set_work(x, shs__dec(x, c, i), &cands.v[best]);
 done:
 	shs_cands_free(&cands);
 	free(hints);

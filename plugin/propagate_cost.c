@@ -64,9 +64,9 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	return (moved + local * (double)(gathered - 1)) / link_bytes;
 }
 
-double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh)
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed)
 {
-	double compute = c->flops / chip_flops + c->bytes / chip_hbm, hidden = 0, exposed = 0;
+	double compute = c->flops / chip_flops + c->bytes / chip_hbm;
 
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *coll = &c->colls[k];

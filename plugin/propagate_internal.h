@@ -36,8 +36,10 @@ typedef struct shs__prop {
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			 const shs_mesh *mesh);
 
-/* Estimated seconds of candidate c's own work: FLOPs, HBM bytes and collectives. */
-double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh);
+/* Estimated seconds of candidate c's work: max(its compute, the collectives that overlap it:
+ * its own overlappable ones and the given hidden seconds) + the rest and the given exposed
+ * seconds. */
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed);
 
 /* The plan's decision of instruction i of computation c. */
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i);

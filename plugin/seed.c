@@ -16,6 +16,7 @@ typedef struct seeding {
 	const shs_module *m;
 	const shs_plan_request *r;
 	int64_t d_model;        /* the most common weight dim size */
+	bool matched[SHS_PLAN_MAX_RULES]; /* rules that matched some parameter */
 	int *layer_dim;         /* per entry parameter: its stacked-layer dim, or NO_DIM */
 	shs_warn_fn warn;
 	void *user;
@@ -261,12 +262,13 @@ static void warn(const seeding *s, const char *fmt, const char *a, const char *b
 }
 
 /* The first plan-file rule matching path; true when it set spec. */
-static bool seed_rules(const seeding *s, const shs_instr *p, const char *path, shs_pspec *spec)
+static bool seed_rules(seeding *s, const shs_instr *p, const char *path, shs_pspec *spec)
 {
 	for (uint32_t k = 0; k < s->r->n_rules; k++) {
 		const shs_plan_rule *rule = &s->r->rules[k];
 		if (fnmatch(rule->pattern, path, 0))
 			continue;
+		s->matched[k] = true;
 		if (p->shape.type == SHS_TUPLE ||
 		    !shs__spec_fits(&rule->spec, &p->shape, &s->r->mesh)) {
 			warn(s, "plan rule '%s' does not fit parameter %s (rank or sizes); ignored",
@@ -334,6 +336,10 @@ int shs__plan_seed(const shs_module *m, const shs_plan_request *r, shs_pspec **o
 		if (c->instrs[j]->op == SHS_OP_PARAMETER)
 			params[c->instrs[j]->parameter_number] = c->instrs[j];
 	rc = seed_all(&s, params, n, out, set);
+	for (uint32_t k = 0; rc == SHS_OK && k < r->n_rules; k++)
+		if (!s.matched[k])
+			rc = shs_seterr(e, SHS_EINVAL, "plan rule '%s' matches no parameter of the "
+					"module", r->rules[k].pattern);
 done:
 	free(params);
 	free(s.layer_dim);

@@ -104,4 +104,25 @@ else
 	bad "the external plugin did not build"
 fi
 
+# evaluate: a plan on a cluster; bad options give one line and exit 2
+expect 0 "$ss" evaluate --help
+has "$tmp/out" "--hardware NAME"
+expect 0 "$ss" gen mlp-only --set layers=2 --set batch=76800 -o "$tmp/mlp.pb"
+expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64@xyz --plan fsdp --json
+for key in step_time_s compute_s exposed_comm_s bound mfu memory_bytes_per_device hbm_bytes fits collectives; do
+	has "$tmp/out" "\"$key\""
+done
+expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=16 --plan fsdp
+has "$tmp/out" "step time"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v9 --topology 4x4x4 --mesh fsdp=64 --plan fsdp
+has "$tmp/err" "unknown hardware"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=32@xyz --plan fsdp
+has "$tmp/err" "64"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=16@xy,tensor=4@y --plan fsdp
+has "$tmp/err" "twice"
+printf '{"base": "fsdp", "rules": [{"match": "*no_such_weight*", "spec": ["fsdp"]}]}\n' >"$tmp/missing-rule.json"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64@xyz --plan "$tmp/missing-rule.json"
+has "$tmp/err" "matches no parameter"
+[ "$(wc -l <"$tmp/err")" -le 2 ] && ok || bad "evaluate's error is not one line: $(cat "$tmp/err")"
+
 finish

@@ -6,7 +6,8 @@
 extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
 	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
 	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[],
-	host_tests[], dotplugin_tests[], strategies_tests[], propagate_tests[];
+	host_tests[], dotplugin_tests[], strategies_tests[], propagate_tests[],
+	hardware_tests[], cluster_tests[], book_tests[], evaluate_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -27,6 +28,10 @@ static CU_SuiteInfo suites[] = {
 	{ "dotplugin", NULL, NULL, NULL, NULL, dotplugin_tests },
 	{ "strategies", NULL, NULL, NULL, NULL, strategies_tests },
 	{ "propagate", NULL, NULL, NULL, NULL, propagate_tests },
+	{ "hardware", NULL, NULL, NULL, NULL, hardware_tests },
+	{ "cluster", NULL, NULL, NULL, NULL, cluster_tests },
+	{ "book", NULL, NULL, NULL, NULL, book_tests },
+	{ "evaluate", NULL, NULL, NULL, NULL, evaluate_tests },
 	CU_SUITE_INFO_NULL,
 };
 

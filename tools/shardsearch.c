@@ -21,6 +21,8 @@ static const char usage[] =
 	"  annotate IN --mesh AXIS=N,... --plan NAME|FILE -o OUT\n"
 	"                   shard a module by a plan (dp, fsdp, tp, fsdp+tp, or rules) and write\n"
 	"                   the XLA sharding annotations\n"
+	"  evaluate IN --hardware NAME --topology AxBxC --mesh AXIS=N@PHYS,... --plan NAME\n"
+	"                   predict the step time, exposed communication and memory of a plan\n"
 	"  explain IN --mesh AXIS=N,... --op NAME\n"
 	"                   the candidates every strategy plugin proposes for one instruction\n"
 	"  gen PRESET -o OUT  write the training step of a transformer preset (or --config\n"
@@ -40,6 +42,7 @@ static const struct command {
 	{ "gen", shs_cmd_gen },
 	{ "annotate", shs_cmd_annotate },
 	{ "explain", shs_cmd_explain },
+	{ "evaluate", shs_cmd_evaluate },
 };
 
 bool shs_cli_format(const char *s, shs_format *fmt)

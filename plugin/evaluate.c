@@ -1,0 +1,328 @@
+/* The step time of a plan: a compute stream and one link stream per mesh axis, per segment.
+ *
+ * The step is cut into segments: each execution of a called computation (one unrolled layer) or
+ * of a loop body (one scanned layer, counted trip-count times), and the rest. Within a segment
+ * the compute stream runs every instruction at max(FLOPs / peak, bytes / HBM bandwidth); the
+ * collectives that runtimes overlap run on the links of their mesh axes at the same time: weight
+ * all-gathers (prefetched, as FSDP does), all-gathers feeding a matmul and a matmul's own
+ * reduce-scatter or all-reduce (collective matmul: the transfer decomposed under the matmul;
+ * gradient reductions under the rest of the backward pass). Collectives on different axes
+ * overlap each other. The other reshards block the stream. So a segment takes
+ * max(compute, max over axes of its overlapped collectives) + its blocking collectives, the
+ * book's max(T_math, T_comms) when everything overlaps; the step time is the sum. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "evaluate.h"
+#include "plan_internal.h"
+
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64 };
+
+/* A step is communication-bound when the exposed communication is at least this share of the
+ * compute time: some pass has T_comms > T_math (the book's test); a few small blocking reshards
+ * do not make a step communication-bound. */
+static const double COMM_BOUND_SHARE = 0.02;
+
+/* One segment's accumulated times. */
+typedef struct segment {
+	double compute;
+	double overlapped[SHS_MESH_MAX_AXES];
+	double blocking;
+	double blocking_axis[SHS_MESH_MAX_AXES];
+	uint32_t first_coll, end_coll; /* its collectives in the site list (by index range) */
+} segment;
+
+typedef struct evaluator {
+	const shs_module *m;
+	const shs_plan *p;
+	const shs_cluster *c;
+	const shs_eval_options *o;
+	shs_eval *ev;
+	double peak, hbm_bw;
+	shs_eval_coll *colls;
+	uint32_t n_colls, cap_colls;
+	bool *loop_body;    /* per computation: the body of some while */
+	shs_err *e;
+	int rc;
+} evaluator;
+
+static int64_t group(const shs_cluster *c, uint32_t mask)
+{
+	return shs_mesh_group(&c->mesh, mask);
+}
+
+/* The dim of spec s holding axis a, or -1. */
+static int dim_of(const shs_pspec *s, uint32_t a)
+{
+	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+		for (uint32_t k = 0; k < s->dims[d].n; k++)
+			if (s->dims[d].axes[k] == a)
+				return (int)d;
+	return -1;
+}
+
+static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint32_t mask,
+			       bool reshard, bool overlapped, double v, double count)
+{
+	shs_eval_coll *s;
+
+	if (x->n_colls == x->cap_colls) {
+		uint32_t cap = x->cap_colls ? 2 * x->cap_colls : 64;
+		shs_eval_coll *grown = realloc(x->colls, cap * sizeof(*grown));
+		if (grown)
+			x->colls = grown;
+		if (!grown) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "evaluate: out of memory");
+			return NULL;
+		}
+		x->cap_colls = cap;
+	}
+	s = &x->colls[x->n_colls];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->where, sizeof(s->where), "%s", in->name);
+	s->kind = kind;
+	s->axes_mask = mask;
+	s->reshard = reshard;
+	s->overlapped = overlapped && !x->o->no_overlap;
+	s->bytes = v;
+	s->count = count;
+	s->time_s = shs_coll_time(x->c, (shs_coll_kind)kind, mask, v) * count;
+	x->n_colls++;
+	return s;
+}
+
+/* Puts a site's time on its segment: on each of its axes' link streams, or blocking. */
+static void charge(evaluator *x, segment *seg, const shs_eval_coll *s)
+{
+	x->ev->comm_s += s->time_s;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
+		if (!(s->axes_mask & (1u << a)))
+			continue;
+		if (s->overlapped)
+			seg->overlapped[a] += s->time_s;
+		else
+			seg->blocking_axis[a] += s->time_s;
+	}
+	if (!s->overlapped)
+		seg->blocking += s->time_s;
+}
+
+/* The reshards on the edge from operand k's producer to what instruction in requires. */
+static void edge_reshards(evaluator *x, segment *seg, const shs_computation *comp,
+			  const shs_instr *in, uint32_t k, const shs_decision *d,
+			  const shs_decision *od, double count)
+{
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs__shape_leaves(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+	bool prefetch = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+
+	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
+		const shs_pspec *from = &od->leaves[j], *to = &d->req[d->req_first[k] + j];
+		uint32_t gathered = 0, moved = 0;
+		double local;
+		if (shs__spec_equal(from, to))
+			continue;
+		local = shs__spec_local_bytes(from, shapes[j], &x->c->mesh);
+		for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
+			int df = dim_of(from, a), dt = dim_of(to, a);
+			if (df >= 0 && dt < 0)
+				gathered |= 1u << a;
+			else if (df >= 0 && dt != df)
+				moved |= 1u << a;
+		}
+		if (gathered) {
+			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered, true, prefetch,
+						    local * (double)group(x->c, gathered), count);
+			if (s)
+				charge(x, seg, s);
+		}
+		if (moved) {
+			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_TO_ALL, moved, true, false,
+						    local * (double)group(x->c, moved), count);
+			if (s)
+				charge(x, seg, s);
+		}
+	}
+}
+
+/* The instruction's own collectives (the chosen candidate's), V from the per-device buffer. */
+static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
+			    const shs_decision *d, double count)
+{
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+
+	for (uint32_t k = 0; k < d->n_colls; k++) {
+		const shs_coll *c = &d->colls[k];
+		double v = c->bytes;
+		shs_eval_coll *s;
+		if (c->kind == SHS_COLL_ALL_GATHER || c->kind == SHS_COLL_ALL_TO_ALL)
+			v *= (double)group(x->c, c->axes_mask);
+		s = add_site(x, in, c->kind, c->axes_mask, false, matmul || c->overlappable, v,
+			     count);
+		if (s)
+			charge(x, seg, s);
+	}
+}
+
+static void account(evaluator *x, segment *seg, const shs_computation *comp, uint32_t c,
+		    uint32_t i, double count)
+{
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &x->p->d[c][i];
+	double t_flops = d->flops / x->peak, t_hbm = d->bytes / x->hbm_bw;
+
+	seg->compute += (t_flops > t_hbm ? t_flops : t_hbm) * count;
+	x->ev->flops_s += t_flops * count;
+	x->ev->hbm_s += t_hbm * count;
+	x->ev->flops += d->flops * count;
+	own_collectives(x, seg, in, d, count);
+	/* a called computation's parameters take the caller's operands as they are sharded, and a
+	 * tuple or its element is a view: the reshards are at the real uses; but a loop body's
+	 * root makes the carry's sharding */
+	if (in->op == SHS_OP_CALL || in->op == SHS_OP_CONDITIONAL ||
+	    in->op == SHS_OP_GET_TUPLE_ELEMENT ||
+	    (in->op == SHS_OP_TUPLE && !(i == comp->root && x->loop_body[c])))
+		return;
+	for (uint32_t k = 0; d->set && d->n_req && k < in->n_operands; k++) {
+		const shs_decision *od = &x->p->d[c][in->operands[k]];
+		if (od->set)
+			edge_reshards(x, seg, comp, in, k, d, od, count);
+	}
+}
+
+/* Closes a segment: adds its time to the step and splits its exposure over its sites. */
+static void close_segment(evaluator *x, segment *seg)
+{
+	double comm = 0, exposed;
+
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		if (seg->overlapped[a] > comm)
+			comm = seg->overlapped[a];
+	exposed = comm > seg->compute ? comm - seg->compute : 0;
+	x->ev->compute_s += seg->compute;
+	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
+		double own = seg->overlapped[a] > seg->compute ? seg->overlapped[a] - seg->compute : 0;
+		x->ev->exposed_by_axis[a] += own + seg->blocking_axis[a];
+	}
+	for (uint32_t k = seg->first_coll; k < x->n_colls; k++) {
+		shs_eval_coll *s = &x->colls[k];
+		if (!s->overlapped)
+			s->exposed_s = s->time_s;
+		else if (comm > 0)
+			s->exposed_s = exposed * s->time_s / comm;
+	}
+}
+
+static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
+{
+	const shs_computation *comp = x->m->comps[c];
+	segment seg = { .first_coll = x->n_colls };
+
+	if (depth > MAX_DEPTH || x->rc != SHS_OK)
+		return;
+	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
+		const shs_instr *in = comp->instrs[i];
+		int64_t trips = 1;
+		if (in->op == SHS_OP_CALL || in->op == SHS_OP_WHILE || in->op == SHS_OP_CONDITIONAL) {
+			/* the segment so far ends here; the callee is its own */
+			close_segment(x, &seg);
+			memset(&seg, 0, sizeof(seg));
+			if (in->op == SHS_OP_WHILE && !shs_while_trip_count(x->m, comp, in, &trips))
+				trips = 1;
+			if (in->op == SHS_OP_WHILE && in->n_called >= 2) {
+				walk(x, in->called[0], count * (double)trips, depth + 1);
+				walk(x, in->called[1], count * (double)(trips + 1), depth + 1);
+			} else if (in->n_called) {
+				walk(x, in->called[0], count, depth + 1);
+			}
+			seg.first_coll = x->n_colls;
+		}
+		account(x, &seg, comp, c, i, count);
+	}
+	close_segment(x, &seg);
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+	const shs_eval_coll *x = a, *y = b;
+
+	if (x->time_s != y->time_s)
+		return x->time_s < y->time_s ? 1 : -1;
+	return strcmp(x->where, y->where);
+}
+
+static void finish(evaluator *x)
+{
+	shs_eval *ev = x->ev;
+	double devices = (double)x->c->devices;
+
+	ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
+	ev->model_flops = shs_comp_dot_flops(x->m, shs_module_entry(x->m), NULL) / devices;
+	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * x->peak) : 0;
+	if (ev->exposed_comm_s >= COMM_BOUND_SHARE * ev->compute_s)
+		ev->bound = "communication";
+	else if (ev->hbm_s > ev->flops_s)
+		ev->bound = "memory bandwidth";
+	else
+		ev->bound = "compute";
+	qsort(x->colls, x->n_colls, sizeof(*x->colls), cmp_sites);
+	ev->colls = x->colls;
+	ev->n_colls = x->n_colls;
+	x->colls = NULL;
+}
+
+int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		 const shs_eval_options *o, shs_eval *out, shs_err *e)
+{
+	static const shs_eval_options defaults = { 0 };
+	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (p->n_comps != m->n_comps || p->mesh.n_axes != c->mesh.n_axes)
+		return shs_seterr(e, SHS_EINVAL, "evaluate: the plan is for another module or mesh");
+	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+		if (p->mesh.sizes[k] != c->mesh.sizes[k] || strcmp(p->mesh.names[k], c->mesh.names[k]))
+			return shs_seterr(e, SHS_EINVAL, "evaluate: the plan's mesh axis %s=%lld is "
+					  "not the cluster's %s=%lld", p->mesh.names[k],
+					  (long long)p->mesh.sizes[k], c->mesh.names[k],
+					  (long long)c->mesh.sizes[k]);
+	x.peak = c->hw.flops[SHS_HW_BF16];
+	x.hbm_bw = c->hw.hbm_bw;
+	if (x.peak <= 0 || x.hbm_bw <= 0)
+		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
+				  c->hw.name);
+	x.loop_body = calloc(m->n_comps + 1, sizeof(*x.loop_body));
+	if (!x.loop_body)
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	for (uint32_t k = 0; k < m->n_comps; k++)
+		for (uint32_t i = 0; i < m->comps[k]->n_instrs; i++) {
+			const shs_instr *in = m->comps[k]->instrs[i];
+			if (in->op == SHS_OP_WHILE && in->n_called)
+				x.loop_body[in->called[0]] = true;
+		}
+	walk(&x, m->entry, 1, 0);
+	rc = x.rc;
+	if (rc == SHS_OK) {
+		finish(&x);
+		rc = shs__eval_memory(m, p, c, out, e);
+	}
+	free(x.colls);
+	free(x.loop_body);
+	if (rc != SHS_OK)
+		shs_eval_free(out);
+	return rc;
+}
+
+void shs_eval_free(shs_eval *ev)
+{
+	if (!ev)
+		return;
+	free(ev->colls);
+	ev->colls = NULL;
+	ev->n_colls = 0;
+}

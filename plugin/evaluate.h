@@ -1,0 +1,67 @@
+/* The evaluator: a plan on a cluster becomes step time, exposed communication and memory. */
+#ifndef SHS_EVALUATE_H
+#define SHS_EVALUATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "plan.h"
+
+typedef struct shs_eval_options {
+	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
+} shs_eval_options;
+
+/* One collective site of the step: an instruction's own collective or a reshard on one of its
+ * operand edges, with its total over the executions of that instruction (loops counted). */
+typedef struct shs_eval_coll {
+	char where[64];       /* the instruction's name */
+	int kind;             /* shs_coll_kind */
+	uint32_t axes_mask;   /* mesh axes */
+	bool reshard;         /* on an operand edge (else the instruction's own) */
+	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent, gradients) */
+	double bytes;         /* the book's V of one execution */
+	double count;         /* executions per step */
+	double time_s;        /* total over the executions */
+	double exposed_s;     /* of which not hidden under compute */
+} shs_eval_coll;
+
+/* What one step costs on one device. */
+typedef struct shs_eval {
+	double step_time_s;
+	double compute_s;                 /* the compute stream: max(FLOPs/peak, bytes/HBM) per op */
+	double flops_s, hbm_s;            /* its two parts summed separately */
+	double comm_s;                    /* all collectives, if they ran alone */
+	double exposed_comm_s;            /* step time - compute time */
+	double exposed_by_axis[SHS_MESH_MAX_AXES];
+	double flops;                     /* per device per step (local, loops counted) */
+	double model_flops;               /* the graph's dot FLOPs / devices */
+	double mfu;                       /* model_flops / (step time * peak bf16) */
+	const char *bound;                /* "communication" when the exposed communication is 2 %
+					   * of the compute time or more, else "memory bandwidth"
+					   * when HBM time exceeds FLOP time, else "compute" */
+	/* memory per device */
+	double memory_bytes;              /* peak live bytes */
+	double state_bytes;               /* the entry parameters (weights, mu, nu, step, batch) */
+	double params_bytes, grads_bytes, optimizer_bytes; /* weights, their gradients, mu + nu */
+	double hbm_bytes;                 /* the chip's HBM */
+	bool fits;
+	uint32_t n_colls;
+	shs_eval_coll *colls;             /* by step time, largest first */
+} shs_eval;
+
+/* Evaluates plan p of module m on cluster c (p's mesh must be c's mesh). On success *out holds
+ * the figures (its colls array: caller frees with shs_eval_free). Returns SHS_OK, SHS_EINVAL (the
+ * plan is for another module or mesh) or SHS_ENOMEM. */
+int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		 const shs_eval_options *o, shs_eval *out, shs_err *e);
+
+/* Frees what shs_evaluate allocated in ev (not ev itself). */
+void shs_eval_free(shs_eval *ev);
+
+/* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
+ * and the computations it calls, and the state breakdown. */
+int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c, shs_eval *ev,
+		     shs_err *e);
+
+#endif

@@ -1,0 +1,75 @@
+/* The hardware catalog: chips, their HBM and FLOP/s, and the links between them. */
+#ifndef SHS_HARDWARE_H
+#define SHS_HARDWARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "status.h"
+
+enum { SHS_HW_NAME_MAX = 32, SHS_HW_MAX = 64 };
+
+/* Element widths a chip computes in (peak FLOP/s each). */
+typedef enum shs_hw_dtype {
+	SHS_HW_BF16 = 0, /* bf16 / fp16 */
+	SHS_HW_FP8 = 1,  /* fp8 / int8 */
+	SHS_HW_FP32 = 2,
+	SHS_HW_N_DTYPES
+} shs_hw_dtype;
+
+/* One accelerator and its links. Bandwidths in bytes/s, latencies in seconds, sizes in bytes.
+ * TPU links are ICI torus axes; GPU links are an NVLink domain (node) and scale-out NICs. */
+typedef struct shs_hardware {
+	char name[SHS_HW_NAME_MAX];   /* "v5p", "h100", ... (lower case) */
+	bool gpu;
+	double flops[SHS_HW_N_DTYPES]; /* peak per chip; 0 when the chip has no such unit */
+	double hbm_bytes, hbm_bw;
+	/* TPU */
+	uint32_t torus_rank;          /* 2 (v5e, v6e) or 3 (v4p, v5p, 7x) */
+	double ici_bw;                /* per axis per chip, bidirectional (the book's W_ici) */
+	double ici_latency;           /* per hop */
+	int64_t pod[3];               /* the largest slice, e.g. 16x20x28 */
+	int64_t wrap_unit;            /* an axis wraps when its size is a multiple of this (4 on
+				       * v4p/v5p/7x cubes), or equals it (16 on v5e/v6e) */
+	bool wrap_needs_equal;        /* v5e/v6e: only an axis of exactly wrap_unit wraps */
+	int64_t chips_per_host;
+	/* GPU */
+	int64_t node_size;            /* GPUs per NVLink domain (8, 72) */
+	double gpu_egress;            /* NVLink egress per GPU, one way (the book's W_GPU) */
+	double node_egress;           /* scale-out egress per node, one way */
+	/* both */
+	double dcn_bw;                /* per chip, across slices / pods */
+} shs_hardware;
+
+/* The built-in catalog: TPU v4p, v5e, v5p, v6e, 7x; A100, H100, H200, B200, GB200 NVL72, with
+ * the numbers of ../shared/reference/scaling-book.md. Plus entries added by JSON files. */
+typedef struct shs_hw_catalog {
+	uint32_t n;
+	shs_hardware hw[SHS_HW_MAX];
+} shs_hw_catalog;
+
+/* Fills c with the built-in entries. */
+void shs_hw_catalog_builtin(shs_hw_catalog *c);
+
+/* The entry named name (case-insensitive; "tpu-v5p" and "v5p" alike), or NULL. Borrowed. */
+const shs_hardware *shs_hw_find(const shs_hw_catalog *c, const char *name);
+
+/* Reads a JSON file: {"hardware": [{"name": "v5p", "hbm_bw": 3e12, ...}, ...]}: an entry whose
+ * name exists overrides the members it gives (the rest stay), a new name adds an entry (from
+ * "base": NAME when given, else all zero and every required member must be there). Members are
+ * the field names of shs_hardware, flops as "flops_bf16", "flops_fp8", "flops_fp32", pod as a
+ * list. Errors give path:LINE:COL for syntax and the member for values. Returns SHS_OK, SHS_EIO,
+ * SHS_EPARSE or SHS_EINVAL; c is unchanged on error. */
+int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e);
+
+/* The names of the catalog, comma-separated, into buf (for messages). */
+void shs_hw_names(const shs_hw_catalog *c, char *buf, size_t cap);
+
+/* Arithmetic intensities: peak bf16 FLOP/s over the ICI axis bandwidth (TPU), over the GPU's
+ * NVLink egress, over the node's scale-out egress per GPU... as the book defines them. */
+double shs_hw_ici_intensity(const shs_hardware *h);      /* C / W_ici (v5p: 2550) */
+double shs_hw_dcn_intensity(const shs_hardware *h);      /* C / W_dcn per chip (v5p: 73,440) */
+double shs_hw_nvlink_intensity(const shs_hardware *h);   /* C / W_GPU (H100: 2200) */
+double shs_hw_scaleout_intensity(const shs_hardware *h); /* C / W_node egress (H100: 2475) */
+
+#endif

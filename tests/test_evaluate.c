@@ -1,0 +1,183 @@
+/* The evaluator against the book's regimes on the mlp-only model, and its memory totals. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evaluate.h"
+#include "gen.h"
+#include "host.h"
+#include "test_util.h"
+
+/* Relative tolerance of the step time against the book's max(T_math, T_comms). */
+static const double BOOK_TOL = 0.10;
+
+typedef struct setup {
+	shs_hw_catalog cat;
+	shs_cluster cluster;
+	shs_host *h;
+	shs_module *m;
+	shs_plan *p;
+	shs_eval ev;
+} setup;
+
+/* The book's layouts of the MLP model as plan files (rules over the generator's parameter
+ * paths; activations follow by propagation). FSDP: In[B_X, D] W_in[D_X, F] W_out[F, D_X];
+ * FSDP + TP: In[B_X, D_Y] W_in[D_X, F_Y] W_out[F_Y, D_X]; TP (one replica per data index):
+ * In[B, D_Y] W_in[D, F_Y] W_out[F_Y, D]. */
+static const char book_fsdp_plan[] =
+	"{\"base\": \"dp\", \"rules\": [{\"match\": \"*mlp/wi*\", \"spec\": [\"fsdp\", null]},\n"
+	" {\"match\": \"*mlp/wo*\", \"spec\": [null, \"fsdp\"]},\n"
+	" {\"match\": \"*batch*\", \"spec\": [\"fsdp\", null]}]}\n";
+static const char book_mixed_plan[] =
+	"{\"base\": \"dp\", \"rules\": [{\"match\": \"*mlp/wi*\", \"spec\": [\"fsdp\", \"tensor\"]},\n"
+	" {\"match\": \"*mlp/wo*\", \"spec\": [\"tensor\", \"fsdp\"]},\n"
+	" {\"match\": \"*batch*\", \"spec\": [\"fsdp\", \"tensor\"]}]}\n";
+static const char book_tp_plan[] =
+	"{\"base\": \"dp\", \"rules\": [{\"match\": \"*mlp/wi*\", \"spec\": [null, \"tensor\"]},\n"
+	" {\"match\": \"*mlp/wo*\", \"spec\": [\"tensor\", null]},\n"
+	" {\"match\": \"*batch*\", \"spec\": [\"data\", \"tensor\"]}]}\n";
+
+/* Generates mlp-only (2 layers unrolled, d_model D, d_ff F, tokens), lays mesh on a v5p
+ * topology, makes the plan of plan file text plan and evaluates it. */
+static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *topology,
+			   const char *mesh, const char *plan)
+{
+	setup *s = calloc(1, sizeof(*s));
+	shs_gen_config g = shs_test_preset("mlp-only");
+	shs_cluster_spec spec = { .hardware = "v5p", .topology = topology, .slices = 1,
+				  .mesh = mesh };
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	char buf[64], meshtext[256] = "";
+	size_t used = 0;
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	snprintf(buf, sizeof(buf), "%lld", (long long)d);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "d_model", buf, &e), &e);
+	snprintf(buf, sizeof(buf), "%lld", (long long)f);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "d_ff", buf, &e), &e);
+	snprintf(buf, sizeof(buf), "%lld", (long long)tokens);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "batch", buf, &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "layers", "2", &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&g, &s->m, NULL, &e), &e);
+	shs_hw_catalog_builtin(&s->cat);
+	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
+	for (uint32_t k = 0; k < s->cluster.mesh.n_axes; k++)
+		used += (size_t)snprintf(meshtext + used, sizeof(meshtext) - used, "%s%s=%lld",
+					 k ? "," : "", s->cluster.mesh.names[k],
+					 (long long)s->cluster.mesh.sizes[k]);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
+	{
+		const char *path = shs_test_tmp_path("evaluate-plan.json");
+		FILE *out = fopen(path, "w");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+		fputs(plan, out);
+		fclose(out);
+		SHS_ASSERT_OK(shs_plan_load_json(r, path, &e), &e);
+	}
+	s->h = shs_host_new(NULL, NULL);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(s->h, SHS_STRATEGY_DIR, &e) > 0);
+	SHS_ASSERT_OK(shs_plan_make(s->h, s->m, r, &s->p, &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, NULL, &s->ev, &e), &e);
+	free(r);
+	return s;
+}
+
+static void free_setup(setup *s)
+{
+	shs_eval_free(&s->ev);
+	shs_plan_free(s->p);
+	shs_host_free(s->h);
+	shs_module_free(s->m);
+	free(s);
+}
+
+/* The book's per-layer FSDP step on N chips with the weights gathered over M physical axes:
+ * T_math = 12 B D F / (N C) (forward 4BDF, backward 8BDF); T_comms = 12 D F / (M W) (all-gather
+ * both weights forward and backward, reduce-scatter both gradients; bf16: 2 bytes). Times two
+ * layers. */
+static double book_fsdp(const shs_hardware *hw, double d, double f, double tokens, double n,
+			double m)
+{
+	double math = 12 * tokens * d * f / (n * hw->flops[SHS_HW_BF16]);
+	double comms = 12 * d * f / (m * hw->ici_bw);
+
+	return 2 * (math > comms ? math : comms);
+}
+
+static void assert_near_book(double got, double book)
+{
+	double ratio = got / book;
+
+	if (fabs(ratio - 1) > BOOK_TOL)
+		fprintf(stderr, "\n  step %.4g s, book %.4g s (ratio %.3f)\n", got, book, ratio);
+	CU_ASSERT_TRUE(fabs(ratio - 1) <= BOOK_TOL);
+}
+
+static void test_fsdp_regimes(void)
+{
+	static const struct {
+		int64_t per_chip;
+		const char *bound;
+	} cases[] = { { 1200, "compute" }, { 500, "communication" } };
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		setup *s = evaluate_mlp(8192, 32768, cases[k].per_chip * 64, "4x4x4", "fsdp=64@xyz",
+					book_fsdp_plan);
+		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
+		assert_near_book(s->ev.step_time_s,
+				 book_fsdp(&s->cluster.hw, 8192, 32768, cases[k].per_chip * 64.0, 64, 3));
+		free_setup(s);
+	}
+}
+
+static void test_mixed_beats_fsdp_at_400(void)
+{
+	setup *mixed = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=16@xy,tensor=4@z",
+				    book_mixed_plan);
+	setup *fsdp = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=64@xyz", book_fsdp_plan);
+
+	SHS_ASSERT_STR_EQ(mixed->ev.bound, "compute");
+	SHS_ASSERT_STR_EQ(fsdp->ev.bound, "communication");
+	CU_ASSERT_TRUE(mixed->ev.step_time_s < fsdp->ev.step_time_s);
+	free_setup(mixed);
+	free_setup(fsdp);
+}
+
+/* TP over the 4 chips of the z axis (one data-parallel group per xy position): the book's
+ * forward T_math = 4 B D F / (Y C), T_comms = 2 * 2 B D / W (all-gather In, reduce-scatter Out,
+ * bf16), compute-bound iff F > Y C / W; the backward pass does twice the math and the same
+ * communication. Each pass takes the max of its two. */
+static void test_tp_regimes(void)
+{
+	static const struct {
+		int64_t f;
+		const char *bound;
+	} cases[] = { { 8000, "communication" }, { 16384, "compute" } };
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		double tokens = 16 * 4096, b = tokens / 16, d = 8192, f = (double)cases[k].f;
+		setup *s = evaluate_mlp(8192, cases[k].f, (int64_t)tokens, "4x4x4",
+					"data=16@xy,tensor=4@z", book_tp_plan);
+		double math = 4 * b * d * f / (4 * s->cluster.hw.flops[SHS_HW_BF16]);
+		double comms = 4 * b * d / s->cluster.hw.ici_bw;
+		double fwd = math > comms ? math : comms, bwd = 2 * math > comms ? 2 * math : comms;
+		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
+		/* the layers' own time is the book's; the whole step is not within 10 % yet: the
+		 * propagated optimizer reshards the tensor-sharded gradients (all-to-alls) */
+		CU_ASSERT_TRUE(s->ev.step_time_s >= 2 * (fwd + bwd));
+		free_setup(s);
+	}
+}
+
+CU_TestInfo evaluate_tests[] = {
+	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
+	  test_fsdp_regimes },
+	{ "at 400 tokens/chip fsdp=16@xy,tensor=4@z is compute-bound, fsdp=64@xyz is not",
+	  test_mixed_beats_fsdp_at_400 },
+	{ "tp on 4 chips of one axis: comm-bound at F=8000, compute-bound at F=16384",
+	  test_tp_regimes },
+	CU_TEST_INFO_NULL,
+};
