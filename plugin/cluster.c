@@ -153,7 +153,8 @@ static bool most_cubic(const shs_hardware *hw, int64_t n, int64_t unit, int64_t 
 			continue;
 		for (int64_t b = a; a * b * b <= n; b++) {
 			int64_t c = n / (a * b), shape[3] = { a * unit, b * unit, c * unit };
-			if ((n / a) % b || !fits_pod(hw, shape, RANK_MAX) || !more_cubic(shape, best))
+			if ((n / a) % b || !fits_pod(hw, shape, RANK_MAX) ||
+			    !more_cubic(shape, best))
 				continue;
 			memcpy(best, shape, sizeof(shape));
 		}
@@ -237,12 +238,14 @@ static int tpu_shape(const shs_hardware *hw, const shs_cluster_spec *spec, int64
 		if (spec->devices % slices)
 			return shs_seterr(e, SHS_EINVAL, "%" PRId64 " devices do not split into %"
 					  PRId64 " equal slices", spec->devices, slices);
-		ok = hw->torus_rank == RANK_MAX ? standard_3d(hw, n, dims) : standard_2d(hw, n, dims);
+		ok = hw->torus_rank == RANK_MAX ? standard_3d(hw, n, dims) :
+		     standard_2d(hw, n, dims);
 		if (!ok)
 			return shs_seterr(e, SHS_EINVAL, "%s has no standard slice of %" PRId64
 					  " chips (pod %s; %s); give a topology", hw->name, n, pod,
-					  hw->torus_rank == RANK_MAX ? "a multiple of 64 or a power of "
-					  "two up to 32" : "a power of two");
+					  hw->torus_rank == RANK_MAX ?
+					  "a multiple of 64 or a power of two up to 32" :
+					  "a power of two");
 		return SHS_OK;
 	}
 	rc = parse_topology(spec->topology, dims, &rank, e);
@@ -291,9 +294,11 @@ static int tpu_axes(const shs_cluster_spec *spec, shs_cluster *c, shs_err *e)
 	int rc;
 
 	if (spec->devices < 0)
-		return shs_seterr(e, SHS_EINVAL, "devices %" PRId64 ": want 1 or more", spec->devices);
+		return shs_seterr(e, SHS_EINVAL, "devices %" PRId64 ": want 1 or more",
+				  spec->devices);
 	if (spec->slices < 0 || spec->slices > TOPO_DIM_MAX)
-		return shs_seterr(e, SHS_EINVAL, "slices %" PRId64 ": want 1 or more", spec->slices);
+		return shs_seterr(e, SHS_EINVAL, "slices %" PRId64 ": want 1 or more",
+				  spec->slices);
 	rc = tpu_shape(hw, spec, slices, dims, e);
 	if (rc != SHS_OK)
 		return rc;
@@ -301,13 +306,15 @@ static int tpu_axes(const shs_cluster_spec *spec, shs_cluster *c, shs_err *e)
 		add_phys(c, "dcn", SHS_PHYS_DCN, slices, false);
 	chips = slices;
 	for (uint32_t i = 0; i < hw->torus_rank; i++) {
-		add_phys(c, letters[i], SHS_PHYS_ICI, dims[i], axis_wraps(hw, dims, hw->torus_rank, i));
+		add_phys(c, letters[i], SHS_PHYS_ICI, dims[i],
+			 axis_wraps(hw, dims, hw->torus_rank, i));
 		chips *= dims[i];   /* at most 2^20 * pod, no overflow */
 	}
 	c->devices = chips;
 	if (spec->devices > 0 && spec->devices != chips)
-		return shs_seterr(e, SHS_EINVAL, "topology %s with %" PRId64 " slice(s) has %" PRId64
-				  " chips, not the %" PRId64 " devices asked for",
+		return shs_seterr(e, SHS_EINVAL, "topology %s with %" PRId64
+				  " slice(s) has %" PRId64 " chips, not the %" PRId64
+				  " devices asked for",
 				  spec->topology ? spec->topology : "",
 				  slices, chips, spec->devices);
 	return SHS_OK;
@@ -431,8 +438,8 @@ static int parse_place(const shs_cluster *c, mesh_text *m, mesh_item *it, const 
 		while (name_char(p[len]))
 			len++;
 		if (!len)
-			return mesh_err(e, m, "'%s' needs physical axes after '@' (like @xy, @z, @dcn, "
-					"@node)", it->name);
+			return mesh_err(e, m, "'%s' needs physical axes after '@' "
+					"(like @xy, @z, @dcn, @node)", it->name);
 		if (torus_letters(p, len))
 			for (size_t i = 0; i < len && rc == SHS_OK; i++)
 				rc = claim_one(c, m, it, p + i, 1, e);
@@ -463,14 +470,16 @@ static int parse_item(const shs_cluster *c, mesh_text *m, const char **pp, shs_e
 	while (name_char(p[len]))
 		len++;
 	if (len >= NAME_CAP)
-		return mesh_err(e, m, "axis name '%.*s' is longer than %d", (int)len, p, NAME_CAP - 1);
+		return mesh_err(e, m, "axis name '%.*s' is longer than %d", (int)len, p,
+				NAME_CAP - 1);
 	memcpy(it->name, p, len);
 	p += len;
 	if (*p++ != '=')
 		return mesh_err(e, m, "axis '%s': want NAME=SIZE[@PLACE]", it->name);
 	it->size = parse_size(&p);
 	if (it->size < 1)
-		return mesh_err(e, m, "axis '%s' needs a size from 1 to %d", it->name, TOPO_DIM_MAX);
+		return mesh_err(e, m, "axis '%s' needs a size from 1 to %d", it->name,
+				TOPO_DIM_MAX);
 	if (*p == '@') {
 		int rc;
 		p++;
@@ -516,8 +525,9 @@ static int parse_mesh(const shs_cluster *c, const char *text, mesh_text *m, shs_
 	for (uint32_t k = 0; k < m->n; k++) {
 		product = mul_capped(product, m->items[k].size, INT64_MAX / TOPO_DIM_MAX);
 		if (product < 0)
-			return mesh_err(e, m, "sizes multiply to more than %" PRId64 ", the cluster "
-					"has %" PRId64 " devices", INT64_MAX / TOPO_DIM_MAX, c->devices);
+			return mesh_err(e, m, "sizes multiply to more than %" PRId64
+					", the cluster has %" PRId64 " devices",
+					INT64_MAX / TOPO_DIM_MAX, c->devices);
 	}
 	if (product != c->devices)
 		return mesh_err(e, m, "sizes multiply to %" PRId64 ", the cluster has %" PRId64
@@ -548,25 +558,27 @@ static int lay_explicit(shs_cluster *c, const mesh_text *m, uint32_t *claimed, s
 				continue;
 			if (first >= 0 && (popcount(it->claim) > 1 ||
 					   popcount(m->items[first].claim) > 1))
-				return mesh_err(e, m, "physical axis '%s' used twice (by '%s' and '%s')",
-						ph->name, m->items[first].name, it->name);
+				return mesh_err(e, m, "physical axis '%s' used twice "
+						"(by '%s' and '%s')", ph->name,
+						m->items[first].name, it->name);
 			if (first < 0)
 				first = (int)k;
 			product = mul_capped(product, it->size, INT64_MAX / TOPO_DIM_MAX);
 			c->span[k] |= 1u << p;
 			c->part[k][p] = popcount(it->claim) > 1 ? ph->size : it->size;
 			if (k != (uint32_t)first && (product < 0 || product > ph->size))
-				return mesh_err(e, m, "physical axis '%s' used twice: '%s' and '%s' take "
-						"more than its %" PRId64 " chips", ph->name,
+				return mesh_err(e, m, "physical axis '%s' used twice: "
+						"'%s' and '%s' take more than its %" PRId64
+						" chips", ph->name,
 						m->items[first].name, it->name, ph->size);
 		}
 		if (first < 0)
 			continue;
 		*claimed |= 1u << p;
 		if (popcount(m->items[first].claim) == 1 && product != ph->size)
-			return mesh_err(e, m, "'%s' on physical axis '%s': sizes multiply to %" PRId64
-					", it has %" PRId64 " chips", m->items[first].name, ph->name,
-					product, ph->size);
+			return mesh_err(e, m, "'%s' on physical axis '%s': sizes multiply to %"
+					PRId64 ", it has %" PRId64 " chips",
+					m->items[first].name, ph->name, product, ph->size);
 	}
 	for (uint32_t k = 0; k < m->n; k++) {
 		const mesh_item *it = &m->items[k];
@@ -581,8 +593,8 @@ static int lay_explicit(shs_cluster *c, const mesh_text *m, uint32_t *claimed, s
 					c->phys[p].name);
 			}
 		if (chips != it->size)
-			return mesh_err(e, m, "'%s' has size %" PRId64 " but %s has %" PRId64 " chips",
-					it->name, it->size, places, chips);
+			return mesh_err(e, m, "'%s' has size %" PRId64 " but %s has %" PRId64
+					" chips", it->name, it->size, places, chips);
 	}
 	return SHS_OK;
 }
@@ -607,10 +619,12 @@ static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs
 				char free_axes[NAMES_CAP] = "";
 				for (uint32_t q = 0; q < c->n_phys; q++)
 					if (left[q] > 1)
-						appendf(free_axes, sizeof(free_axes), "%s%s %" PRId64,
-							free_axes[0] ? ", " : "", c->phys[q].name, left[q]);
-				return mesh_err(e, m, "axis '%s' (size %" PRId64 ") cannot be laid on the "
-						"free physical axes (%s)", m->items[k].name, need,
+						appendf(free_axes, sizeof(free_axes),
+							"%s%s %" PRId64, free_axes[0] ? ", " : "",
+							c->phys[q].name, left[q]);
+				return mesh_err(e, m, "axis '%s' (size %" PRId64 ") cannot be "
+						"laid on the free physical axes (%s)",
+						m->items[k].name, need,
 						free_axes[0] ? free_axes : "none");
 			}
 			take = need % left[p] ? need : left[p];
@@ -658,8 +672,8 @@ int shs_cluster_make(const shs_hw_catalog *cat, const shs_cluster_spec *spec, sh
 		shs_hw_names(cat, names, sizeof(names));
 		if (!spec->hardware)
 			return shs_seterr(e, SHS_EINVAL, "no hardware given (known: %s)", names);
-		return shs_seterr(e, SHS_EINVAL, "unknown hardware '%s' (known: %s)", spec->hardware,
-				  names);
+		return shs_seterr(e, SHS_EINVAL, "unknown hardware '%s' (known: %s)",
+				  spec->hardware, names);
 	}
 	out->hw = *hw;
 	rc = hw->gpu ? gpu_axes(spec, out, e) : tpu_axes(spec, out, e);

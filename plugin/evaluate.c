@@ -134,7 +134,8 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 				moved |= 1u << a;
 		}
 		if (gathered) {
-			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered, true, prefetch,
+			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered,
+						    true, prefetch,
 						    local * (double)group(x->c, gathered), count);
 			if (s)
 				charge(x, seg, s);
@@ -205,7 +206,8 @@ static void close_segment(evaluator *x, segment *seg)
 	x->ev->compute_s += seg->compute;
 	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
-		double own = seg->overlapped[a] > seg->compute ? seg->overlapped[a] - seg->compute : 0;
+		double own = seg->overlapped[a] > seg->compute ?
+			     seg->overlapped[a] - seg->compute : 0;
 		x->ev->exposed_by_axis[a] += own + seg->blocking_axis[a];
 	}
 	for (uint32_t k = seg->first_coll; k < x->n_colls; k++) {
@@ -227,7 +229,8 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
 		const shs_instr *in = comp->instrs[i];
 		int64_t trips = 1;
-		if (in->op == SHS_OP_CALL || in->op == SHS_OP_WHILE || in->op == SHS_OP_CONDITIONAL) {
+		if (in->op == SHS_OP_CALL || in->op == SHS_OP_WHILE ||
+		    in->op == SHS_OP_CONDITIONAL) {
 			/* the segment so far ends here; the callee is its own */
 			close_segment(x, &seg);
 			memset(&seg, 0, sizeof(seg));
@@ -284,11 +287,13 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 
 	memset(out, 0, sizeof(*out));
 	if (p->n_comps != m->n_comps || p->mesh.n_axes != c->mesh.n_axes)
-		return shs_seterr(e, SHS_EINVAL, "evaluate: the plan is for another module or mesh");
+		return shs_seterr(e, SHS_EINVAL,
+				  "evaluate: the plan is for another module or mesh");
 	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
-		if (p->mesh.sizes[k] != c->mesh.sizes[k] || strcmp(p->mesh.names[k], c->mesh.names[k]))
-			return shs_seterr(e, SHS_EINVAL, "evaluate: the plan's mesh axis %s=%lld is "
-					  "not the cluster's %s=%lld", p->mesh.names[k],
+		if (p->mesh.sizes[k] != c->mesh.sizes[k] ||
+		    strcmp(p->mesh.names[k], c->mesh.names[k]))
+			return shs_seterr(e, SHS_EINVAL, "evaluate: the plan's mesh axis "
+					  "%s=%lld is not the cluster's %s=%lld", p->mesh.names[k],
 					  (long long)p->mesh.sizes[k], c->mesh.names[k],
 					  (long long)c->mesh.sizes[k]);
 	x.peak = c->hw.flops[SHS_HW_BF16];

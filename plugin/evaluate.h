@@ -19,7 +19,8 @@ typedef struct shs_eval_coll {
 	int kind;             /* shs_coll_kind */
 	uint32_t axes_mask;   /* mesh axes */
 	bool reshard;         /* on an operand edge (else the instruction's own) */
-	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent, gradients) */
+	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent,
+			       * gradients) */
 	double bytes;         /* the book's V of one execution */
 	double count;         /* executions per step */
 	double time_s;        /* total over the executions */
@@ -29,7 +30,8 @@ typedef struct shs_eval_coll {
 /* What one step costs on one device. */
 typedef struct shs_eval {
 	double step_time_s;
-	double compute_s;                 /* the compute stream: max(FLOPs/peak, bytes/HBM) per op */
+	double compute_s;                 /* the compute stream: max(FLOPs/peak, bytes/HBM)
+					   * per op */
 	double flops_s, hbm_s;            /* its two parts summed separately */
 	double comm_s;                    /* all collectives, if they ran alone */
 	double exposed_comm_s;            /* step time - compute time */

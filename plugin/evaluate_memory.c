@@ -44,8 +44,8 @@ static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 	for (uint32_t j = 0; j < n; j++) {
 		shs_pspec rep;
 		shs__spec_replicated(&rep, shapes[j]->rank);
-		b += shs__spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep, shapes[j],
-					   &x->c->mesh);
+		b += shs__spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
+					   shapes[j], &x->c->mesh);
 	}
 	return b;
 }

@@ -45,8 +45,8 @@ int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e)
 		if (errno || end == eq + 1 || size < 1 || size > (1ll << 20) ||
 		    (*comma && *comma != ','))
 			return shs_seterr(e, SHS_EINVAL,
-					  "mesh '%s': axis '%s' needs a size from 1 to 1048576", text,
-					  names[mesh.n_axes]);
+					  "mesh '%s': axis '%s' needs a size from 1 to 1048576",
+					  text, names[mesh.n_axes]);
 		for (uint32_t k = 0; k < mesh.n_axes; k++)
 			if (!strcmp(names[k], names[mesh.n_axes]))
 				return shs_seterr(e, SHS_EINVAL, "mesh '%s': axis '%s' twice", text,

@@ -285,17 +285,11 @@ static void force_root(shs__prop *x, uint32_t body, const shs_pspec *carry, uint
 	free(first);
 }
 
-static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
+/* Runs the body and condition of loop w with the given carry; the body's root makes it. */
+static void run_loop(shs__prop *x, const shs_instr *w, const shs_pspec *carry, uint32_t n)
 {
-	const shs_instr *w = x->m->comps[c]->instrs[i];
-	uint32_t n = leaves_of(x, c, i), first[2] = { 0, n };
-	shs_pspec *carry, *after;
+	uint32_t first[2] = { 0, n };
 
-	if (w->n_called < 2 || w->n_operands != 1)
-		return;
-	carry = carry_of(x, c, i, w, n);
-	if (!carry)
-		return;
 	for (uint32_t k = 0; k < 2; k++) {
 		const shs_computation *cc = x->m->comps[w->called[k]];
 		for (uint32_t j = 0; j < cc->n_instrs; j++)
@@ -306,11 +300,33 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 	visit(x, w->called[0], carry);
 	force_root(x, w->called[0], carry, n);
 	visit(x, w->called[1], NULL);
-	after = carry_of(x, c, i, w, n);
-	if (after && memcmp(after, carry, n * sizeof(*carry)))
+}
+
+/* A loop: its carry (see carry_of), run through the body until the elements it starts from
+ * constants settle (a few rounds), then its result. */
+static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
+{
+	enum { MAX_ROUNDS = 3 };
+	const shs_instr *w = x->m->comps[c]->instrs[i];
+	uint32_t n = leaves_of(x, c, i), first[2] = { 0, n };
+	shs_pspec *carry, *after = NULL;
+
+	if (w->n_called < 2 || w->n_operands != 1)
+		return;
+	carry = carry_of(x, c, i, w, n);
+	for (uint32_t round = 0; carry && round < MAX_ROUNDS && x->rc == SHS_OK; round++) {
+		run_loop(x, w, carry, n);
+		after = carry_of(x, c, i, w, n);
+		if (!after || !memcmp(after, carry, n * sizeof(*carry)))
+			break;
 		x->changed = true;
-	shs__dec_set(x, shs__dec(x, c, i), carry, n, carry, first, 1, "control",
-		     "the loop's carry", 0);
+		free(carry);
+		carry = after;
+		after = NULL;
+	}
+	if (carry)
+		shs__dec_set(x, shs__dec(x, c, i), carry, n, carry, first, 1, "control",
+			     "the loop's carry", 0);
 	free(carry);
 	free(after);
 }

@@ -341,6 +341,7 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	const shs_pinstr *i = q->instr;
 	const shs_pshape *res = &i->shape;
 	char label[SC_LABEL_MAX];
+	double update = 0;
 	ru_emit e;
 
 	for (uint32_t k = 0; k < i->n_operands; k++) {
@@ -359,9 +360,15 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	}
 	for (uint32_t k = 0; k < i->n_operands; k++) {
 		shs_pspec s;
+		double before = e.bytes;
 
 		ru_operand(&e, k, mv_operand(op, i, k, r, q->mesh, &s) ? &s : NULL);
+		if (k == 1)
+			update = e.bytes - before;
 	}
+	/* a dynamic-update-slice works in place: it reads and writes the update only */
+	if (!strcmp(i->opcode, "dynamic-update-slice"))
+		e.bytes = 2 * update;
 	ru_end(&e, 0);
 }
 

@@ -163,7 +163,8 @@ static void gpu_nvlink_intensities_1033_2200_2500(void)
 			continue;
 		want = lookup(book, sizeof(book) / sizeof(book[0]), h->name);
 		if (isnan(want))
-			fprintf(stderr, "\n  GPU %s has no NVLink intensity in the book\n", h->name);
+			fprintf(stderr, "\n  GPU %s has no NVLink intensity in the book\n",
+				h->name);
 		CU_ASSERT_FALSE(isnan(want));
 		ASSERT_BOOK(shs_hw_nvlink_intensity(h), want);
 		gpus++;
@@ -754,7 +755,8 @@ static void llama3_70b_needs_9_h100s(void)
 CU_TestInfo book_tests[] = {
 	{ "v5p ICI intensity 2550", v5p_ici_intensity_2550 },
 	{ "v5p DCN intensity 73,440", v5p_dcn_intensity_73440 },
-	{ "TPU ICI intensities 3056, 2189, 2550, 5111, 12,778", tpu_ici_intensities_from_the_spec_tables },
+	{ "TPU ICI intensities 3056, 2189, 2550, 5111, 12,778",
+	  tpu_ici_intensities_from_the_spec_tables },
 	{ "TPU DCN intensities 63,040, 73,440, 73,600, 184,000",
 	  tpu_dcn_intensities_63040_73440_73600_184000 },
 	{ "H100 NVLink 2200, scale-out 2475", h100_nvlink_2200_and_scaleout_2475 },
@@ -782,7 +784,8 @@ CU_TestInfo book_tests[] = {
 	{ "H100 spine AllGather 17.1 TB/s", h100_spine_allgather_17_1tbs },
 	{ "H100 two nodes: node-bound 514 GB/s, 800 GB/s across",
 	  h100_two_nodes_allgather_node_bound_514gbs },
-	{ "v5p DP/FSDP 2550, 850 per chip, 7.6M per pod", v5p_dp_fsdp_2550_850_per_chip_7_6m_per_pod },
+	{ "v5p DP/FSDP 2550, 850 per chip, 7.6M per pod",
+	  v5p_dp_fsdp_2550_850_per_chip_7_6m_per_pod },
 	{ "v5p FSDP on 4096 chips needs 3.48M tokens", v5p_fsdp_4096_chips_needs_3_48m_tokens },
 	{ "v5p FSDP 16M batch over 18,823 chips", v5p_fsdp_16m_batch_18823_chips },
 	{ "v5p DCN DP 73,440 tokens per slice", v5p_dcn_dp_73440_tokens_per_slice },
@@ -794,7 +797,8 @@ CU_TestInfo book_tests[] = {
 	{ "X_opt 13.69", mixed_x_opt_13_69 },
 	{ "LLaMA-3 70B X_opt 1618", llama3_70b_x_opt_1618 },
 	{ "LLaMA-2 13B X_opt 1333", llama2_13b_x_opt_1333 },
-	{ "time model balances at 850, F/2550 and 99", time_model_balances_at_850_f_over_2550_and_99 },
+	{ "time model balances at 850, F/2550 and 99",
+	  time_model_balances_at_850_f_over_2550_and_99 },
 	{ "400 tokens per chip: only mixed is compute-bound",
 	  v5p_400_tokens_per_chip_only_mixed_is_compute_bound },
 	{ "H100 DP 2200, 2475, 1237 on two nodes", h100_dp_2200_2475_and_1237_on_two_nodes },
@@ -806,9 +810,11 @@ CU_TestInfo book_tests[] = {
 	{ "LLaMA-3 70B params 70.55e9", llama3_70b_params_70_55e9 },
 	{ "LLaMA-3 70B memory 140 GB, 560 GB, 20.9 TB, 21.6 TB",
 	  llama3_70b_memory_140gb_560gb_20_9tb_21_6tb },
-	{ "LLaMA-3 70B min 225 chips, 2.4 GB per chip", llama3_70b_min_225_chips_2_4gb_per_chip },
+	{ "LLaMA-3 70B min 225 chips, 2.4 GB per chip",
+	  llama3_70b_min_225_chips_2_4gb_per_chip },
 	{ "LLaMA-3 70B 468 tokens per chip", llama3_70b_468_tokens_per_chip_fsdp_comms_bound },
-	{ "LLaMA-3 70B 6.3e24 FLOPs, 435 years, 44 days", llama3_70b_6_3e24_flops_435_years_44_days },
+	{ "LLaMA-3 70B 6.3e24 FLOPs, 435 years, 44 days",
+	  llama3_70b_6_3e24_flops_435_years_44_days },
 	{ "LLaMA-3 70B FSDP 17 days", llama3_70b_fsdp_17_days },
 	{ "LLaMA-3 70B 4096 H100 40 days", llama3_70b_4096_h100_40_days },
 	{ "LLaMA-3 70B needs 9 H100s", llama3_70b_needs_9_h100s },
@@ -816,7 +822,8 @@ CU_TestInfo book_tests[] = {
 	{ "LLaMA-2 13B memory 130 GB, 42 TB", llama2_13b_memory_130gb_42tb },
 	{ "LLaMA-2 13B 7.86 TB activations at 3M", llama2_13b_3m_tokens_7_86tb_activations },
 	{ "LLaMA-2 13B step 300 ms", llama2_13b_step_300ms },
-	{ "activations 84 TB, 4.2 TB with block remat", activations_84tb_and_4_2tb_with_block_remat },
+	{ "activations 84 TB, 4.2 TB with block remat",
+	  activations_84tb_and_4_2tb_with_block_remat },
 	{ "KV cache 8 GiB, 512 KiB per token", kv_cache_8gib_and_512kib_per_token },
 	CU_TEST_INFO_NULL,
 };

@@ -300,7 +300,8 @@ static void default_layout(void)
 static void mesh_errors(void)
 {
 	make_fails("v5p", "4x4x4", 0, 1, "fsdp=16@xy,tensor=8@z",
-		   "mesh 'fsdp=16@xy,tensor=8@z': sizes multiply to 128, the cluster has 64 devices");
+		   "mesh 'fsdp=16@xy,tensor=8@z': sizes multiply to 128, the cluster has 64 "
+		   "devices");
 	make_fails("v5p", "4x4x4", 0, 1, "fsdp=16@xz,tensor=4@z",
 		   "mesh 'fsdp=16@xz,tensor=4@z': physical axis 'z' used twice (by 'fsdp' and "
 		   "'tensor')");
@@ -310,14 +311,16 @@ static void mesh_errors(void)
 	make_fails("v5p", "4x4x4", 0, 1, "a=64@xxz",
 		   "mesh 'a=64@xxz': physical axis 'x' used twice by 'a'");
 	make_fails("v5p", "4x4x4", 0, 1, "a=16@xw,b=4",
-		   "mesh 'a=16@xw,b=4': unknown physical axis 'xw' for 'a' (this cluster has x, y, z)");
-	make_fails("v5p", "4x4x4", 0, 1, "a=16@node,b=4",
-		   "mesh 'a=16@node,b=4': unknown physical axis 'node' for 'a' (this cluster has x, "
+		   "mesh 'a=16@xw,b=4': unknown physical axis 'xw' for 'a' (this cluster has x, "
 		   "y, z)");
+	make_fails("v5p", "4x4x4", 0, 1, "a=16@node,b=4",
+		   "mesh 'a=16@node,b=4': unknown physical axis 'node' for 'a' (this cluster "
+		   "has x, y, z)");
 	make_fails("v5e", "4x4", 0, 1, "a=4@z,b=4", "mesh 'a=4@z,b=4': unknown physical axis 'z' "
 		   "for 'a' (this cluster has x, y)");
 	make_fails("v5p", "4x4x4", 0, 1, "a=8@x,b=8",
-		   "mesh 'a=8@x,b=8': 'a' on physical axis 'x': sizes multiply to 8, it has 4 chips");
+		   "mesh 'a=8@x,b=8': 'a' on physical axis 'x': sizes multiply to 8, it has 4 "
+		   "chips");
 	make_fails("v5p", "4x4x4", 0, 1, "a=8@xy,b=8",
 		   "mesh 'a=8@xy,b=8': 'a' has size 8 but x*y has 16 chips");
 	make_fails("v5p", "4x4x4", 0, 1, "a=4,a=16", "mesh 'a=4,a=16': axis name 'a' given twice");
@@ -326,8 +329,8 @@ static void mesh_errors(void)
 	make_fails("v5p", "4x4x4", 0, 1, "a=64,", "mesh 'a=64,': ends with ','");
 	make_fails("v5p", "4x4x4", 0, 1, "9a=64", "mesh '9a=64': axis 1: want NAME=SIZE[@PLACE] at "
 		   "'9a=64'");
-	make_fails("v5p", "4x4x4", 0, 1, "a=0,b=64", "mesh 'a=0,b=64': axis 'a' needs a size from 1 "
-		   "to 1048576");
+	make_fails("v5p", "4x4x4", 0, 1, "a=0,b=64",
+		   "mesh 'a=0,b=64': axis 'a' needs a size from 1 to 1048576");
 	make_fails("v5p", "4x4x4", 0, 1, "a:64", "mesh 'a:64': axis 'a': want NAME=SIZE[@PLACE]");
 	make_fails("v5p", "4x4x4", 0, 1, "a=64x", "mesh 'a=64x': axis 'a': unexpected 'x'");
 	make_fails("v5p", "4x4x4", 0, 1, "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=64",
@@ -570,11 +573,14 @@ static void gpu_all_to_all(void)
 	shs_cluster c = make("h100", NULL, 8, 1, "ep=8");
 	double v = 1e9;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (450e9 * 64), 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (450e9 * 64),
+			1e-12);
 	c = make("h100", NULL, 32, 1, "ep=32");
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 3 / (16 * 400e9), 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 3 / (16 * 400e9),
+			1e-12);
 	c = make("b200", NULL, 8, 1, "ep=8");
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (900e9 * 64), 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (900e9 * 64),
+			1e-12);
 }
 
 static void gpu_permute(void)
@@ -602,9 +608,9 @@ static void trivial_groups_cost_nothing(void)
 static void bad_specs_never_crash(void)
 {
 	static const char *const meshes[] = {
-		"", ",", "=", "a=", "a=@", "a=4@+", "a=64@x+", "a=64@x++y", "@", "a==4", "a=4,,b=16",
-		"a=99999999999999999999", "a=-4", "a=4@dcn", "a=64@xyzxyz", " a=64", "a=64 ",
-		"a=64@X", "a=4@x,b=4@y,c=4@z,d=2@x",
+		"", ",", "=", "a=", "a=@", "a=4@+", "a=64@x+", "a=64@x++y", "@", "a==4",
+		"a=4,,b=16", "a=99999999999999999999", "a=-4", "a=4@dcn", "a=64@xyzxyz", " a=64",
+		"a=64 ", "a=64@X", "a=4@x,b=4@y,c=4@z,d=2@x",
 	};
 	shs_hw_catalog cat = catalog();
 	for (size_t i = 0; i < sizeof(meshes) / sizeof(*meshes); i++) {

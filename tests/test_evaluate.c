@@ -30,7 +30,8 @@ static const char book_fsdp_plan[] =
 	" {\"match\": \"*mlp/wo*\", \"spec\": [null, \"fsdp\"]},\n"
 	" {\"match\": \"*batch*\", \"spec\": [\"fsdp\", null]}]}\n";
 static const char book_mixed_plan[] =
-	"{\"base\": \"dp\", \"rules\": [{\"match\": \"*mlp/wi*\", \"spec\": [\"fsdp\", \"tensor\"]},\n"
+	"{\"base\": \"dp\", \"rules\": [{\"match\": \"*mlp/wi*\", "
+	"\"spec\": [\"fsdp\", \"tensor\"]},\n"
 	" {\"match\": \"*mlp/wo*\", \"spec\": [\"tensor\", \"fsdp\"]},\n"
 	" {\"match\": \"*batch*\", \"spec\": [\"fsdp\", \"tensor\"]}]}\n";
 static const char book_tp_plan[] =
@@ -128,7 +129,8 @@ static void test_fsdp_regimes(void)
 					book_fsdp_plan);
 		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
 		assert_near_book(s->ev.step_time_s,
-				 book_fsdp(&s->cluster.hw, 8192, 32768, cases[k].per_chip * 64.0, 64, 3));
+				 book_fsdp(&s->cluster.hw, 8192, 32768,
+					   cases[k].per_chip * 64.0, 64, 3));
 		free_setup(s);
 	}
 }

@@ -105,8 +105,9 @@ static bool make_request(const args *a, const shs_cluster *c, shs_plan_request *
 	size_t used = 0;
 
 	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
-		used += (size_t)snprintf(mesh + used, sizeof(mesh) - used, "%s%s=%lld", k ? "," : "",
-					 c->mesh.names[k], (long long)c->mesh.sizes[k]);
+		used += (size_t)snprintf(mesh + used, sizeof(mesh) - used, "%s%s=%lld",
+					 k ? "," : "", c->mesh.names[k],
+					 (long long)c->mesh.sizes[k]);
 	o.mesh = mesh;
 	return shs_cli_request("evaluate", &o, r);
 }
@@ -192,8 +193,8 @@ static void print_text(const shs_cluster *c, const shs_eval *ev)
 		const shs_eval_coll *s = &ev->colls[k];
 		axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
 		printf("  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
-		       coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "", s->time_s,
-		       s->exposed_s, s->bytes, s->count);
+		       coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
+		       s->time_s, s->exposed_s, s->bytes, s->count);
 	}
 }
 
