@@ -198,6 +198,7 @@ static void teardown(shs__prop *x)
 	free(x->visits);
 	free(x->ext_req);
 	free(x->scratch);
+	free(x->root_want);
 }
 
 /* The entry parameters' seeds become fixed decisions. */
@@ -244,6 +245,52 @@ done:
 	free(seeds);
 	free(set);
 	return rc;
+}
+
+/* The step's outputs that alias a parameter (input_output_alias: the new weights, Adam state
+ * and step) must come out sharded as that parameter: the entry root's requirement, which the
+ * optimizer's instructions then follow. Elements that alias nothing keep what they get. */
+static int alias_root(shs__prop *x, shs_err *e)
+{
+	const shs_computation *c = shs_module_entry(x->m);
+	const shs_instr *root = c->instrs[c->root];
+	const shs_decision *rd = shs__dec(x, x->m->entry, c->root);
+	shs_pspec *want;
+	bool any = false;
+
+	if (root->op != SHS_OP_TUPLE || !x->m->n_aliases)
+		return SHS_OK;
+	want = calloc(rd->n_leaves + 1, sizeof(*want));
+	if (!want)
+		return oom(e);
+	for (uint32_t k = 0, off = 0; k < root->n_operands; k++) {
+		const shs_instr *op = c->instrs[root->operands[k]];
+		uint32_t n = shs_shape_leaves(&op->shape);
+		for (uint32_t a = 0; a < x->m->n_aliases; a++) {
+			const shs_alias *al = &x->m->aliases[a];
+			if (al->output_index.n != 1 || al->output_index.v[0] != k || al->param_index.n)
+				continue;
+			for (uint32_t i = 0; i < c->n_instrs; i++) {
+				const shs_instr *p = c->instrs[i];
+				const shs_decision *pd = shs__dec(x, x->m->entry, i);
+				if (p->op == SHS_OP_PARAMETER && p->parameter_number == al->param_number &&
+				    pd->set && pd->n_leaves == n) {
+					memcpy(&want[off], pd->leaves, n * sizeof(*want));
+					any = true;
+				}
+			}
+		}
+		if (off + n > rd->n_leaves)
+			break;
+		off += n;
+	}
+	if (!any) {
+		free(want);
+		return SHS_OK;
+	}
+	x->root_want = want;
+	x->ext_req[x->m->entry] = want;
+	return SHS_OK;
 }
 
 /* The Sharding hints are fixed decisions too. */
@@ -297,6 +344,8 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 		rc = setup(&x, e);
 	if (rc == SHS_OK)
 		rc = seed(&x, e);
+	if (rc == SHS_OK)
+		rc = alias_root(&x, e);
 	if (rc == SHS_OK) {
 		fix_hints(&x);
 		for (uint32_t pass = 0; pass < MAX_PASSES && x.rc == SHS_OK; pass++) {

@@ -22,6 +22,7 @@ typedef struct shs__prop {
 	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
 	bool reverse;         /* this pass runs users before producers */
