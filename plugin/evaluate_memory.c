@@ -3,7 +3,9 @@
  * Every value takes its sharded size from its decision; tuples, their elements, bitcasts and
  * the parameters of called computations are views of other values and take nothing. A value
  * lives from its instruction to its last user; the entry parameters (weights, optimizer state,
- * batch) live for the whole step. A call or loop adds its callee's own peak at that point.
+ * batch) live for the whole step. A call or loop adds its callee's own peak at that point, and an
+ * instruction whose operand arrives in another sharding adds the resharded copy (a gathered
+ * weight, an all-to-all's output) while it runs.
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,33 @@ static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 
 static double comp_peak(memo *x, uint32_t c, uint32_t depth);
 
+/* Bytes of the resharded copies of instruction i's operands (those that arrive in another
+ * sharding than it requires). */
+static double reshard_buffers(const memo *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &x->p->d[c][i];
+	double b = 0;
+
+	if (!d->set || !d->n_req || in->op == SHS_OP_CALL || in->op == SHS_OP_CONDITIONAL ||
+	    in->op == SHS_OP_TUPLE || in->op == SHS_OP_GET_TUPLE_ELEMENT)
+		return 0;
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = &x->p->d[c][in->operands[k]];
+		const shs_shape *shapes[MAX_LEAVES];
+		uint32_t n = shs__shape_leaves(&comp->instrs[in->operands[k]]->shape, shapes,
+					       MAX_LEAVES);
+		for (uint32_t j = 0; od->set && j < n && j < od->n_leaves &&
+				     d->req_first[k] + j < d->n_req; j++) {
+			const shs_pspec *want = &d->req[d->req_first[k] + j];
+			if (!shs__spec_equal(&od->leaves[j], want))
+				b += shs__spec_local_bytes(want, shapes[j], &x->c->mesh);
+		}
+	}
+	return b;
+}
+
 /* The largest peak among the computations instruction in runs. */
 static double callee_peak(memo *x, const shs_instr *in, uint32_t depth)
 {
@@ -91,7 +120,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
-		double inner = callee_peak(x, in, depth);
+		double inner = callee_peak(x, in, depth) + reshard_buffers(x, c, i);
 		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
 		live += bytes[i];
 		if (live + inner > peak)

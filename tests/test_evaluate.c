@@ -174,6 +174,87 @@ static void test_tp_regimes(void)
 	}
 }
 
+/* Weights, gradients, mu and nu of every float state parameter at its planned sharding: the
+ * closed form of the model state per device (f32-master: 4 bytes each). */
+static double closed_form_state(const shs_module *m, const shs_plan *p)
+{
+	const shs_computation *c = shs_module_entry(m);
+	double total = 0;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		const shs_decision *d = &p->d[m->entry][i];
+		double elems = 1, shards = 1;
+		bool weight;
+		if (in->op != SHS_OP_PARAMETER || !in->shape.rank || in->shape.type != SHS_F32)
+			continue;
+		weight = in->metadata && strstr(in->metadata->op_name, "/params/");
+		for (uint32_t k = 0; k < in->shape.rank; k++)
+			elems *= (double)in->shape.dims[k];
+		for (uint32_t k = 0; d->set && k < d->leaves[0].rank; k++)
+			for (uint32_t a = 0; a < d->leaves[0].dims[k].n; a++)
+				shards *= (double)p->mesh.sizes[d->leaves[0].dims[k].axes[a]];
+		/* a weight counts itself and its gradient; mu and nu count themselves */
+		total += elems * 4 * (weight ? 2 : 1) / shards;
+	}
+	return total;
+}
+
+/* Every preset, scanned, under fsdp+tp on a v5p slice and on H100 nodes: the state memory the
+ * evaluator reports matches the closed form within 1 %. */
+static void test_state_memory_every_preset(void)
+{
+	static const shs_cluster_spec clusters[] = {
+		{ .hardware = "v5p", .topology = "8x8x8", .slices = 1,
+		  .mesh = "data=2,fsdp=64,tensor=4" },
+		{ .hardware = "h100", .devices = 64, .slices = 1, .mesh = "fsdp=8@net,tensor=8@node" },
+	};
+	const char *const *names = shs_gen_preset_names();
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_hw_catalog cat;
+	shs_err e = { 0 };
+
+	shs_hw_catalog_builtin(&cat);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	for (int k = 0; names[k]; k++)
+		for (size_t j = 0; j < sizeof(clusters) / sizeof(clusters[0]); j++) {
+			shs_gen_config g = shs_test_preset(names[k]);
+			shs_cluster cl;
+			shs_plan_request *r = calloc(1, sizeof(*r));
+			shs_module *m = NULL;
+			shs_plan *p = NULL;
+			shs_eval ev;
+			char mesh[256] = "";
+			size_t used = 0;
+			double want, got;
+			CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+			SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", "true", &e), &e);
+			SHS_ASSERT_OK(shs_gen_config_set(&g, "dtype", "f32-master", &e), &e);
+			SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j], &cl, &e), &e);
+			for (uint32_t a = 0; a < cl.mesh.n_axes; a++)
+				used += (size_t)snprintf(mesh + used, sizeof(mesh) - used, "%s%s=%lld",
+							 a ? "," : "", cl.mesh.names[a],
+							 (long long)cl.mesh.sizes[a]);
+			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
+			SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
+			SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+			SHS_ASSERT_OK(shs_evaluate(m, p, &cl, NULL, &ev, &e), &e);
+			want = closed_form_state(m, p);
+			got = ev.params_bytes + ev.grads_bytes + ev.optimizer_bytes;
+			if (fabs(got / want - 1) > 0.01)
+				fprintf(stderr, "\n  %s on %s: %.6g bytes, closed form %.6g\n", names[k],
+					clusters[j].hardware, got, want);
+			CU_ASSERT_TRUE(want > 0 && fabs(got / want - 1) <= 0.01);
+			CU_ASSERT_TRUE(ev.step_time_s > 0 && ev.memory_bytes >= got / 2);
+			shs_eval_free(&ev);
+			shs_plan_free(p);
+			shs_module_free(m);
+			free(r);
+		}
+	shs_host_free(h);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -181,5 +262,7 @@ CU_TestInfo evaluate_tests[] = {
 	  test_mixed_beats_fsdp_at_400 },
 	{ "tp on 4 chips of one axis: comm-bound at F=8000, compute-bound at F=16384",
 	  test_tp_regimes },
+	{ "every preset under fsdp+tp on v5p and H100: state memory is the closed form",
+	  test_state_memory_every_preset },
 	CU_TEST_INFO_NULL,
 };
