@@ -91,6 +91,54 @@ static void ew_mask(shs_pspec *s, uint64_t allowed)
 			ru_clear_dim(s, d);
 }
 
+/* Whether spec s uses mesh axis ax anywhere. */
+static bool ew_uses(const shs_pspec *s, uint8_t ax)
+{
+	for (uint32_t d = 0; d < s->rank; d++)
+		for (uint32_t k = 0; k < s->dims[d].n; k++)
+			if (s->dims[d].axes[k] == ax)
+				return true;
+	return false;
+}
+
+/* For each ordered pair of the hinted specs (a, b): a plus the axes of b that a leaves unused,
+ * each on b's dim when a shards nothing there, else on the first dim a leaves whole (an
+ * optimizer update sharded like its weight and, where the weight is replicated, like its
+ * gradient). Added when valid and new. */
+static void ew_merges(ru_specs *cands, const shs_pshape *res, const shs_pmesh *mesh,
+		      uint64_t allowed)
+{
+	uint32_t n = cands->n;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			shs_pspec m = cands->v[i], fitted;
+			const shs_pspec *b = &cands->v[j];
+			bool grew = false;
+			if (i == j)
+				continue;
+			for (uint32_t d = 0; d < b->rank && d < m.rank; d++)
+				for (uint32_t k = 0; k < b->dims[d].n; k++) {
+					uint8_t ax = b->dims[d].axes[k];
+					uint32_t at = d;
+					if (ew_uses(&m, ax))
+						continue;
+					while (at < m.rank && m.dims[at].n)
+						at = at + 1 < m.rank ? at + 1 : m.rank;
+					if (m.dims[d].n == 0)
+						at = d;
+					if (at >= m.rank || m.dims[at].n >= SHS_PLUGIN_MAX_AXES)
+						continue;
+					m.dims[at].axes[m.dims[at].n++] = ax;
+					grew = true;
+				}
+			if (grew && ru_fit(&m, res, mesh, &fitted)) {
+				ew_mask(&fitted, allowed);
+				ru_specs_add(cands, &fitted);
+			}
+		}
+}
+
 static int ew_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
 		       void *user)
 {
@@ -130,6 +178,7 @@ static int ew_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 		ew_mask(&s, allowed);
 		ru_specs_add(&cands, &s);
 	}
+	ew_merges(&cands, res, q->mesh, allowed);
 	sc_replicated(res->rank, &s);
 	ru_specs_add(&cands, &s);
 	for (uint32_t k = 0; k < cands.n; k++)

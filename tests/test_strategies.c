@@ -261,15 +261,22 @@ static void ew_one_candidate_per_hint(void)
 	fx_init(&f, "HloModule m\nENTRY e {\n  p0 = f32[8,16] parameter(0)\n"
 		    "  p1 = f32[8,16] parameter(1)\n  ROOT a = f32[8,16] add(p0, p1)\n}\n",
 		"data=2,tensor=4");
+	/* each hint, their merge (one's axes added where the other leaves a dim whole), and
+	 * replicated */
 	expect(&f, "a", (const char *[]){ "[data,-]", "[-,tensor]", NULL }, NULL,
 	       "[data,-] <- [data,-] [data,-]\n"
 	       "[-,tensor] <- [-,tensor] [-,tensor]\n"
+	       "[data,tensor] <- [data,tensor] [data,tensor]\n"
 	       "[-,-] <- [-,-] [-,-]\n");
-	SHS_ASSERT_STR_EQ(labels(&f), "same [data,-]\nsame [-,tensor]\nsame [-,-]\n");
-	/* Equal hints give one candidate, the result hint another. */
+	SHS_ASSERT_STR_EQ(labels(&f), "same [data,-]\nsame [-,tensor]\nsame [data,tensor]\n"
+				      "same [-,-]\n");
+	/* Equal hints give one candidate, the result hint another; an axis that meets the
+	 * other's on one dim goes to the next whole dim. */
 	expect(&f, "a", (const char *[]){ "[data,-]", "[data,-]", NULL }, "[tensor,-]",
 	       "[data,-] <- [data,-] [data,-]\n"
 	       "[tensor,-] <- [tensor,-] [tensor,-]\n"
+	       "[data,tensor] <- [data,tensor] [data,tensor]\n"
+	       "[tensor,data] <- [tensor,data] [tensor,data]\n"
 	       "[-,-] <- [-,-] [-,-]\n");
 	fx_free(&f);
 }
