@@ -283,6 +283,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 {
 	static const shs_eval_options defaults = { 0 };
 	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e };
+	shs__remat remat = { 0 };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -312,10 +313,17 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		}
 	walk(&x, m->entry, 1, 0);
 	rc = x.rc;
+	if (rc == SHS_OK)
+		rc = shs__remat_plan(m, p, c, x.o->remat, &remat, e);
 	if (rc == SHS_OK) {
+		out->remat_s = remat.extra_s;
+		out->compute_s += remat.extra_s;
+		out->step_time_s += remat.extra_s;
+		out->flops += remat.extra_flops;
 		finish(&x);
-		rc = shs__eval_memory(m, p, c, out, e);
+		rc = shs__eval_memory(m, p, c, &remat, out, e);
 	}
+	shs__remat_free(&remat);
 	free(x.colls);
 	free(x.loop_body);
 	if (rc != SHS_OK)

@@ -8,8 +8,16 @@
 #include "cluster.h"
 #include "plan.h"
 
+/* What the backward pass recomputes instead of keeping (evaluate_remat.c). */
+typedef enum shs_remat {
+	SHS_REMAT_NONE = 0,   /* keep every saved activation */
+	SHS_REMAT_DOTS = 1,   /* keep matmul outputs and layer inputs; recompute the rest */
+	SHS_REMAT_FULL = 2    /* keep layer inputs; recompute each forward layer */
+} shs_remat;
+
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
+	shs_remat remat;
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its
@@ -38,6 +46,7 @@ typedef struct shs_eval {
 	double exposed_by_axis[SHS_MESH_MAX_AXES];
 	double flops;                     /* per device per step (local, loops counted) */
 	double model_flops;               /* the graph's dot FLOPs / devices */
+	double remat_s;                   /* compute added by recomputation (in compute_s) */
 	double mfu;                       /* model_flops / (step time * peak bf16) */
 	const char *bound;                /* "communication" when the exposed communication is 2 %
 					   * of the compute time or more, else "memory bandwidth"
@@ -61,9 +70,19 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 /* Frees what shs_evaluate allocated in ev (not ev itself). */
 void shs_eval_free(shs_eval *ev);
 
+/* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
+ * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */
+typedef struct shs__remat {
+	double *dropped;
+	double extra_s, extra_flops;
+} shs__remat;
+int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		    shs_remat policy, shs__remat *out, shs_err *e);
+void shs__remat_free(shs__remat *r);
+
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
- * and the computations it calls, and the state breakdown. */
-int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c, shs_eval *ev,
-		     shs_err *e);
+ * and the computations it calls, less what remat drops (r), and the state breakdown. */
+int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs__remat *r, shs_eval *ev, shs_err *e);
 
 #endif

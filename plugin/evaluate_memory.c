@@ -16,6 +16,7 @@
 enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, PATH_CAP = 512 };
 
 typedef struct memo {
+	const shs__remat *remat;
 	const shs_module *m;
 	const shs_plan *p;
 	const shs_cluster *c;
@@ -27,6 +28,7 @@ static bool is_view(const shs_instr *in, bool entry)
 {
 	switch (in->op) {
 	case SHS_OP_TUPLE: case SHS_OP_GET_TUPLE_ELEMENT: case SHS_OP_BITCAST:
+	case SHS_OP_DYNAMIC_UPDATE_SLICE: /* in place */
 		return true;
 	case SHS_OP_PARAMETER:
 		return !entry;
@@ -122,6 +124,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		const shs_instr *in = comp->instrs[i];
 		double inner = callee_peak(x, in, depth) + reshard_buffers(x, c, i);
 		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
+		if (entry && x->remat && x->remat->dropped)
+			bytes[i] = bytes[i] > x->remat->dropped[i] ? bytes[i] - x->remat->dropped[i] : 0;
 		live += bytes[i];
 		if (live + inner > peak)
 			peak = live + inner;
@@ -175,10 +179,10 @@ static void state_breakdown(const memo *x, shs_eval *ev)
 	}
 }
 
-int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c, shs_eval *ev,
-		     shs_err *e)
+int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs__remat *r, shs_eval *ev, shs_err *e)
 {
-	memo x = { .m = m, .p = p, .c = c };
+	memo x = { .remat = r, .m = m, .p = p, .c = c };
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));

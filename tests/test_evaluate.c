@@ -255,6 +255,51 @@ static void test_state_memory_every_preset(void)
 	shs_host_free(h);
 }
 
+/* Remat on the scanned LLaMA-3 8B step under fsdp+tp on v5p 4x8x8: dots keeps less than none
+ * and full less than dots; full recomputes each forward layer (about a third more FLOPs, the
+ * book's 6 -> 8 P T), dots only the work between the matmuls. */
+static void test_remat(void)
+{
+	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_DOTS, SHS_REMAT_FULL };
+	shs_gen_config g = shs_test_preset("llama3-8b");
+	shs_cluster_spec spec = { .hardware = "v5p", .topology = "4x8x8", .slices = 1,
+				  .mesh = "fsdp=64,tensor=4" };
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_hw_catalog cat;
+	shs_cluster cl;
+	shs_module *m = NULL;
+	shs_plan *p = NULL;
+	shs_eval ev[3];
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", "true", &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "fsdp=64,tensor=4", &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+	for (int k = 0; k < 3; k++) {
+		shs_eval_options o = { .remat = policies[k] };
+		SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev[k], &e), &e);
+	}
+	CU_ASSERT_EQUAL(ev[0].remat_s, 0);
+	CU_ASSERT_TRUE(ev[1].remat_s > 0 && ev[2].remat_s > ev[1].remat_s);
+	CU_ASSERT_TRUE(ev[0].memory_bytes > ev[1].memory_bytes);
+	CU_ASSERT_TRUE(ev[1].memory_bytes > ev[2].memory_bytes);
+	CU_ASSERT_TRUE(ev[2].flops / ev[0].flops > 1.2 && ev[2].flops / ev[0].flops < 1.45);
+	CU_ASSERT_TRUE(ev[1].flops / ev[0].flops < 1.05);
+	for (int k = 0; k < 3; k++)
+		shs_eval_free(&ev[k]);
+	shs_plan_free(p);
+	shs_host_free(h);
+	shs_module_free(m);
+	free(r);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -264,5 +309,6 @@ CU_TestInfo evaluate_tests[] = {
 	  test_tp_regimes },
 	{ "every preset under fsdp+tp on v5p and H100: state memory is the closed form",
 	  test_state_memory_every_preset },
+	{ "remat none/dots/full: less memory kept, more recomputed", test_remat },
 	CU_TEST_INFO_NULL,
 };

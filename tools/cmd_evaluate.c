@@ -29,6 +29,8 @@ static const char usage_head[] =
 static const char usage_tail[] =
 	"                        (with --mesh, physical axes after @: x, y, z; node, net; dcn,\n"
 	"                        e.g. fsdp=16@xy,tensor=4@z; without @ a default layout)\n"
+	"  --remat none|dots|full  keep every saved activation (default), only matmul outputs\n"
+	"                        and layer inputs, or only layer inputs (recomputing the rest)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n"
@@ -68,6 +70,17 @@ static int parse(int argc, char **argv, args *a)
 			a->json = true;
 		} else if (!strcmp(o, "--no-overlap")) {
 			a->eval.no_overlap = true;
+		} else if (!strcmp(o, "--remat")) {
+			const char *v = k + 1 < argc ? argv[++k] : "";
+			if (!strcmp(v, "none"))
+				a->eval.remat = SHS_REMAT_NONE;
+			else if (!strcmp(v, "dots"))
+				a->eval.remat = SHS_REMAT_DOTS;
+			else if (!strcmp(v, "full"))
+				a->eval.remat = SHS_REMAT_FULL;
+			else
+				return shs_cli_usage_error("evaluate", "--remat takes none, dots or "
+							   "full");
 		} else if (!strcmp(o, "--hardware") || !strcmp(o, "--hardware-file") ||
 			   !strcmp(o, "--topology") || !strcmp(o, "--devices") ||
 			   !strcmp(o, "--slices")) {
@@ -155,6 +168,7 @@ static int print_json(const shs_cluster *c, const shs_eval *ev)
 	}
 	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
 	json_object_set_new(o, "compute_s", json_real(ev->compute_s));
+	json_object_set_new(o, "remat_s", json_real(ev->remat_s));
 	json_object_set_new(o, "comm_s", json_real(ev->comm_s));
 	json_object_set_new(o, "exposed_comm_s", by_axis);
 	json_object_set_new(o, "exposed_comm_total_s", json_real(ev->exposed_comm_s));
@@ -180,8 +194,8 @@ static void print_text(const shs_cluster *c, const shs_eval *ev)
 	printf("cluster         %s\n", describe);
 	printf("step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
 	       100 * ev->mfu);
-	printf("compute         %.4g s (FLOPs %.4g s, HBM %.4g s)\n", ev->compute_s, ev->flops_s,
-	       ev->hbm_s);
+	printf("compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
+	       ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
 	printf("communication   %.4g s in all, %.4g s exposed:", ev->comm_s, ev->exposed_comm_s);
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
 		printf(" %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
