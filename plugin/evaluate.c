@@ -9,7 +9,9 @@
  * gradient reductions under the rest of the backward pass). Collectives on different axes
  * overlap each other. The other reshards block the stream. So a segment takes
  * max(compute, max over axes of its overlapped collectives) + its blocking collectives, the
- * book's max(T_math, T_comms) when everything overlaps; the step time is the sum. */
+ * book's max(T_math, T_comms) when everything overlaps; the step time is the sum. Weight
+ * gathers may also use the idle link time of the segments before theirs, up to the prefetch
+ * depth (a loop body's, that of its earlier iterations). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #include "evaluate.h"
 #include "plan_internal.h"
 
-enum { MAX_LEAVES = 4096, MAX_DEPTH = 64 };
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, MAX_PREFETCH = 16 };
 
 /* A step is communication-bound when the exposed communication is at least this share of the
  * compute time: some pass has T_comms > T_math (the book's test); a few small blocking reshards
@@ -29,7 +31,9 @@ static const double COMM_BOUND_SHARE = 0.02;
 /* One segment's accumulated times. */
 typedef struct segment {
 	double compute;
+	double count;                          /* executions (a loop body's trip count) */
 	double overlapped[SHS_MESH_MAX_AXES];
+	double weights[SHS_MESH_MAX_AXES];     /* of overlapped: weight gathers (prefetchable) */
 	double blocking;
 	double blocking_axis[SHS_MESH_MAX_AXES];
 	uint32_t first_coll, end_coll; /* its collectives in the site list (by index range) */
@@ -45,6 +49,7 @@ typedef struct evaluator {
 	shs_eval_coll *colls;
 	uint32_t n_colls, cap_colls;
 	bool *loop_body;    /* per computation: the body of some while */
+	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -94,8 +99,26 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	return s;
 }
 
-/* Puts a site's time on its segment: on each of its axes' link streams, or blocking. */
-static void charge(evaluator *x, segment *seg, const shs_eval_coll *s)
+/* Whether value v of computation c is a weight: a parameter, or a convert, reshape, copy,
+ * slice or tuple element of one (a scanned layer's weight). */
+static bool is_weight(const shs_computation *c, uint32_t v)
+{
+	for (uint32_t n = 0; n < MAX_DEPTH && v < c->n_instrs; n++) {
+		const shs_instr *i = c->instrs[v];
+		if (i->op == SHS_OP_PARAMETER)
+			return true;
+		if ((i->op != SHS_OP_CONVERT && i->op != SHS_OP_RESHAPE && i->op != SHS_OP_COPY &&
+		     i->op != SHS_OP_DYNAMIC_SLICE && i->op != SHS_OP_GET_TUPLE_ELEMENT &&
+		     i->op != SHS_OP_BITCAST) || !i->n_operands)
+			return false;
+		v = i->operands[0];
+	}
+	return false;
+}
+
+/* Puts a site's time on its segment: on each of its axes' link streams, or blocking; a weight
+ * gather also counts as prefetchable. */
+static void charge(evaluator *x, segment *seg, const shs_eval_coll *s, bool weight)
 {
 	x->ev->comm_s += s->time_s;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
@@ -105,6 +128,8 @@ static void charge(evaluator *x, segment *seg, const shs_eval_coll *s)
 			seg->overlapped[a] += s->time_s;
 		else
 			seg->blocking_axis[a] += s->time_s;
+		if (s->overlapped && weight)
+			seg->weights[a] += s->time_s;
 	}
 	if (!s->overlapped)
 		seg->blocking += s->time_s;
@@ -138,13 +163,13 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 						    true, prefetch,
 						    local * (double)group(x->c, gathered), count);
 			if (s)
-				charge(x, seg, s);
+				charge(x, seg, s, is_weight(comp, in->operands[k]));
 		}
 		if (moved) {
 			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_TO_ALL, moved, true, false,
 						    local * (double)group(x->c, moved), count);
 			if (s)
-				charge(x, seg, s);
+				charge(x, seg, s, false);
 		}
 	}
 }
@@ -164,7 +189,7 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 		s = add_site(x, in, c->kind, c->axes_mask, false, matmul || c->overlappable, v,
 			     count);
 		if (s)
-			charge(x, seg, s);
+			charge(x, seg, s, false);
 	}
 }
 
@@ -194,15 +219,50 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	}
 }
 
+/* Prefetch: the weight gathers of a segment may also run in the idle link time of the segments
+ * before it, up to the prefetch depth (a loop body's earlier iterations for a loop). Takes the
+ * time they hide off the segment's link streams. */
+static void prefetch(evaluator *x, segment *seg)
+{
+	uint32_t depth = x->o->prefetch_depth ? x->o->prefetch_depth : 1;
+	double weights = 0, slack = 0, hidden, own;
+
+	depth = depth < MAX_PREFETCH ? depth : MAX_PREFETCH;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		weights = seg->weights[a] > weights ? seg->weights[a] : weights;
+	if (weights <= 0)
+		return;
+	for (uint32_t k = 0; k < depth; k++)
+		slack += x->slack[k];
+	/* a loop body prefetches into its own earlier iterations */
+	own = 0;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		own = seg->overlapped[a] > own ? seg->overlapped[a] : own;
+	if (seg->count > 1 && seg->compute > own)
+		slack += (seg->compute - own) * (double)(depth < seg->count ? depth : seg->count - 1) /
+			 seg->count;
+	hidden = weights < slack ? weights : slack;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		seg->overlapped[a] -= hidden * seg->weights[a] / weights;
+	for (uint32_t k = 0; k < MAX_PREFETCH && hidden > 0; k++) {
+		double take = x->slack[k] < hidden ? x->slack[k] : hidden;
+		x->slack[k] -= take;
+		hidden -= take;
+	}
+}
+
 /* Closes a segment: adds its time to the step and splits its exposure over its sites. */
 static void close_segment(evaluator *x, segment *seg)
 {
 	double comm = 0, exposed;
 
+	prefetch(x, seg);
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
 		if (seg->overlapped[a] > comm)
 			comm = seg->overlapped[a];
 	exposed = comm > seg->compute ? comm - seg->compute : 0;
+	memmove(&x->slack[1], &x->slack[0], (MAX_PREFETCH - 1) * sizeof(x->slack[0]));
+	x->slack[0] = seg->compute > comm ? seg->compute - comm : 0;
 	x->ev->compute_s += seg->compute;
 	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
@@ -222,7 +282,7 @@ static void close_segment(evaluator *x, segment *seg)
 static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 {
 	const shs_computation *comp = x->m->comps[c];
-	segment seg = { .first_coll = x->n_colls };
+	segment seg = { .first_coll = x->n_colls, .count = count };
 
 	if (depth > MAX_DEPTH || x->rc != SHS_OK)
 		return;
@@ -234,6 +294,7 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			/* the segment so far ends here; the callee is its own */
 			close_segment(x, &seg);
 			memset(&seg, 0, sizeof(seg));
+			seg.count = count;
 			if (in->op == SHS_OP_WHILE && !shs_while_trip_count(x->m, comp, in, &trips))
 				trips = 1;
 			if (in->op == SHS_OP_WHILE && in->n_called >= 2) {

@@ -18,6 +18,8 @@ typedef enum shs_remat {
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
 	shs_remat remat;
+	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
+				  * 0 means 1 */
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its

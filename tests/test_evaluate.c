@@ -300,6 +300,25 @@ static void test_remat(void)
 	free(r);
 }
 
+/* Deeper prefetch never makes a step slower, and no-overlap is an upper bound. */
+static void test_prefetch_and_no_overlap(void)
+{
+	setup *s = evaluate_mlp(8192, 32768, 800 * 64, "4x4x4", "fsdp=64@xyz", book_fsdp_plan);
+	shs_eval_options deep = { .prefetch_depth = 8 }, blocking = { .no_overlap = true };
+	shs_eval a, b;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &deep, &a, &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &blocking, &b, &e), &e);
+	CU_ASSERT_TRUE(a.step_time_s <= s->ev.step_time_s * (1 + 1e-12));
+	CU_ASSERT_TRUE(b.step_time_s >= s->ev.step_time_s);
+	/* with nothing overlapped the step is the compute plus every collective */
+	CU_ASSERT_TRUE(fabs(b.step_time_s - (b.compute_s + b.comm_s)) <= 1e-9 * b.step_time_s);
+	shs_eval_free(&a);
+	shs_eval_free(&b);
+	free_setup(s);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -310,5 +329,7 @@ CU_TestInfo evaluate_tests[] = {
 	{ "every preset under fsdp+tp on v5p and H100: state memory is the closed form",
 	  test_state_memory_every_preset },
 	{ "remat none/dots/full: less memory kept, more recomputed", test_remat },
+	{ "prefetch never slows a step; no-overlap is compute plus every collective",
+	  test_prefetch_and_no_overlap },
 	CU_TEST_INFO_NULL,
 };

@@ -31,6 +31,7 @@ static const char usage_tail[] =
 	"                        e.g. fsdp=16@xy,tensor=4@z; without @ a default layout)\n"
 	"  --remat none|dots|full  keep every saved activation (default), only matmul outputs\n"
 	"                        and layer inputs, or only layer inputs (recomputing the rest)\n"
+	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n"
@@ -70,6 +71,11 @@ static int parse(int argc, char **argv, args *a)
 			a->json = true;
 		} else if (!strcmp(o, "--no-overlap")) {
 			a->eval.no_overlap = true;
+		} else if (!strcmp(o, "--prefetch")) {
+			int64_t depth = 0;
+			if (k + 1 >= argc || !count_arg(argv[++k], &depth) || depth > 16)
+				return shs_cli_usage_error("evaluate", "--prefetch takes 1 to 16");
+			a->eval.prefetch_depth = (uint32_t)depth;
 		} else if (!strcmp(o, "--remat")) {
 			const char *v = k + 1 < argc ? argv[++k] : "";
 			if (!strcmp(v, "none"))
