@@ -99,9 +99,23 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	return s;
 }
 
-/* Whether value v of computation c is a weight: a parameter, or a convert, reshape, copy,
- * slice or tuple element of one (a scanned layer's weight). */
-static bool is_weight(const shs_computation *c, uint32_t v)
+double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
+			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved)
+{
+	*gathered = *moved = 0;
+	if (shs__spec_equal(from, to))
+		return 0;
+	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
+		int df = dim_of(from, ax), dt = dim_of(to, ax);
+		if (df >= 0 && dt < 0)
+			*gathered |= 1u << ax;
+		else if (df >= 0 && dt != df)
+			*moved |= 1u << ax;
+	}
+	return shs__spec_local_bytes(from, a, mesh);
+}
+
+bool shs__is_weight(const shs_computation *c, uint32_t v)
 {
 	for (uint32_t n = 0; n < MAX_DEPTH && v < c->n_instrs; n++) {
 		const shs_instr *i = c->instrs[v];
@@ -146,24 +160,15 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 
 	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
 		const shs_pspec *from = &od->leaves[j], *to = &d->req[d->req_first[k] + j];
-		uint32_t gathered = 0, moved = 0;
-		double local;
-		if (shs__spec_equal(from, to))
-			continue;
-		local = shs__spec_local_bytes(from, shapes[j], &x->c->mesh);
-		for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
-			int df = dim_of(from, a), dt = dim_of(to, a);
-			if (df >= 0 && dt < 0)
-				gathered |= 1u << a;
-			else if (df >= 0 && dt != df)
-				moved |= 1u << a;
-		}
+		uint32_t gathered, moved;
+		double local = shs__reshard_masks(&x->c->mesh, shapes[j], from, to, &gathered,
+						  &moved);
 		if (gathered) {
 			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered,
 						    true, prefetch,
 						    local * (double)group(x->c, gathered), count);
 			if (s)
-				charge(x, seg, s, is_weight(comp, in->operands[k]));
+				charge(x, seg, s, shs__is_weight(comp, in->operands[k]));
 		}
 		if (moved) {
 			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_TO_ALL, moved, true, false,
@@ -239,8 +244,8 @@ static void prefetch(evaluator *x, segment *seg)
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
 		own = seg->overlapped[a] > own ? seg->overlapped[a] : own;
 	if (seg->count > 1 && seg->compute > own)
-		slack += (seg->compute - own) * (double)(depth < seg->count ? depth : seg->count - 1) /
-			 seg->count;
+		slack += (seg->compute - own) *
+			 (double)(depth < seg->count ? depth : seg->count - 1) / seg->count;
 	hidden = weights < slack ? weights : slack;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
 		seg->overlapped[a] -= hidden * seg->weights[a] / weights;
@@ -381,6 +386,10 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		out->compute_s += remat.extra_s;
 		out->step_time_s += remat.extra_s;
 		out->flops += remat.extra_flops;
+		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
+			rc = shs__eval_events(m, p, c, x.o, out, e);
+	}
+	if (rc == SHS_OK) {
 		finish(&x);
 		rc = shs__eval_memory(m, p, c, &remat, out, e);
 	}

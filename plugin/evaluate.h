@@ -15,8 +15,15 @@ typedef enum shs_remat {
 	SHS_REMAT_FULL = 2    /* keep layer inputs; recompute each forward layer */
 } shs_remat;
 
+/* How the step time is found. */
+typedef enum shs_schedule {
+	SHS_SCHEDULE_EVENTS = 0,  /* the makespan of an event schedule (evaluate_events.c) */
+	SHS_SCHEDULE_SEGMENTS = 1 /* per layer: max(compute, overlapped comms) + blocking */
+} shs_schedule;
+
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
+	shs_schedule schedule;
 	shs_remat remat;
 	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
 				  * 0 means 1 */
@@ -71,6 +78,24 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 
 /* Frees what shs_evaluate allocated in ev (not ev itself). */
 void shs_eval_free(shs_eval *ev);
+
+/* The mesh axes a reshard of array a from `from` to `to` gathers and moves (all-to-all), and
+ * the local bytes it starts from (0 when from equals to). */
+double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
+			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved);
+
+/* Whether value v of computation c is a weight: a parameter, or a convert, reshape, copy,
+ * slice or tuple element of one (a scanned layer's weight). */
+bool shs__is_weight(const shs_computation *c, uint32_t v);
+
+/* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
+ * runs the instructions in order, each collective runs on the links of its mesh axes as soon
+ * as its input is ready and the links are free; a weight gather may start up to the prefetch
+ * depth layers ahead, a gather into a matmul and a matmul's own collective run under the matmul
+ * (collective matmul), others make the stream wait. Sets ev->step_time_s, exposed_comm_s and
+ * exposed_by_axis (ev->compute_s must already hold the compute time). */
+int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs_eval_options *o, shs_eval *ev, shs_err *e);
 
 /* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
  * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */

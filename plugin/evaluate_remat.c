@@ -21,8 +21,9 @@ static uint32_t source(const shs_computation *c, uint32_t v)
 {
 	for (uint32_t n = 0; n < MAX_CHAIN; n++) {
 		const shs_instr *i = c->instrs[v];
-		if ((i->op != SHS_OP_RESHAPE && i->op != SHS_OP_TRANSPOSE && i->op != SHS_OP_CONVERT &&
-		     i->op != SHS_OP_COPY && i->op != SHS_OP_BITCAST) || !i->n_operands)
+		bool view = i->op == SHS_OP_RESHAPE || i->op == SHS_OP_TRANSPOSE ||
+			    i->op == SHS_OP_CONVERT || i->op == SHS_OP_COPY || i->op == SHS_OP_BITCAST;
+		if (!view || !i->n_operands)
 			return v;
 		v = i->operands[0];
 	}
@@ -108,7 +109,8 @@ static bool feeds_layer(const shs_computation *e, uint32_t v)
 			continue;
 		for (uint32_t k = 0; k < u->n_operands; k++) {
 			const shs_instr *g = e->instrs[u->operands[k]];
-			if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->operands[0] != v || !g->tuple_index)
+			if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->operands[0] != v ||
+			    !g->tuple_index)
 				continue;
 			if (u->op != SHS_OP_TUPLE)
 				return true;
@@ -172,7 +174,8 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 			any = true;
 			if (!kept(m, f, inner, policy)) {
 				out->dropped[w] += leaf_bytes(m, p, cl, w, leaf);
-				out->dropped[init->operands[k]] += leaf_bytes(m, p, cl, init->operands[k], 0);
+				out->dropped[init->operands[k]] +=
+					leaf_bytes(m, p, cl, init->operands[k], 0);
 				drop_downstream(m, p, cl, w, k, out);
 			}
 		}

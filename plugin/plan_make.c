@@ -268,13 +268,15 @@ static int alias_root(shs__prop *x, shs_err *e)
 		uint32_t n = shs_shape_leaves(&op->shape);
 		for (uint32_t a = 0; a < x->m->n_aliases; a++) {
 			const shs_alias *al = &x->m->aliases[a];
-			if (al->output_index.n != 1 || al->output_index.v[0] != k || al->param_index.n)
+			if (al->output_index.n != 1 || al->output_index.v[0] != k ||
+			    al->param_index.n)
 				continue;
 			for (uint32_t i = 0; i < c->n_instrs; i++) {
 				const shs_instr *p = c->instrs[i];
 				const shs_decision *pd = shs__dec(x, x->m->entry, i);
-				if (p->op == SHS_OP_PARAMETER && p->parameter_number == al->param_number &&
-				    pd->set && pd->n_leaves == n) {
+				if (p->op == SHS_OP_PARAMETER &&
+				    p->parameter_number == al->param_number && pd->set &&
+				    pd->n_leaves == n) {
 					memcpy(&want[off], pd->leaves, n * sizeof(*want));
 					any = true;
 				}

@@ -207,7 +207,8 @@ static void test_state_memory_every_preset(void)
 	static const shs_cluster_spec clusters[] = {
 		{ .hardware = "v5p", .topology = "8x8x8", .slices = 1,
 		  .mesh = "data=2,fsdp=64,tensor=4" },
-		{ .hardware = "h100", .devices = 64, .slices = 1, .mesh = "fsdp=8@net,tensor=8@node" },
+		{ .hardware = "h100", .devices = 64, .slices = 1,
+		  .mesh = "fsdp=8@net,tensor=8@node" },
 	};
 	const char *const *names = shs_gen_preset_names();
 	shs_host *h = shs_host_new(NULL, NULL);
@@ -233,8 +234,9 @@ static void test_state_memory_every_preset(void)
 			SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
 			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j], &cl, &e), &e);
 			for (uint32_t a = 0; a < cl.mesh.n_axes; a++)
-				used += (size_t)snprintf(mesh + used, sizeof(mesh) - used, "%s%s=%lld",
-							 a ? "," : "", cl.mesh.names[a],
+				used += (size_t)snprintf(mesh + used, sizeof(mesh) - used,
+							 "%s%s=%lld", a ? "," : "",
+							 cl.mesh.names[a],
 							 (long long)cl.mesh.sizes[a]);
 			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 			SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
@@ -243,8 +245,8 @@ static void test_state_memory_every_preset(void)
 			want = closed_form_state(m, p);
 			got = ev.params_bytes + ev.grads_bytes + ev.optimizer_bytes;
 			if (fabs(got / want - 1) > 0.01)
-				fprintf(stderr, "\n  %s on %s: %.6g bytes, closed form %.6g\n", names[k],
-					clusters[j].hardware, got, want);
+				fprintf(stderr, "\n  %s on %s: %.6g bytes, closed form %.6g\n",
+					names[k], clusters[j].hardware, got, want);
 			CU_ASSERT_TRUE(want > 0 && fabs(got / want - 1) <= 0.01);
 			CU_ASSERT_TRUE(ev.step_time_s > 0 && ev.memory_bytes >= got / 2);
 			shs_eval_free(&ev);

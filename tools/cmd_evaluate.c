@@ -31,6 +31,8 @@ static const char usage_tail[] =
 	"                        e.g. fsdp=16@xy,tensor=4@z; without @ a default layout)\n"
 	"  --remat none|dots|full  keep every saved activation (default), only matmul outputs\n"
 	"                        and layer inputs, or only layer inputs (recomputing the rest)\n"
+	"  --schedule S          events: the makespan of an event schedule (default);\n"
+	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
 	"  --json                one JSON object\n"
@@ -71,6 +73,15 @@ static int parse(int argc, char **argv, args *a)
 			a->json = true;
 		} else if (!strcmp(o, "--no-overlap")) {
 			a->eval.no_overlap = true;
+		} else if (!strcmp(o, "--schedule")) {
+			const char *v = k + 1 < argc ? argv[++k] : "";
+			if (!strcmp(v, "events"))
+				a->eval.schedule = SHS_SCHEDULE_EVENTS;
+			else if (!strcmp(v, "segments"))
+				a->eval.schedule = SHS_SCHEDULE_SEGMENTS;
+			else
+				return shs_cli_usage_error("evaluate", "--schedule takes events or "
+							   "segments");
 		} else if (!strcmp(o, "--prefetch")) {
 			int64_t depth = 0;
 			if (k + 1 >= argc || !count_arg(argv[++k], &depth) || depth > 16)
@@ -85,8 +96,8 @@ static int parse(int argc, char **argv, args *a)
 			else if (!strcmp(v, "full"))
 				a->eval.remat = SHS_REMAT_FULL;
 			else
-				return shs_cli_usage_error("evaluate", "--remat takes none, dots or "
-							   "full");
+				return shs_cli_usage_error("evaluate",
+							   "--remat takes none, dots or full");
 		} else if (!strcmp(o, "--hardware") || !strcmp(o, "--hardware-file") ||
 			   !strcmp(o, "--topology") || !strcmp(o, "--devices") ||
 			   !strcmp(o, "--slices")) {
