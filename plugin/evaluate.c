@@ -49,6 +49,7 @@ typedef struct evaluator {
 	shs_eval_coll *colls;
 	uint32_t n_colls, cap_colls;
 	bool *loop_body;    /* per computation: the body of some while */
+	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
@@ -88,6 +89,8 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	s = &x->colls[x->n_colls];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->where, sizeof(s->where), "%s", in->name);
+	s->comp = x->cur_comp;
+	s->instr = x->cur_instr;
 	s->kind = kind;
 	s->axes_mask = mask;
 	s->reshard = reshard;
@@ -205,6 +208,8 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	const shs_decision *d = &x->p->d[c][i];
 	double t_flops = d->flops / x->peak, t_hbm = d->bytes / x->hbm_bw;
 
+	x->cur_comp = c;
+	x->cur_instr = i;
 	seg->compute += (t_flops > t_hbm ? t_flops : t_hbm) * count;
 	x->ev->flops_s += t_flops * count;
 	x->ev->hbm_s += t_hbm * count;
@@ -338,9 +343,14 @@ static void finish(evaluator *x)
 		ev->bound = "memory bandwidth";
 	else
 		ev->bound = "compute";
+}
+
+/* Hands the collective sites to ev, largest first. */
+static void adopt_sites(evaluator *x)
+{
 	qsort(x->colls, x->n_colls, sizeof(*x->colls), cmp_sites);
-	ev->colls = x->colls;
-	ev->n_colls = x->n_colls;
+	x->ev->colls = x->colls;
+	x->ev->n_colls = x->n_colls;
 	x->colls = NULL;
 }
 
@@ -386,6 +396,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		out->compute_s += remat.extra_s;
 		out->step_time_s += remat.extra_s;
 		out->flops += remat.extra_flops;
+		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
 			rc = shs__eval_events(m, p, c, x.o, out, e);
 	}

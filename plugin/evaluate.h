@@ -33,6 +33,7 @@ typedef struct shs_eval_options {
  * operand edges, with its total over the executions of that instruction (loops counted). */
 typedef struct shs_eval_coll {
 	char where[64];       /* the instruction's name */
+	uint32_t comp, instr; /* the same as indices into the module */
 	int kind;             /* shs_coll_kind */
 	uint32_t axes_mask;   /* mesh axes */
 	bool reshard;         /* on an operand edge (else the instruction's own) */
@@ -96,6 +97,7 @@ bool shs__is_weight(const shs_computation *c, uint32_t v);
  * exposed_by_axis (ev->compute_s must already hold the compute time). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, shs_eval *ev, shs_err *e);
+
 
 /* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
  * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */

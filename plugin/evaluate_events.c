@@ -29,6 +29,7 @@ typedef struct sim {
 	double **ready;                  /* per computation and instruction: value ready time */
 	double layer_start[MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
+	double **waits;                  /* per instruction: the stream's waits it caused */
 	shs_eval *ev;
 	int rc;
 	shs_err *e;
@@ -48,14 +49,16 @@ static double collective(sim *s, int kind, uint32_t mask, double v, double t)
 	return start + dur;
 }
 
-/* Waits the stream until t, charging the wait to the axes in mask. */
-static void wait_until(sim *s, double t, uint32_t mask)
+/* Waits the stream until t, charging the wait to the axes in mask and to instruction i of
+ * computation c (whose collective it waits for). */
+static void wait_until(sim *s, double t, uint32_t mask, uint32_t c, uint32_t i)
 {
 	if (t <= s->now)
 		return;
 	for (uint32_t a = 0; a < s->c->mesh.n_axes; a++)
 		if (mask & (1u << a))
 			s->exposed[a] += t - s->now;
+	s->waits[c][i] += t - s->now;
 	s->now = t;
 }
 
@@ -121,7 +124,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		double r = operand_ready(s, c, i, k, &floor, &mask, &floor_mask);
 		need = r > need ? r : need;
 	}
-	wait_until(s, need, mask);
+	wait_until(s, need, mask, c, i);
 	end = s->now + (tf > tb ? tf : tb);
 	s->ready[c][i] = end;
 	for (uint32_t k = 0; k < d->n_colls; k++) {
@@ -143,6 +146,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		for (uint32_t a = 0; a < s->c->mesh.n_axes; a++)
 			if (floor_mask & (1u << a))
 				s->exposed[a] += floor - end;
+		s->waits[c][i] += floor - end;
 		end = floor;
 		s->ready[c][i] = end > s->ready[c][i] ? end : s->ready[c][i];
 	}
@@ -228,6 +232,30 @@ static void run(sim *s, uint32_t c, const double *args, uint32_t n_args, uint32_
 	}
 }
 
+/* Splits each instruction's waits over its collective sites in ev->colls, by their times. */
+static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
+{
+	double **total = calloc(s->m->n_comps + 1, sizeof(*total));
+	int rc = SHS_OK;
+
+	for (uint32_t k = 0; total && k < s->m->n_comps && rc == SHS_OK; k++)
+		if (!(total[k] = calloc(s->m->comps[k]->n_instrs + 1, sizeof(double))))
+			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	if (!total)
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	for (uint32_t k = 0; rc == SHS_OK && k < ev->n_colls; k++)
+		total[ev->colls[k].comp][ev->colls[k].instr] += ev->colls[k].time_s;
+	for (uint32_t k = 0; rc == SHS_OK && k < ev->n_colls; k++) {
+		shs_eval_coll *site = &ev->colls[k];
+		double t = total[site->comp][site->instr];
+		site->exposed_s = t > 0 ? s->waits[site->comp][site->instr] * site->time_s / t : 0;
+	}
+	for (uint32_t k = 0; total && k < s->m->n_comps; k++)
+		free(total[k]);
+	free(total);
+	return rc;
+}
+
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, shs_eval *ev, shs_err *e)
 {
@@ -239,13 +267,14 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.hbm_bw = c->hw.hbm_bw;
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
 	s.ready = calloc(m->n_comps + 1, sizeof(*s.ready));
-	for (uint32_t k = 0; s.ready && k < m->n_comps; k++)
-		if (!(s.ready[k] = calloc(m->comps[k]->n_instrs + 1, sizeof(double))))
-			break;
-	for (uint32_t k = 0; s.ready && k < m->n_comps; k++)
-		if (!s.ready[k])
+	s.waits = calloc(m->n_comps + 1, sizeof(*s.waits));
+	for (uint32_t k = 0; s.ready && s.waits && k < m->n_comps; k++) {
+		s.ready[k] = calloc(m->comps[k]->n_instrs + 1, sizeof(double));
+		s.waits[k] = calloc(m->comps[k]->n_instrs + 1, sizeof(double));
+		if (!s.ready[k] || !s.waits[k])
 			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	if (!s.ready)
+	}
+	if (!s.ready || !s.waits)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		run(&s, m->entry, NULL, 0, 0);
@@ -262,9 +291,15 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
 		if (ev->exposed_comm_s < 0)
 			ev->exposed_comm_s = 0;
+		rc = site_exposure(&s, ev, e);
 	}
-	for (uint32_t k = 0; s.ready && k < m->n_comps; k++)
-		free(s.ready[k]);
+	for (uint32_t k = 0; k < m->n_comps; k++) {
+		if (s.ready)
+			free(s.ready[k]);
+		if (s.waits)
+			free(s.waits[k]);
+	}
 	free(s.ready);
+	free(s.waits);
 	return rc;
 }

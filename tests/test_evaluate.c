@@ -127,10 +127,18 @@ static void test_fsdp_regimes(void)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		setup *s = evaluate_mlp(8192, 32768, cases[k].per_chip * 64, "4x4x4", "fsdp=64@xyz",
 					book_fsdp_plan);
+		double sites = 0;
 		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
 		assert_near_book(s->ev.step_time_s,
 				 book_fsdp(&s->cluster.hw, 8192, 32768,
 					   cases[k].per_chip * 64.0, 64, 3));
+		/* the sites' exposure is the stream's waits: at most the exposed time, and most
+		 * of it when communication dominates */
+		for (uint32_t j = 0; j < s->ev.n_colls; j++)
+			sites += s->ev.colls[j].exposed_s;
+		CU_ASSERT_TRUE(sites <= s->ev.exposed_comm_s * (1 + 1e-9) + 1e-12);
+		if (!strcmp(cases[k].bound, "communication"))
+			CU_ASSERT_TRUE(sites >= 0.5 * s->ev.exposed_comm_s);
 		free_setup(s);
 	}
 }
