@@ -750,3 +750,19 @@ void shs_cluster_describe(const shs_cluster *c, char *buf, size_t cap)
 			appendf(buf, cap, " %s", c->phys[p].name);
 	appendf(buf, cap, ")");
 }
+
+void shs_mesh_text(const shs_mesh *m, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	if (!cap)
+		return;
+	buf[0] = '\0';
+	for (uint32_t k = 0; k < m->n_axes && used < cap; k++) {
+		int n = snprintf(buf + used, cap - used, "%s%s=%lld", k ? "," : "", m->names[k],
+				 (long long)m->sizes[k]);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}

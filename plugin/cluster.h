@@ -83,6 +83,9 @@ typedef enum shs_coll_kind {
  * per-chip DCN bandwidth. 0 when the axes span one device. */
 double shs_coll_time(const shs_cluster *c, shs_coll_kind kind, uint32_t axes_mask, double bytes);
 
+/* "fsdp=16,tensor=4": the mesh's axes and sizes without their layout, into buf (cap bytes). */
+void shs_mesh_text(const shs_mesh *m, char *buf, size_t cap);
+
 /* Devices in one group of the axes in axes_mask (product of their sizes). */
 int64_t shs_mesh_group(const shs_mesh *m, uint32_t axes_mask);
 

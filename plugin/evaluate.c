@@ -60,16 +60,6 @@ static int64_t group(const shs_cluster *c, uint32_t mask)
 	return shs_mesh_group(&c->mesh, mask);
 }
 
-/* The dim of spec s holding axis a, or -1. */
-static int dim_of(const shs_pspec *s, uint32_t a)
-{
-	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
-		for (uint32_t k = 0; k < s->dims[d].n; k++)
-			if (s->dims[d].axes[k] == a)
-				return (int)d;
-	return -1;
-}
-
 static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint32_t mask,
 			       bool reshard, bool overlapped, double v, double count)
 {
@@ -109,7 +99,7 @@ double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_ps
 	if (shs__spec_equal(from, to))
 		return 0;
 	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
-		int df = dim_of(from, ax), dt = dim_of(to, ax);
+		int df = shs__spec_dim_of(from, ax), dt = shs__spec_dim_of(to, ax);
 		if (df >= 0 && dt < 0)
 			*gathered |= 1u << ax;
 		else if (df >= 0 && dt != df)

@@ -19,6 +19,9 @@ int64_t shs__spec_shards(const shs_pspec *s, const shs_mesh *mesh);
 /* Bytes of one device's piece of array a under s. */
 double shs__spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
 
+/* The dim of s that holds mesh axis a, or -1. */
+int shs__spec_dim_of(const shs_pspec *s, uint32_t a);
+
 /* Mesh axis index of name, or -1. */
 int shs__mesh_axis(const shs_mesh *mesh, const char *name);
 

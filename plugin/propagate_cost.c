@@ -19,16 +19,6 @@ static int64_t axes_size(uint32_t mask, const shs_mesh *mesh)
 	return n;
 }
 
-/* The dim of spec s that holds axis a, or -1. */
-static int dim_of(const shs_pspec *s, uint32_t a)
-{
-	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
-		for (uint32_t k = 0; k < s->dims[d].n; k++)
-			if (s->dims[d].axes[k] == a)
-				return (int)d;
-	return -1;
-}
-
 /* Whether each dim of from keeps its axes as a prefix of the same dim of to. */
 static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
 {
@@ -49,7 +39,7 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	if (shs__spec_equal(from, to))
 		return 0;
 	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
-		int df = dim_of(from, ax), dt = dim_of(to, ax);
+		int df = shs__spec_dim_of(from, ax), dt = shs__spec_dim_of(to, ax);
 		if (df < 0 || df == dt)
 			continue;
 		if (dt < 0)

@@ -128,3 +128,12 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 	}
 	return SHS_OK;
 }
+
+int shs__spec_dim_of(const shs_pspec *s, uint32_t a)
+{
+	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+		for (uint32_t k = 0; k < s->dims[d].n; k++)
+			if (s->dims[d].axes[k] == a)
+				return (int)d;
+	return -1;
+}

@@ -49,8 +49,7 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 	shs_cluster_spec spec = { .hardware = "v5p", .topology = topology, .slices = 1,
 				  .mesh = mesh };
 	shs_plan_request *r = calloc(1, sizeof(*r));
-	char buf[64], meshtext[256] = "";
-	size_t used = 0;
+	char buf[64], meshtext[256];
 	shs_err e = { 0 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -65,10 +64,7 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 	SHS_ASSERT_OK(shs_gen_module(&g, &s->m, NULL, &e), &e);
 	shs_hw_catalog_builtin(&s->cat);
 	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
-	for (uint32_t k = 0; k < s->cluster.mesh.n_axes; k++)
-		used += (size_t)snprintf(meshtext + used, sizeof(meshtext) - used, "%s%s=%lld",
-					 k ? "," : "", s->cluster.mesh.names[k],
-					 (long long)s->cluster.mesh.sizes[k]);
+	shs_mesh_text(&s->cluster.mesh, meshtext, sizeof(meshtext));
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
 	{
 		const char *path = shs_test_tmp_path("evaluate-plan.json");
@@ -233,19 +229,14 @@ static void test_state_memory_every_preset(void)
 			shs_module *m = NULL;
 			shs_plan *p = NULL;
 			shs_eval ev;
-			char mesh[256] = "";
-			size_t used = 0;
+			char mesh[256];
 			double want, got;
 			CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 			SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", "true", &e), &e);
 			SHS_ASSERT_OK(shs_gen_config_set(&g, "dtype", "f32-master", &e), &e);
 			SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
 			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j], &cl, &e), &e);
-			for (uint32_t a = 0; a < cl.mesh.n_axes; a++)
-				used += (size_t)snprintf(mesh + used, sizeof(mesh) - used,
-							 "%s%s=%lld", a ? "," : "",
-							 cl.mesh.names[a],
-							 (long long)cl.mesh.sizes[a]);
+			shs_mesh_text(&cl.mesh, mesh, sizeof(mesh));
 			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 			SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
 			SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);

@@ -131,13 +131,9 @@ static int parse(int argc, char **argv, args *a)
 static bool make_request(const args *a, const shs_cluster *c, shs_plan_request *r)
 {
 	shs_cli_plan_opts o = a->plan;
-	char mesh[DESCRIBE_CAP] = "";
-	size_t used = 0;
+	char mesh[DESCRIBE_CAP];
 
-	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
-		used += (size_t)snprintf(mesh + used, sizeof(mesh) - used, "%s%s=%lld",
-					 k ? "," : "", c->mesh.names[k],
-					 (long long)c->mesh.sizes[k]);
+	shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
 	o.mesh = mesh;
 	return shs_cli_request("evaluate", &o, r);
 }
