@@ -50,6 +50,7 @@ typedef struct evaluator {
 	uint32_t n_colls, cap_colls;
 	bool *loop_body;    /* per computation: the body of some while */
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
+	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
 	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
@@ -196,7 +197,8 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 {
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
-	double t_flops = d->flops / x->peak, t_hbm = d->bytes / x->hbm_bw;
+	double t_flops = d->flops / x->peak;
+	double t_hbm = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i) / x->hbm_bw;
 
 	x->cur_comp = c;
 	x->cur_instr = i;
@@ -377,10 +379,14 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 			if (in->op == SHS_OP_WHILE && in->n_called)
 				x.loop_body[in->called[0]] = true;
 		}
+	if (!x.o->no_fusion && shs__fusion_make(m, &x.fused, e) != SHS_OK) {
+		free(x.loop_body);
+		return e->code;
+	}
 	walk(&x, m->entry, 1, 0);
 	rc = x.rc;
 	if (rc == SHS_OK)
-		rc = shs__remat_plan(m, p, c, x.o->remat, &remat, e);
+		rc = shs__remat_plan(m, p, c, x.o->remat, x.fused, &remat, e);
 	if (rc == SHS_OK) {
 		out->remat_s = remat.extra_s;
 		out->compute_s += remat.extra_s;
@@ -388,7 +394,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		out->flops += remat.extra_flops;
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
-			rc = shs__eval_events(m, p, c, x.o, out, e);
+			rc = shs__eval_events(m, p, c, x.o, x.fused, out, e);
 	}
 	if (rc == SHS_OK) {
 		finish(&x);
@@ -397,6 +403,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 	shs__remat_free(&remat);
 	free(x.colls);
 	free(x.loop_body);
+	shs__fusion_free(m, x.fused);
 	if (rc != SHS_OK)
 		shs_eval_free(out);
 	return rc;

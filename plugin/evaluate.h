@@ -24,6 +24,7 @@ typedef enum shs_schedule {
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
 	shs_schedule schedule;
+	bool no_fusion;       /* every elementwise instruction reads and writes HBM */
 	shs_remat remat;
 	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
 				  * 0 means 1 */
@@ -96,8 +97,17 @@ bool shs__is_weight(const shs_computation *c, uint32_t v);
  * (collective matmul), others make the stream wait. Sets ev->step_time_s, exposed_comm_s and
  * exposed_by_axis (ev->compute_s must already hold the compute time). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, shs_eval *ev, shs_err *e);
+		     const shs_eval_options *o, bool *const *fused, shs_eval *ev, shs_err *e);
 
+
+/* Fusion (evaluate_fusion.c): *out[c][i] tells that value i of computation c is fused into its
+ * only reader and never reaches HBM (caller frees with shs__fusion_free). */
+int shs__fusion_make(const shs_module *m, bool ***out, shs_err *e);
+void shs__fusion_free(const shs_module *m, bool **fused);
+/* The HBM bytes of instruction i once fusion is taken into account (its decision's bytes less
+ * its fused result and its fused operands). fused may be NULL (no fusion). */
+double shs__fused_bytes(const shs_module *m, const shs_plan *p, bool *const *fused,
+			const shs_mesh *mesh, uint32_t c, uint32_t i);
 
 /* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
  * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */
@@ -106,7 +116,7 @@ typedef struct shs__remat {
 	double extra_s, extra_flops;
 } shs__remat;
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		    shs_remat policy, shs__remat *out, shs_err *e);
+		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation

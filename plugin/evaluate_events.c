@@ -30,6 +30,7 @@ typedef struct sim {
 	double layer_start[MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
 	double **waits;                  /* per instruction: the stream's waits it caused */
+	bool *const *fused;              /* values fused into their reader, or NULL */
 	shs_eval *ev;
 	int rc;
 	shs_err *e;
@@ -117,7 +118,8 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	double tf = d->flops / s->peak, tb = d->bytes / s->hbm_bw, need = 0, floor = 0, end;
+	double tf = d->flops / s->peak, need = 0, floor = 0, end;
+	double tb = shs__fused_bytes(s->m, s->p, s->fused, &s->c->mesh, c, i) / s->hbm_bw;
 	uint32_t mask = 0, floor_mask = 0;
 
 	for (uint32_t k = 0; k < in->n_operands; k++) {
@@ -257,9 +259,9 @@ static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
 }
 
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, shs_eval *ev, shs_err *e)
+		     const shs_eval_options *o, bool *const *fused, shs_eval *ev, shs_err *e)
 {
-	sim s = { .m = m, .p = p, .c = c, .ev = ev, .e = e };
+	sim s = { .m = m, .p = p, .c = c, .ev = ev, .e = e, .fused = fused };
 	double end;
 	int rc = SHS_OK;
 

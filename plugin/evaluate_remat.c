@@ -43,14 +43,15 @@ static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy)
 
 /* Seconds of computation f's instructions (all, or those that are not matmuls), per run. */
 static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			 uint32_t f, bool non_dot_only, double *flops)
+			 bool *const *fused, uint32_t f, bool non_dot_only, double *flops)
 {
 	const shs_computation *c = m->comps[f];
 	double t = 0;
 
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_decision *d = &p->d[f][i];
-		double tf = d->flops / cl->hw.flops[SHS_HW_BF16], tb = d->bytes / cl->hw.hbm_bw;
+		double tf = d->flops / cl->hw.flops[SHS_HW_BF16];
+		double tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
 		if (non_dot_only && (c->instrs[i]->op == SHS_OP_DOT ||
 				     c->instrs[i]->op == SHS_OP_CONVOLUTION))
 			continue;
@@ -150,7 +151,7 @@ static void drop_downstream(const shs_module *m, const shs_plan *p, const shs_cl
 /* A scanned forward loop w: its zero-started stacks written by a dynamic-update-slice of a
  * forward layer's saved value; drops the ones the policy does not keep. */
 static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    shs_remat policy, uint32_t w, shs__remat *out)
+		    bool *const *fused, shs_remat policy, uint32_t w, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
@@ -187,7 +188,7 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		trips = 1;
 	{
 		double flops = 0;
-		out->extra_s += (double)trips * compute_of(m, p, cl, layer,
+		out->extra_s += (double)trips * compute_of(m, p, cl, fused, layer,
 							   policy == SHS_REMAT_DOTS, &flops);
 		out->extra_flops += (double)trips * flops;
 	}
@@ -195,7 +196,7 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 
 /* An unrolled forward layer: a call whose results beyond the first feed a later call. */
 static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		     shs_remat policy, uint32_t ci, shs__remat *out)
+		     bool *const *fused, shs_remat policy, uint32_t ci, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *call = e->instrs[ci];
@@ -217,12 +218,12 @@ static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 				out->dropped[ci] += leaf_bytes(m, p, cl, ci, leaf + j);
 		leaf += n;
 	}
-	out->extra_s += compute_of(m, p, cl, call->called[0], policy == SHS_REMAT_DOTS, &flops);
+	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS, &flops);
 	out->extra_flops += flops;
 }
 
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    shs_remat policy, shs__remat *out, shs_err *e)
+		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e)
 {
 	const shs_computation *c = shs_module_entry(m);
 
@@ -233,9 +234,9 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		if (in->op == SHS_OP_CALL && in->n_called)
-			unrolled(m, p, cl, policy, i, out);
+			unrolled(m, p, cl, fused, policy, i, out);
 		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
-			scanned(m, p, cl, policy, i, out);
+			scanned(m, p, cl, fused, policy, i, out);
 	}
 	return SHS_OK;
 }

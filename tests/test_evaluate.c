@@ -320,6 +320,22 @@ static void test_prefetch_and_no_overlap(void)
 	free_setup(s);
 }
 
+/* Fusion keeps elementwise chains out of HBM: less HBM time, the same FLOPs. */
+static void test_fusion(void)
+{
+	setup *s = evaluate_mlp(8192, 32768, 800 * 64, "4x4x4", "fsdp=64@xyz", book_fsdp_plan);
+	shs_eval_options plain = { .no_fusion = true };
+	shs_eval u;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &plain, &u, &e), &e);
+	CU_ASSERT_TRUE(s->ev.hbm_s < u.hbm_s);
+	CU_ASSERT_TRUE(fabs(s->ev.flops - u.flops) <= 1e-9 * u.flops);
+	CU_ASSERT_TRUE(s->ev.step_time_s <= u.step_time_s);
+	shs_eval_free(&u);
+	free_setup(s);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -332,5 +348,6 @@ CU_TestInfo evaluate_tests[] = {
 	{ "remat none/dots/full: less memory kept, more recomputed", test_remat },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
+	{ "fusion keeps elementwise chains out of HBM", test_fusion },
 	CU_TEST_INFO_NULL,
 };

@@ -35,6 +35,8 @@ static const char usage_tail[] =
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
+	"  --no-fusion           every elementwise instruction reads and writes HBM (by default\n"
+	"                        chains of elementwise work fuse as XLA fuses them)\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n"
 	"\n"
@@ -73,6 +75,8 @@ static int parse(int argc, char **argv, args *a)
 			a->json = true;
 		} else if (!strcmp(o, "--no-overlap")) {
 			a->eval.no_overlap = true;
+		} else if (!strcmp(o, "--no-fusion")) {
+			a->eval.no_fusion = true;
 		} else if (!strcmp(o, "--schedule")) {
 			const char *v = k + 1 < argc ? argv[++k] : "";
 			if (!strcmp(v, "events"))
