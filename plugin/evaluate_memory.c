@@ -125,7 +125,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		double inner = callee_peak(x, in, depth) + reshard_buffers(x, c, i);
 		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
 		if (entry && x->remat && x->remat->dropped)
-			bytes[i] = bytes[i] > x->remat->dropped[i] ? bytes[i] - x->remat->dropped[i] : 0;
+			bytes[i] = bytes[i] > x->remat->dropped[i] ?
+					   bytes[i] - x->remat->dropped[i] : 0;
 		live += bytes[i];
 		if (live + inner > peak)
 			peak = live + inner;

@@ -22,7 +22,8 @@ static uint32_t source(const shs_computation *c, uint32_t v)
 	for (uint32_t n = 0; n < MAX_CHAIN; n++) {
 		const shs_instr *i = c->instrs[v];
 		bool view = i->op == SHS_OP_RESHAPE || i->op == SHS_OP_TRANSPOSE ||
-			    i->op == SHS_OP_CONVERT || i->op == SHS_OP_COPY || i->op == SHS_OP_BITCAST;
+			    i->op == SHS_OP_CONVERT || i->op == SHS_OP_COPY ||
+			    i->op == SHS_OP_BITCAST;
 		if (!view || !i->n_operands)
 			return v;
 		v = i->operands[0];
@@ -218,7 +219,8 @@ static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 				out->dropped[ci] += leaf_bytes(m, p, cl, ci, leaf + j);
 		leaf += n;
 	}
-	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS, &flops);
+	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS,
+				   &flops);
 	out->extra_flops += flops;
 }
 
