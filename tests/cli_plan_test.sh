@@ -124,5 +124,14 @@ printf '{"base": "fsdp", "rules": [{"match": "*no_such_weight*", "spec": ["fsdp"
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64@xyz --plan "$tmp/missing-rule.json"
 has "$tmp/err" "matches no parameter"
 [ "$(wc -l <"$tmp/err")" -le 2 ] && ok || bad "evaluate's error is not one line: $(cat "$tmp/err")"
+printf '{"hardware": [{"name": "v5p", "hbm_bw": }]}\n' >"$tmp/badhw.json"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --hardware-file "$tmp/badhw.json" --topology 4x4x4 --mesh fsdp=64 --plan fsdp
+has "$tmp/err" "badhw.json:1:"
+printf '{"hardware": [{"name": "v5p-fast", "base": "v5p", "ici_bw": 3.6e11}]}\n' >"$tmp/hw.json"
+expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p-fast --hardware-file "$tmp/hw.json" --topology 4x4x4 --mesh fsdp=64@xyz --plan fsdp
+has "$tmp/out" "v5p-fast"
+expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64@xyz --plan fsdp --remat full --schedule segments --prefetch 2 --no-fusion --json
+has "$tmp/out" '"remat_s"'
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64 --plan fsdp --remat some
 
 finish
