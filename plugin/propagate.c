@@ -21,6 +21,11 @@
 
 enum { MAX_LEAVES = 4096 };
 
+/* Moving a seeded parameter (a weight or its Adam state, which must come back in the same
+ * sharding) costs this many times its transfer: an update run in another layout reshards every
+ * state input and the result. */
+static const double STATE_RESHARD = 3;
+
 
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
@@ -190,9 +195,9 @@ static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
 	return out;
 }
 
-/* Score of one candidate: its own work and resharding its operands, a reshard into a matmul
- * overlapping the compute as runtimes overlap it (collective matmul, weight prefetch), and
- * (pull) the reshards its users would need. */
+/* Score of one candidate: its own work and resharding its operands (a seeded parameter's
+ * STATE_RESHARD times over), a reshard into a matmul overlapping the compute as runtimes overlap
+ * it (collective matmul, weight prefetch), and (pull) the reshards its users would need. */
 static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
 		    uint32_t n_res)
@@ -211,9 +216,10 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		if (!hints[k])
 			continue;
 		n = shs__shape_leaves(&op->shape, sh, MAX_LEAVES);
+		bool state = op->op == SHS_OP_PARAMETER && shs__dec(x, c, in->operands[k])->fixed;
 		for (uint32_t j = 0; j < n; j++) {
 			double t = shs__reshard_cost(&hints[k][j], &want[j], sh[j], &x->r->mesh);
-			*(overlapped ? &hidden : &exposed) += t;
+			*(overlapped ? &hidden : &exposed) += state ? STATE_RESHARD * t : t;
 		}
 	}
 	return shs__cand_cost(cand, &x->r->mesh, hidden, exposed) +
