@@ -61,6 +61,15 @@ static bool count_arg(const char *s, int64_t *out)
 	return true;
 }
 
+/* The index of s in names (NULL-terminated, in the enum's order), or -1. */
+static int choice(const char *s, const char *const *names)
+{
+	for (int k = 0; names[k]; k++)
+		if (!strcmp(s, names[k]))
+			return k;
+	return -1;
+}
+
 static int parse(int argc, char **argv, args *a)
 {
 	for (int k = 1; k < argc; k++) {
@@ -78,30 +87,24 @@ static int parse(int argc, char **argv, args *a)
 		} else if (!strcmp(o, "--no-fusion")) {
 			a->eval.no_fusion = true;
 		} else if (!strcmp(o, "--schedule")) {
-			const char *v = k + 1 < argc ? argv[++k] : "";
-			if (!strcmp(v, "events"))
-				a->eval.schedule = SHS_SCHEDULE_EVENTS;
-			else if (!strcmp(v, "segments"))
-				a->eval.schedule = SHS_SCHEDULE_SEGMENTS;
-			else
+			static const char *const names[] = { "events", "segments", NULL };
+			int v = choice(k + 1 < argc ? argv[++k] : "", names);
+			if (v < 0)
 				return shs_cli_usage_error("evaluate", "--schedule takes events or "
 							   "segments");
+			a->eval.schedule = (shs_schedule)v;
 		} else if (!strcmp(o, "--prefetch")) {
 			int64_t depth = 0;
 			if (k + 1 >= argc || !count_arg(argv[++k], &depth) || depth > 16)
 				return shs_cli_usage_error("evaluate", "--prefetch takes 1 to 16");
 			a->eval.prefetch_depth = (uint32_t)depth;
 		} else if (!strcmp(o, "--remat")) {
-			const char *v = k + 1 < argc ? argv[++k] : "";
-			if (!strcmp(v, "none"))
-				a->eval.remat = SHS_REMAT_NONE;
-			else if (!strcmp(v, "dots"))
-				a->eval.remat = SHS_REMAT_DOTS;
-			else if (!strcmp(v, "full"))
-				a->eval.remat = SHS_REMAT_FULL;
-			else
+			static const char *const names[] = { "none", "dots", "full", NULL };
+			int v = choice(k + 1 < argc ? argv[++k] : "", names);
+			if (v < 0)
 				return shs_cli_usage_error("evaluate",
 							   "--remat takes none, dots or full");
+			a->eval.remat = (shs_remat)v;
 		} else if (!strcmp(o, "--hardware") || !strcmp(o, "--hardware-file") ||
 			   !strcmp(o, "--topology") || !strcmp(o, "--devices") ||
 			   !strcmp(o, "--slices")) {
