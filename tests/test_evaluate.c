@@ -40,7 +40,7 @@ static const char book_tp_plan[] =
 	" {\"match\": \"*batch*\", \"spec\": [\"data\", \"tensor\"]}]}\n";
 
 /* Generates mlp-only (2 layers unrolled, d_model D, d_ff F, tokens), lays mesh on a v5p
- * topology, makes the plan of plan file text plan and evaluates it. */
+ * topology, makes plan (a named plan, or the text of a plan file) and evaluates it. */
 static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *topology,
 			   const char *mesh, const char *plan)
 {
@@ -66,7 +66,9 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
 	shs_mesh_text(&s->cluster.mesh, meshtext, sizeof(meshtext));
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
-	{
+	if (plan[0] != '{') {
+		SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
+	} else {
 		const char *path = shs_test_tmp_path("evaluate-plan.json");
 		FILE *out = fopen(path, "w");
 		CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -120,9 +122,12 @@ static void test_fsdp_regimes(void)
 		const char *bound;
 	} cases[] = { { 1200, "compute" }, { 500, "communication" } };
 
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+	static const char *const plans[] = { "fsdp", book_fsdp_plan };
+
+	for (size_t n = 0; n < 2 * sizeof(cases) / sizeof(cases[0]); n++) {
+		size_t k = n / 2;
 		setup *s = evaluate_mlp(8192, 32768, cases[k].per_chip * 64, "4x4x4", "fsdp=64@xyz",
-					book_fsdp_plan);
+					plans[n % 2]);
 		double sites = 0;
 		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
 		assert_near_book(s->ev.step_time_s,
@@ -141,15 +146,20 @@ static void test_fsdp_regimes(void)
 
 static void test_mixed_beats_fsdp_at_400(void)
 {
-	setup *mixed = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=16@xy,tensor=4@z",
-				    book_mixed_plan);
-	setup *fsdp = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=64@xyz", book_fsdp_plan);
+	static const char *const mixed_plans[] = { "fsdp+tp", book_mixed_plan };
+	static const char *const fsdp_plans[] = { "fsdp", book_fsdp_plan };
 
-	SHS_ASSERT_STR_EQ(mixed->ev.bound, "compute");
-	SHS_ASSERT_STR_EQ(fsdp->ev.bound, "communication");
-	CU_ASSERT_TRUE(mixed->ev.step_time_s < fsdp->ev.step_time_s);
-	free_setup(mixed);
-	free_setup(fsdp);
+	for (int k = 0; k < 2; k++) {
+		setup *mixed = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=16@xy,tensor=4@z",
+					    mixed_plans[k]);
+		setup *fsdp = evaluate_mlp(8192, 32768, 400 * 64, "4x4x4", "fsdp=64@xyz",
+					   fsdp_plans[k]);
+		SHS_ASSERT_STR_EQ(mixed->ev.bound, "compute");
+		SHS_ASSERT_STR_EQ(fsdp->ev.bound, "communication");
+		CU_ASSERT_TRUE(mixed->ev.step_time_s < fsdp->ev.step_time_s);
+		free_setup(mixed);
+		free_setup(fsdp);
+	}
 }
 
 /* TP over the 4 chips of the z axis (one data-parallel group per xy position): the book's
@@ -163,10 +173,13 @@ static void test_tp_regimes(void)
 		const char *bound;
 	} cases[] = { { 8000, "communication" }, { 16384, "compute" } };
 
-	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+	static const char *const plans[] = { "tp", book_tp_plan };
+
+	for (size_t n = 0; n < 2 * sizeof(cases) / sizeof(cases[0]); n++) {
+		size_t k = n / 2;
 		double tokens = 16 * 4096, b = tokens / 16, d = 8192, f = (double)cases[k].f;
 		setup *s = evaluate_mlp(8192, cases[k].f, (int64_t)tokens, "4x4x4",
-					"data=16@xy,tensor=4@z", book_tp_plan);
+					"data=16@xy,tensor=4@z", plans[n % 2]);
 		double math = 4 * b * d * f / (4 * s->cluster.hw.flops[SHS_HW_BF16]);
 		double comms = 4 * b * d / s->cluster.hw.ici_bw;
 		double fwd = math > comms ? math : comms, bwd = 2 * math > comms ? 2 * math : comms;
