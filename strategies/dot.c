@@ -184,7 +184,8 @@ static void base_label(const dot_gen *g, const shs_pdim *slots, char *label, siz
 	label_group(label, cap, "contract", slots, lay->n_slots - lay->nc, lay->nc, g->q->mesh);
 }
 
-/* Emits one candidate with the given result spec, costs and (optional) collective. */
+/* Emits one candidate with the given result spec, costs and (optional) collective. A partial
+ * sum is written whole (partial_bytes) before its collective finishes it. */
 static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERANDS],
 		 const shs_pspec *result, double flops, const sc_psum *ps, uint32_t partial_mask,
 		 double partial_bytes)
@@ -192,7 +193,7 @@ static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERAN
 	const shs_pinstr *in = g->q->instr;
 	const shs_pmesh *mesh = g->q->mesh;
 	uint32_t c = g->api->candidate(g->out, label);
-	double bytes = sc_local_bytes(g->api, &in->shape, result, mesh);
+	double bytes = ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result, mesh);
 
 	g->api->set_result(g->out, c, 0, result);
 	for (int side = 0; side < DOT_OPERANDS; side++) {
