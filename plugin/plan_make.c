@@ -197,6 +197,7 @@ static void teardown(shs__prop *x)
 	free(x->hint_set);
 	free(x->visits);
 	free(x->ext_req);
+	free(x->state);
 	free(x->scratch);
 	free(x->root_want);
 }
@@ -295,6 +296,37 @@ static int alias_root(shs__prop *x, shs_err *e)
 	return SHS_OK;
 }
 
+static bool same_dims(const shs_shape *a, const shs_shape *b)
+{
+	return a->type != SHS_TUPLE && b->type != SHS_TUPLE && a->rank == b->rank &&
+	       !memcmp(a->dims, b->dims, a->rank * sizeof(*a->dims));
+}
+
+/* Marks the state: the seeded parameters of the entry and what elementwise work makes of them
+ * at their shape (mu * b1, the update, the new weight), which propagation moves as reluctantly
+ * as the parameters themselves: the gradient comes to the state's layout, once. */
+static int mark_state(shs__prop *x, shs_err *e)
+{
+	const shs_computation *c = shs_module_entry(x->m);
+
+	x->state = calloc(c->n_instrs + 1, sizeof(*x->state));
+	if (!x->state)
+		return oom(e);
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		if (in->op == SHS_OP_PARAMETER) {
+			x->state[i] = shs__dec(x, x->m->entry, i)->fixed && in->shape.rank > 0;
+			continue;
+		}
+		if (!shs_opcode_is_elementwise(in->op))
+			continue;
+		for (uint32_t k = 0; k < in->n_operands && !x->state[i]; k++)
+			x->state[i] = x->state[in->operands[k]] &&
+				      same_dims(&c->instrs[in->operands[k]]->shape, &in->shape);
+	}
+	return SHS_OK;
+}
+
 /* The Sharding hints are fixed decisions too. */
 static void fix_hints(shs__prop *x)
 {
@@ -348,6 +380,8 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 		rc = seed(&x, e);
 	if (rc == SHS_OK)
 		rc = alias_root(&x, e);
+	if (rc == SHS_OK)
+		rc = mark_state(&x, e);
 	if (rc == SHS_OK) {
 		fix_hints(&x);
 		for (uint32_t pass = 0; pass < MAX_PASSES && x.rc == SHS_OK; pass++) {

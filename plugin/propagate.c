@@ -21,9 +21,9 @@
 
 enum { MAX_LEAVES = 4096 };
 
-/* Moving a seeded parameter (a weight or its Adam state, which must come back in the same
- * sharding) costs this many times its transfer: an update run in another layout reshards every
- * state input and the result. */
+/* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
+ * the same sharding; or what the update makes of it at its shape) costs this many times its
+ * transfer: an update run in another layout reshards every state input and the result. */
 static const double STATE_RESHARD = 3;
 
 
@@ -153,7 +153,7 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 	if (i == comp->root && x->ext_req[c])
 		for (uint32_t j = 0; j < n_leaves; j++)
 			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j],
-						  &x->r->mesh);
+						  &x->r->mesh, NULL);
 	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
 		uint32_t user = u->list[k];
 		const shs_decision *du = shs__dec(x, c, user);
@@ -164,7 +164,7 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 				for (uint32_t j = 0; j < n_leaves; j++)
 					cost += shs__reshard_cost(&leaves[j],
 								  &du->req[du->req_first[op] + j],
-								  shapes[j], &x->r->mesh);
+								  shapes[j], &x->r->mesh, NULL);
 	}
 	return cost;
 }
@@ -195,9 +195,47 @@ static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
 	return out;
 }
 
+/* Whether a user of value v before instruction i (in program order) already requires v in
+ * the n leaves want: the partitioner reshards a value once per sharding and reuses the copy, so
+ * only the first user pays for it. */
+static bool reshard_made_before(shs__prop *x, uint32_t c, uint32_t i, uint32_t v,
+				const shs_pspec *want, uint32_t n)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		const shs_instr *ui = comp->instrs[user];
+		if (user >= i || !du->set || !du->n_req || ui->op == SHS_OP_TUPLE ||
+		    ui->op == SHS_OP_GET_TUPLE_ELEMENT || ui->op == SHS_OP_CALL ||
+		    ui->op == SHS_OP_WHILE || ui->op == SHS_OP_CONDITIONAL)
+			continue;
+		for (uint32_t op = 0; op < ui->n_operands; op++)
+			if (ui->operands[op] == v && du->req_first[op] + n <= du->n_req &&
+			    specs_equal(&du->req[du->req_first[op]], want, n))
+				return true;
+	}
+	return false;
+}
+
+/* Whether an earlier operand of in is the same value as operand k, wanted in the same n
+ * leaves (one copy serves both). */
+static bool operand_repeats(const shs_instr *in, const shs_cand *cand, uint32_t k, uint32_t n)
+{
+	for (uint32_t j = 0; j < k; j++)
+		if (in->operands[j] == in->operands[k] &&
+		    specs_equal(&cand->operands[cand->operand_first[j]],
+				&cand->operands[cand->operand_first[k]], n))
+			return true;
+	return false;
+}
+
 /* Score of one candidate: its own work and resharding its operands (a seeded parameter's
- * STATE_RESHARD times over), a reshard into a matmul overlapping the compute as runtimes overlap
- * it (collective matmul, weight prefetch), and (pull) the reshards its users would need. */
+ * STATE_RESHARD times over; nothing when an earlier user made the same copy), a reshard into
+ * a matmul overlapping the compute as runtimes overlap it (collective matmul, weight
+ * prefetch), and (pull) the reshards its users would need. */
 static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
 		    uint32_t n_res)
@@ -216,10 +254,22 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		if (!hints[k])
 			continue;
 		n = shs__shape_leaves(&op->shape, sh, MAX_LEAVES);
-		bool state = op->op == SHS_OP_PARAMETER && shs__dec(x, c, in->operands[k])->fixed;
+		if (!specs_equal(hints[k], want, n) &&
+		    (reshard_made_before(x, c, i, in->operands[k], want, n) ||
+		     operand_repeats(in, cand, k, n)))
+			continue;
+		bool state = c == x->m->entry && x->state[in->operands[k]];
 		for (uint32_t j = 0; j < n; j++) {
-			double t = shs__reshard_cost(&hints[k][j], &want[j], sh[j], &x->r->mesh);
-			*(overlapped ? &hidden : &exposed) += state ? STATE_RESHARD * t : t;
+			double moved, t = shs__reshard_cost(&hints[k][j], &want[j], sh[j],
+							     &x->r->mesh, &moved);
+			double f = state ? STATE_RESHARD : 1;
+			/* a matmul overlaps the gather, not the all-to-all before it */
+			if (overlapped) {
+				hidden += f * (t - moved);
+				exposed += f * moved;
+			} else {
+				exposed += f * t;
+			}
 		}
 	}
 	return shs__cand_cost(cand, &x->r->mesh, hidden, exposed) +

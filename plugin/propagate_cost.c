@@ -8,6 +8,7 @@
 static const double chip_flops = 4.59e14;   /* bf16 FLOP/s */
 static const double chip_hbm = 2.8e12;      /* HBM bytes/s */
 static const double link_bytes = 1.8e11;    /* ICI bytes/s per axis, bidirectional */
+static const double HIDDEN_LINK_SHARE = 0.1; /* of hidden transfer seconds, counted anyway */
 
 static int64_t axes_size(uint32_t mask, const shs_mesh *mesh)
 {
@@ -31,11 +32,13 @@ static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
 }
 
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			 const shs_mesh *mesh)
+			 const shs_mesh *mesh, double *moved_s)
 {
 	double local = shs__spec_local_bytes(from, a, mesh), moved = 0;
 	int64_t gathered = 1;
 
+	if (moved_s)
+		*moved_s = 0;
 	if (shs__spec_equal(from, to))
 		return 0;
 	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
@@ -51,6 +54,8 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	 * permutation of the whole piece */
 	if (gathered == 1 && moved == 0 && !kept_in_order(from, to))
 		moved = local;
+	if (moved_s)
+		*moved_s = moved / link_bytes;
 	return (moved + local * (double)(gathered - 1)) / link_bytes;
 }
 
@@ -72,5 +77,7 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, do
 		else
 			exposed += t;
 	}
-	return (compute > hidden ? compute : hidden) + exposed;
+	/* a hidden transfer costs no time here but holds links that other transfers need: of
+	 * candidates that take equally long, the one that moves less wins */
+	return (compute > hidden ? compute : hidden) + HIDDEN_LINK_SHARE * hidden + exposed;
 }

@@ -22,6 +22,8 @@ typedef struct shs__prop {
 	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or
+			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
@@ -33,9 +35,10 @@ typedef struct shs__prop {
 } shs__prop;
 
 /* Estimated seconds of moving array a from sharding from to sharding to (0 when equal):
- * gathered axes cost an all-gather, moved axes an all-to-all, added axes nothing. */
+ * gathered axes cost an all-gather, moved axes an all-to-all, added axes nothing. When moved is
+ * not NULL it receives the all-to-all's share of the seconds. */
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			 const shs_mesh *mesh);
+			 const shs_mesh *mesh, double *moved);
 
 /* Estimated seconds of candidate c's work: max(its compute, the collectives that overlap it:
  * its own overlappable ones and the given hidden seconds) + the rest and the given exposed
