@@ -48,7 +48,7 @@ typedef struct evaluator {
 	double peak, hbm_bw;
 	shs_eval_coll *colls;
 	uint32_t n_colls, cap_colls;
-	bool *loop_body;    /* per computation: the body of some while */
+	shs__edges edges;   /* operand edges and the reshards they repeat */
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
 	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
@@ -152,6 +152,10 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 	uint32_t n = shs__shape_leaves(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
 	bool prefetch = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 
+	/* an earlier edge made the copy this one reads */
+	if (x->edges.first[x->cur_comp][x->edges.base[x->cur_comp][x->cur_instr] + k] !=
+	    SHS__EDGE_NEW)
+		return;
 	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
 		const shs_pspec *from = &od->leaves[j], *to = &d->req[d->req_first[k] + j];
 		uint32_t gathered, moved;
@@ -207,12 +211,7 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	x->ev->hbm_s += t_hbm * count;
 	x->ev->flops += d->flops * count;
 	own_collectives(x, seg, in, d, count);
-	/* a called computation's parameters take the caller's operands as they are sharded, and a
-	 * tuple or its element is a view: the reshards are at the real uses; but a loop body's
-	 * root makes the carry's sharding */
-	if (in->op == SHS_OP_CALL || in->op == SHS_OP_CONDITIONAL ||
-	    in->op == SHS_OP_GET_TUPLE_ELEMENT ||
-	    (in->op == SHS_OP_TUPLE && !(i == comp->root && x->loop_body[c])))
+	if (!shs__reshards_at(&x->edges, comp, c, i))
 		return;
 	for (uint32_t k = 0; d->set && d->n_req && k < in->n_operands; k++) {
 		const shs_decision *od = &x->p->d[c][in->operands[k]];
@@ -370,17 +369,10 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);
-	x.loop_body = calloc(m->n_comps + 1, sizeof(*x.loop_body));
-	if (!x.loop_body)
-		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	for (uint32_t k = 0; k < m->n_comps; k++)
-		for (uint32_t i = 0; i < m->comps[k]->n_instrs; i++) {
-			const shs_instr *in = m->comps[k]->instrs[i];
-			if (in->op == SHS_OP_WHILE && in->n_called)
-				x.loop_body[in->called[0]] = true;
-		}
+	if (shs__edges_make(m, p, &x.edges, e) != SHS_OK)
+		return e->code;
 	if (!x.o->no_fusion && shs__fusion_make(m, &x.fused, e) != SHS_OK) {
-		free(x.loop_body);
+		shs__edges_free(&x.edges);
 		return e->code;
 	}
 	walk(&x, m->entry, 1, 0);
@@ -394,7 +386,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		out->flops += remat.extra_flops;
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
-			rc = shs__eval_events(m, p, c, x.o, x.fused, out, e);
+			rc = shs__eval_events(m, p, c, x.o, x.fused, &x.edges, out, e);
 	}
 	if (rc == SHS_OK) {
 		finish(&x);
@@ -402,7 +394,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 	}
 	shs__remat_free(&remat);
 	free(x.colls);
-	free(x.loop_body);
+	shs__edges_free(&x.edges);
 	shs__fusion_free(m, x.fused);
 	if (rc != SHS_OK)
 		shs_eval_free(out);

@@ -90,15 +90,58 @@ double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_ps
  * slice or tuple element of one (a scanned layer's weight). */
 bool shs__is_weight(const shs_computation *c, uint32_t v);
 
-/* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
- * runs the instructions in order, each collective runs on the links of its mesh axes as soon
- * as its input is ready and the links are free; a weight gather may start up to the prefetch
- * depth layers ahead, a gather into a matmul and a matmul's own collective run under the matmul
- * (collective matmul), others make the stream wait. Sets ev->step_time_s, exposed_comm_s and
- * exposed_by_axis (ev->compute_s must already hold the compute time). */
-int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, bool *const *fused, shs_eval *ev, shs_err *e);
 
+
+/* Operand edges (evaluate_edges.c). Edge k of instruction i of computation c is number
+ * base[c][i] + k; first[c][edge] is the earlier edge of the same computation that already
+ * reshards the same value into the same sharding (its copy is reused), SHS__EDGE_NEW when the
+ * edge reshards first, or SHS__EDGE_NONE when it takes its operand as it is. */
+#define SHS__EDGE_NEW UINT32_MAX
+#define SHS__EDGE_NONE (UINT32_MAX - 1)
+typedef struct shs__edges {
+	uint32_t n_comps;
+	uint32_t **base;
+	uint32_t **first;
+	uint32_t **use_first; /* per computation and value: the edges that reshard it first are
+			       * use_edge[use_first[v]..use_first[v + 1]), in program order */
+	uint32_t **use_edge;
+	uint32_t **consumer;  /* per computation and edge: the instruction it feeds */
+	bool *loop_body;  /* per computation: the body of some while */
+} shs__edges;
+/* Builds the edge table of plan p (caller frees with shs__edges_free). SHS_OK or SHS_ENOMEM. */
+int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs_err *e);
+void shs__edges_free(shs__edges *x);
+/* Whether instruction i of computation c reshards its operands (call, conditional, while,
+ * parameter, tuple element and tuple do not, except a loop body's root tuple: the carry). */
+bool shs__reshards_at(const shs__edges *x, const shs_computation *comp, uint32_t c, uint32_t i);
+
+/* A link timeline (evaluate_links.c): the busy intervals of one mesh axis's links. Zero it to
+ * start; free with shs__link_free. */
+typedef struct shs__link {
+	double *lo, *hi;  /* busy [lo, hi), sorted and disjoint */
+	uint32_t n, cap;
+	double floor;     /* nothing starts before this (older intervals were forgotten) */
+} shs__link;
+/* Places dur seconds of transfer on the links of the axes in mask, in their earliest common
+ * idle time from t on (in pieces around what is already placed); *end gets when it finishes.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
+		     double *end);
+/* When the last transfer placed on l ends. */
+double shs__link_end(const shs__link *l);
+void shs__link_free(shs__link *l);
+
+/* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
+ * runs the instructions in order; each collective runs on the links of its mesh axes in their
+ * earliest idle time once its input is ready (a weight gather from the prefetch window, up to
+ * the prefetch depth layers ahead); a repeated reshard reuses the first copy; a gather into a
+ * matmul runs under it (collective matmul), other reshards make the stream wait; an
+ * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
+ * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
+ * must already be filled). */
+int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs_eval_options *o, bool *const *fused, const shs__edges *edges,
+		     shs_eval *ev, shs_err *e);
 
 /* Fusion (evaluate_fusion.c): *out[c][i] tells that value i of computation c is fused into its
  * only reader and never reaches HBM (caller frees with shs__fusion_free). */
