@@ -106,13 +106,17 @@ static double book_fsdp(const shs_hardware *hw, double d, double f, double token
 	return 2 * (math > comms ? math : comms);
 }
 
-static void assert_near_book(double got, double book)
+/* The step time of the book's layout (a plan file) is the book's within BOOK_TOL; a named
+ * plan's propagation may find a faster layout than the book's, never a slower one. */
+static void assert_near_book(double got, double book, const char *plan)
 {
 	double ratio = got / book;
+	bool book_layout = plan[0] == '{';
+	bool ok = ratio <= 1 + BOOK_TOL && (!book_layout || ratio >= 1 - BOOK_TOL);
 
-	if (fabs(ratio - 1) > BOOK_TOL)
+	if (!ok)
 		fprintf(stderr, "\n  step %.4g s, book %.4g s (ratio %.3f)\n", got, book, ratio);
-	CU_ASSERT_TRUE(fabs(ratio - 1) <= BOOK_TOL);
+	CU_ASSERT_TRUE(ok);
 }
 
 static void test_fsdp_regimes(void)
@@ -130,9 +134,12 @@ static void test_fsdp_regimes(void)
 					plans[n % 2]);
 		double sites = 0;
 		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
+		/* at 500 tokens per chip the named plan keeps F sharded and gathers the
+		 * activations instead of the weights (B < F: five transfers of B D beat the
+		 * book's six of D F) */
 		assert_near_book(s->ev.step_time_s,
 				 book_fsdp(&s->cluster.hw, 8192, 32768,
-					   cases[k].per_chip * 64.0, 64, 3));
+					   cases[k].per_chip * 64.0, 64, 3), plans[n % 2]);
 		/* the sites' exposure is the stream's waits: at most the exposed time, and most
 		 * of it when communication dominates */
 		for (uint32_t j = 0; j < s->ev.n_colls; j++)
@@ -165,7 +172,10 @@ static void test_mixed_beats_fsdp_at_400(void)
 /* TP over the 4 chips of the z axis (one data-parallel group per xy position): the book's
  * forward T_math = 4 B D F / (Y C), T_comms = 2 * 2 B D / W (all-gather In, reduce-scatter Out,
  * bf16), compute-bound iff F > Y C / W; the backward pass does twice the math and the same
- * communication. Each pass takes the max of its two. */
+ * communication. Each pass takes the max of its two. The book leaves out the loss and the
+ * optimizer, whose cost does not grow with the batch (Adam on every weight, the gradients'
+ * all-gathers over data): the batch, 8192 tokens per chip, is one where the layers dominate
+ * the step as the book assumes (the regime itself does not depend on it). */
 static void test_tp_regimes(void)
 {
 	static const struct {
@@ -177,16 +187,14 @@ static void test_tp_regimes(void)
 
 	for (size_t n = 0; n < 2 * sizeof(cases) / sizeof(cases[0]); n++) {
 		size_t k = n / 2;
-		double tokens = 16 * 4096, b = tokens / 16, d = 8192, f = (double)cases[k].f;
+		double tokens = 16 * 32768, b = tokens / 16, d = 8192, f = (double)cases[k].f;
 		setup *s = evaluate_mlp(8192, cases[k].f, (int64_t)tokens, "4x4x4",
 					"data=16@xy,tensor=4@z", plans[n % 2]);
 		double math = 4 * b * d * f / (4 * s->cluster.hw.flops[SHS_HW_BF16]);
 		double comms = 4 * b * d / s->cluster.hw.ici_bw;
 		double fwd = math > comms ? math : comms, bwd = 2 * math > comms ? 2 * math : comms;
 		SHS_ASSERT_STR_EQ(s->ev.bound, cases[k].bound);
-		/* the layers' own time is the book's; the whole step is not within 10 % yet: the
-		 * propagated optimizer reshards the tensor-sharded gradients (all-to-alls) */
-		CU_ASSERT_TRUE(s->ev.step_time_s >= 2 * (fwd + bwd));
+		assert_near_book(s->ev.step_time_s, 2 * (fwd + bwd), plans[n % 2]);
 		free_setup(s);
 	}
 }
