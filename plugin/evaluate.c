@@ -390,7 +390,7 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 	}
 	if (rc == SHS_OK) {
 		finish(&x);
-		rc = shs__eval_memory(m, p, c, &remat, out, e);
+		rc = shs__eval_memory(m, p, c, &remat, &x.edges, out, e);
 	}
 	shs__remat_free(&remat);
 	free(x.colls);

@@ -163,8 +163,9 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
- * and the computations it calls, less what remat drops (r), and the state breakdown. */
+ * and the computations it calls, less what remat drops (r), the resharded copies by the edges
+ * that make and reuse them, and the state breakdown. SHS_OK or SHS_ENOMEM. */
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs__remat *r, shs_eval *ev, shs_err *e);
+		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e);
 
 #endif

@@ -5,7 +5,8 @@
  * lives from its instruction to its last user; the entry parameters (weights, optimizer state,
  * batch) live for the whole step. A call or loop adds its callee's own peak at that point, and an
  * instruction whose operand arrives in another sharding adds the resharded copy (a gathered
- * weight, an all-to-all's output) while it runs.
+ * weight, an all-to-all's output) while it runs, or, when later users reuse that copy (XLA's
+ * reshard cache), until the last of them has run.
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,10 @@ typedef struct memo {
 	const shs_module *m;
 	const shs_plan *p;
 	const shs_cluster *c;
+	const shs__edges *edges;
 	double *peak;   /* per computation, < 0: not computed */
 	uint32_t *stack; /* recursion guard */
+	int rc;          /* SHS_ENOMEM when a computation could not be measured */
 } memo;
 
 static bool is_view(const shs_instr *in, bool entry)
@@ -56,31 +59,59 @@ static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 
 static double comp_peak(memo *x, uint32_t c, uint32_t depth);
 
-/* Bytes of the resharded copies of instruction i's operands (those that arrive in another
- * sharding than it requires). */
-static double reshard_buffers(const memo *x, uint32_t c, uint32_t i)
+/* Bytes of the copies of instruction i's operands that arrive in another sharding than it
+ * requires, made by i itself (a repeated edge reads an earlier copy), live while i runs; a copy
+ * that later users reuse is added to *kept instead, and to release[the last of them]. */
+static double reshard_buffers(const memo *x, uint32_t c, uint32_t i, const uint32_t *last_reuse,
+			      double *kept, double *release)
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
-	double b = 0;
+	double transient = 0;
 
-	if (!d->set || !d->n_req || in->op == SHS_OP_CALL || in->op == SHS_OP_CONDITIONAL ||
-	    in->op == SHS_OP_TUPLE || in->op == SHS_OP_GET_TUPLE_ELEMENT)
+	if (!d->set || !d->n_req || !shs__reshards_at(x->edges, comp, c, i))
 		return 0;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		const shs_decision *od = &x->p->d[c][in->operands[k]];
 		const shs_shape *shapes[MAX_LEAVES];
-		uint32_t n = shs__shape_leaves(&comp->instrs[in->operands[k]]->shape, shapes,
-					       MAX_LEAVES);
+		uint32_t f = x->edges->base[c][i] + k, n;
+		double b = 0;
+		if (x->edges->first[c][f] != SHS__EDGE_NEW)
+			continue;
+		n = shs__shape_leaves(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
 		for (uint32_t j = 0; od->set && j < n && j < od->n_leaves &&
 				     d->req_first[k] + j < d->n_req; j++) {
 			const shs_pspec *want = &d->req[d->req_first[k] + j];
 			if (!shs__spec_equal(&od->leaves[j], want))
 				b += shs__spec_local_bytes(want, shapes[j], &x->c->mesh);
 		}
+		if (last_reuse[f] > i) {
+			*kept += b;
+			release[last_reuse[f]] += b;
+		} else {
+			transient += b;
+		}
 	}
-	return b;
+	return transient;
+}
+
+/* Per edge of computation c that reshards first, the last instruction that reuses its copy
+ * (itself when none does). */
+static uint32_t *reuse_ends(const memo *x, uint32_t c)
+{
+	const shs__edges *g = x->edges;
+	uint32_t total = g->base[c][x->m->comps[c]->n_instrs];
+	uint32_t *last = calloc(total + 1, sizeof(*last));
+
+	for (uint32_t f = 0; last && f < total; f++) {
+		uint32_t first = g->first[c][f];
+		if (first == SHS__EDGE_NEW && last[f] < g->consumer[c][f])
+			last[f] = g->consumer[c][f];
+		else if (first != SHS__EDGE_NONE && last[first] < g->consumer[c][f])
+			last[first] = g->consumer[c][f];
+	}
+	return last;
 }
 
 /* The largest peak among the computations instruction in runs. */
@@ -101,8 +132,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 {
 	const shs_computation *comp = x->m->comps[c];
 	bool entry = c == x->m->entry;
-	uint32_t n = comp->n_instrs, *last;
-	double *bytes, live = 0, peak = 0;
+	uint32_t n = comp->n_instrs, *last, *last_reuse = NULL;
+	double *bytes, *release = NULL, live = 0, peak = 0;
 
 	if (c >= x->m->n_comps || depth > MAX_DEPTH || x->stack[c])
 		return 0;
@@ -110,8 +141,12 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		return x->peak[c];
 	last = calloc(n + 1, sizeof(*last));
 	bytes = calloc(n + 1, sizeof(*bytes));
-	if (!last || !bytes)
+	release = calloc(n + 1, sizeof(*release));
+	last_reuse = reuse_ends(x, c);
+	if (!last || !bytes || !release || !last_reuse) {
+		x->rc = SHS_ENOMEM;
 		goto done;
+	}
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
@@ -122,7 +157,9 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
-		double inner = callee_peak(x, in, depth) + reshard_buffers(x, c, i);
+		double kept = 0, inner = callee_peak(x, in, depth) +
+					 reshard_buffers(x, c, i, last_reuse, &kept, release);
+		live += kept;
 		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
 		if (entry && x->remat && x->remat->dropped)
 			bytes[i] = bytes[i] > x->remat->dropped[i] ?
@@ -137,12 +174,15 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 				bytes[o] = 0;
 			}
 		}
+		live -= release[i];
 	}
 	x->stack[c] = 0;
 	x->peak[c] = peak;
 done:
 	free(last);
 	free(bytes);
+	free(release);
+	free(last_reuse);
 	return peak;
 }
 
@@ -181,9 +221,9 @@ static void state_breakdown(const memo *x, shs_eval *ev)
 }
 
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs__remat *r, shs_eval *ev, shs_err *e)
+		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e)
 {
-	memo x = { .remat = r, .m = m, .p = p, .c = c };
+	memo x = { .remat = r, .m = m, .p = p, .c = c, .edges = edges, .rc = SHS_OK };
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));
@@ -195,6 +235,10 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 	for (uint32_t k = 0; k < m->n_comps; k++)
 		x.peak[k] = -1;
 	ev->memory_bytes = comp_peak(&x, m->entry, 0);
+	if (x.rc != SHS_OK) {
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		goto done;
+	}
 	state_breakdown(&x, ev);
 	ev->hbm_bytes = c->hw.hbm_bytes;
 	ev->fits = ev->memory_bytes <= ev->hbm_bytes;
