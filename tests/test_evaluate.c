@@ -357,6 +357,35 @@ static void test_fusion(void)
 	free_setup(s);
 }
 
+/* Whether the instruction of collective site k is a matmul whose op_name ends with suffix. */
+static bool site_is(const setup *s, uint32_t k, const char *suffix)
+{
+	const shs_instr *in = s->m->comps[s->ev.colls[k].comp]->instrs[s->ev.colls[k].instr];
+	size_t n = in->metadata ? strlen(in->metadata->op_name) : 0, m = strlen(suffix);
+
+	return n >= m && !strcmp(in->metadata->op_name + n - m, suffix);
+}
+
+/* XLA's reshard cache: in the TP backward pass the input gradient dy is gathered once, for
+ * dy . W_out^T, and the weight gradient H^T . dy reads the same copy: every layer lists one
+ * gather at the first and none at the second. */
+static void test_reshard_reused(void)
+{
+	setup *s = evaluate_mlp(8192, 8000, 16 * 4096, "4x4x4", "data=16@xy,tensor=4@z",
+				book_tp_plan);
+	int first = 0, again = 0;
+
+	for (uint32_t k = 0; k < s->ev.n_colls; k++) {
+		if (s->ev.colls[k].kind != SHS_COLL_ALL_GATHER || !s->ev.colls[k].reshard)
+			continue;
+		first += site_is(s, k, "mlp/wo/grad_input/dot");
+		again += site_is(s, k, "mlp/wo/grad/dot");
+	}
+	SHS_ASSERT_INT_EQ(first, 2);
+	SHS_ASSERT_INT_EQ(again, 0);
+	free_setup(s);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -370,5 +399,6 @@ CU_TestInfo evaluate_tests[] = {
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
 	{ "fusion keeps elementwise chains out of HBM", test_fusion },
+	{ "a value resharded once serves its later users", test_reshard_reused },
 	CU_TEST_INFO_NULL,
 };
