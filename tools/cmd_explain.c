@@ -6,8 +6,9 @@
 
 #include "cli.h"
 #include "cli_plan.h"
+#include "cli_text.h"
 
-enum { DEFAULT_LIMIT = 50, DECIMAL = 10 };
+enum { DEFAULT_LIMIT = 50, DECIMAL = 10, AXES_CAP = 256 };
 
 static const char usage_head[] =
 	"usage: shardsearch explain IN --mesh AXIS=N,... --op NAME [options]\n"
@@ -77,46 +78,10 @@ static bool find_op(const shs_module *m, const char *name, uint32_t *c, uint32_t
 	return false;
 }
 
-/* The named form of n specs, "[{fsdp}, {}]" each, comma-separated for tuples. */
-static char *specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
-{
-	shs_buf b = { 0 };
-
-	for (uint32_t j = 0; j < n; j++) {
-		shs_named_sharding named = { .rank = s[j].rank };
-		for (uint32_t d = 0; d < s[j].rank && d < SHS_NAMED_MAX_RANK; d++) {
-			named.n_dim_axes[d] = s[j].dims[d].n;
-			memcpy(named.dim_axes[d], s[j].dims[d].axes, s[j].dims[d].n);
-		}
-		if (j)
-			shs_buf_puts(&b, ", ");
-		shs_named_sharding_print(&b, mesh, &named);
-	}
-	return shs_buf_take(&b);
-}
-
-static const char *coll_name(int kind)
-{
-	static const char *const names[] = { "all-reduce", "reduce-scatter", "all-gather",
-					     "all-to-all" };
-
-	return kind >= 0 && kind < 4 ? names[kind] : "collective";
-}
-
-static char *axes_text(const shs_mesh *mesh, uint32_t mask)
-{
-	shs_buf b = { 0 };
-
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		if (mask & (1u << a))
-			shs_buf_printf(&b, "%s%s", b.len ? "," : "", mesh->names[a]);
-	return shs_buf_take(&b);
-}
-
 static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_cand *c)
 {
 	json_t *o = json_object(), *ops = json_array(), *colls = json_array();
-	char *t = specs_text(mesh, c->result, c->n_result);
+	char *t = shs_cli_specs_text(mesh, c->result, c->n_result), axes[AXES_CAP];
 
 	json_object_set_new(o, "strategy", json_string(c->strategy));
 	json_object_set_new(o, "plugin", json_string(c->plugin));
@@ -124,8 +89,8 @@ static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_ca
 	json_object_set_new(o, "result", json_string(t ? t : ""));
 	free(t);
 	for (uint32_t k = 0; k < in->n_operands && k < c->n_operands; k++) {
-		t = specs_text(mesh, &c->operands[c->operand_first[k]],
-			       c->operand_first[k + 1] - c->operand_first[k]);
+		t = shs_cli_specs_text(mesh, &c->operands[c->operand_first[k]],
+				       c->operand_first[k + 1] - c->operand_first[k]);
 		json_array_append_new(ops, json_string(t ? t : ""));
 		free(t);
 	}
@@ -134,13 +99,12 @@ static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_ca
 	json_object_set_new(o, "bytes", json_real(c->bytes));
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		json_t *cj = json_object();
-		t = axes_text(mesh, c->colls[k].axes_mask);
-		json_object_set_new(cj, "kind", json_string(coll_name(c->colls[k].kind)));
-		json_object_set_new(cj, "axes", json_string(t ? t : ""));
+		shs_cli_axes_text(mesh, c->colls[k].axes_mask, axes, sizeof(axes));
+		json_object_set_new(cj, "kind", json_string(shs_cli_coll_name(c->colls[k].kind)));
+		json_object_set_new(cj, "axes", json_string(axes));
 		json_object_set_new(cj, "bytes", json_real(c->colls[k].bytes));
 		json_object_set_new(cj, "overlappable", json_boolean(c->colls[k].overlappable));
 		json_array_append_new(colls, cj);
-		free(t);
 	}
 	json_object_set_new(o, "collectives", colls);
 	return o;
@@ -191,7 +155,7 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
 	uint32_t shown = a->limit && cands->n > a->limit ? (uint32_t)a->limit : cands->n;
-	char *chosen = p ? specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
+	char *chosen = p ? shs_cli_specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
 
 	if (a->json) {
 		json_t *o = json_object(), *list = json_array();

@@ -1,0 +1,77 @@
+/* The evaluation of a plan as the commands print it: text lines and a JSON object. */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "cli_eval.h"
+#include "cli_text.h"
+
+enum { TEXT_CAP = 256 };
+
+void shs_cli_eval_print(const shs_cluster *c, const shs_eval *ev, uint32_t max_colls)
+{
+	char describe[TEXT_CAP] = "", axes[TEXT_CAP];
+	double gib = 1024.0 * 1024.0 * 1024.0;
+
+	shs_cluster_describe(c, describe, sizeof(describe));
+	printf("cluster         %s\n", describe);
+	printf("step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
+	       100 * ev->mfu);
+	printf("compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
+	       ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
+	printf("communication   %.4g s in all, %.4g s exposed:", ev->comm_s, ev->exposed_comm_s);
+	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+		printf(" %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
+	printf("\nmemory          %.2f GiB peak of %.2f GiB HBM (%s); weights %.2f GiB, gradients "
+	       "%.2f GiB, Adam state %.2f GiB\n", ev->memory_bytes / gib, ev->hbm_bytes / gib,
+	       ev->fits ? "fits" : "does not fit", ev->params_bytes / gib, ev->grads_bytes / gib,
+	       ev->optimizer_bytes / gib);
+	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
+		const shs_eval_coll *s = &ev->colls[k];
+		shs_cli_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
+		printf("  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
+		       shs_cli_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
+		       s->time_s, s->exposed_s, s->bytes, s->count);
+	}
+}
+
+json_t *shs_cli_eval_json(const shs_cluster *c, const shs_eval *ev)
+{
+	json_t *o = json_object(), *by_axis = json_object(), *colls = json_array();
+	char axes[TEXT_CAP];
+
+	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+		json_object_set_new(by_axis, c->mesh.names[a], json_real(ev->exposed_by_axis[a]));
+	for (uint32_t k = 0; k < ev->n_colls; k++) {
+		const shs_eval_coll *s = &ev->colls[k];
+		json_t *j = json_object();
+		shs_cli_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
+		json_object_set_new(j, "kind", json_string(shs_cli_coll_name(s->kind)));
+		json_object_set_new(j, "axes", json_string(axes));
+		json_object_set_new(j, "where", json_string(s->where));
+		json_object_set_new(j, "reshard", json_boolean(s->reshard));
+		json_object_set_new(j, "overlapped", json_boolean(s->overlapped));
+		json_object_set_new(j, "bytes", json_real(s->bytes));
+		json_object_set_new(j, "count", json_real(s->count));
+		json_object_set_new(j, "time_s", json_real(s->time_s));
+		json_object_set_new(j, "exposed_s", json_real(s->exposed_s));
+		json_array_append_new(colls, j);
+	}
+	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
+	json_object_set_new(o, "compute_s", json_real(ev->compute_s));
+	json_object_set_new(o, "remat_s", json_real(ev->remat_s));
+	json_object_set_new(o, "comm_s", json_real(ev->comm_s));
+	json_object_set_new(o, "exposed_comm_s", by_axis);
+	json_object_set_new(o, "exposed_comm_total_s", json_real(ev->exposed_comm_s));
+	json_object_set_new(o, "bound", json_string(ev->bound));
+	json_object_set_new(o, "mfu", json_real(ev->mfu));
+	json_object_set_new(o, "flops_per_device", json_real(ev->flops));
+	json_object_set_new(o, "memory_bytes_per_device", json_real(ev->memory_bytes));
+	json_object_set_new(o, "params_bytes", json_real(ev->params_bytes));
+	json_object_set_new(o, "grads_bytes", json_real(ev->grads_bytes));
+	json_object_set_new(o, "optimizer_bytes", json_real(ev->optimizer_bytes));
+	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
+	json_object_set_new(o, "fits", json_boolean(ev->fits));
+	json_object_set_new(o, "collectives", colls);
+	return o;
+}
+
