@@ -36,6 +36,8 @@ typedef struct shs_plan_request {
 	uint32_t n_rules;
 	shs_plan_rule rules[SHS_PLAN_MAX_RULES];
 	bool ignore_hints;    /* drop the module's Sharding custom-call constraints */
+	bool fsdp_state_only; /* fsdp splits the optimizer state only, the weights stay whole
+			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
 	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
 	void *warn_user;
 } shs_plan_request;

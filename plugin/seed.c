@@ -219,6 +219,14 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 		try_axis(s, spec, a, (int)a->rank - 1, "tensor");
 }
 
+/* Whether path names optimizer state (Adam's mu and nu) rather than a weight. */
+static bool is_optimizer_state(const char *path)
+{
+	static const char *const words[] = { "opt_state", "mu", "nu", NULL };
+
+	return has_any(path, words);
+}
+
 static void seed_weight(const seeding *s, const shs_instr *p, const char *path, int layer,
 			shs_pspec *spec)
 {
@@ -235,7 +243,7 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 		if (d != NO_DIM && dim_free(spec, d, layer))
 			try_axis(s, spec, a, d, "tensor");
 	}
-	if (plan_has_fsdp(s->r->kind)) {
+	if (plan_has_fsdp(s->r->kind) && (!s->r->fsdp_state_only || is_optimizer_state(path))) {
 		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
 		shs_pspec tried = *spec;
 		for (int n = 0; n < (int)a->rank; n++) {

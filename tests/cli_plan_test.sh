@@ -63,11 +63,11 @@ printf '{"mesh": {"fsdp": 4, "tensor": 2}, "base": "fsdp",\n "rules": [{"match":
 expect 0 "$ss" annotate "$tmp/l8.hlo" --plan "$tmp/plan.json" -o "$tmp/l8-file.hlo"
 grep -E 'params\.layers_0\.mlp\.wo\.[0-9]+ = f32\[14336,4096\]' "$tmp/l8-file.hlo" | grep -qF 'sharding={devices=[2,4]<=[4,2]T(1,0)}' && ok || bad "plan file rule not applied"
 printf '{"mesh": {"fsdp": 4}, "rules": [{"match": "*", "spec": ["tensor"]}]}\n' >"$tmp/badplan.json"
-expect 1 "$ss" annotate "$tmp/l8.hlo" --plan "$tmp/badplan.json" -o "$tmp/never.hlo"
+expect 2 "$ss" annotate "$tmp/l8.hlo" --plan "$tmp/badplan.json" -o "$tmp/never.hlo"
 has "$tmp/err" "badplan.json"
-expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=0 --plan fsdp -o "$tmp/never.hlo"
+expect 2 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=0 --plan fsdp -o "$tmp/never.hlo"
 has "$tmp/err" "fsdp"
-expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan zero3 -o "$tmp/never.hlo"
+expect 2 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan zero3 -o "$tmp/never.hlo"
 has "$tmp/err" "unknown plan"
 expect 1 "$ss" annotate "$tmp/missing.hlo" --mesh fsdp=4 --plan fsdp -o "$tmp/never.hlo"
 expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan fsdp --plugins "$tmp/no-such-dir" -o "$tmp/never.hlo"
@@ -133,5 +133,32 @@ has "$tmp/out" "v5p-fast"
 expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64@xyz --plan fsdp --remat full --schedule segments --prefetch 2 --no-fusion --json
 has "$tmp/out" '"remat_s"'
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=64 --plan fsdp --remat some
+
+# the search: annotate without --plan
+expect 2 "$ss" annotate "$tmp/mlp.pb" -o "$tmp/never.pb"
+has "$tmp/err" "needs --hardware"
+expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v9 --devices 8 -o "$tmp/never.pb"
+has "$tmp/err" "unknown hardware"
+expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --devices 8 --time-budget soon -o "$tmp/never.pb"
+[ -e "$tmp/never.pb" ] && bad "a failed search left output" || ok
+expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched.pb"
+for key in "mesh " "plan " "step time" "memory " "exposed comm" "search " "weights" "runners-up" \
+	"train_step/params/layers_0/mlp/wi/parameter"; do
+	has "$tmp/out" "$key"
+done
+expect 0 "$ss" info "$tmp/searched.pb"
+expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched-again.pb"
+cmp -s "$tmp/searched.pb" "$tmp/searched-again.pb" && ok || bad "two searches wrote different bytes"
+expect 0 "$ss" annotate "$tmp/searched.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched-twice.pb"
+cmp -s "$tmp/searched.pb" "$tmp/searched-twice.pb" && ok || bad "annotating the annotated module changed it"
+expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware h100 --devices 16 --json -o "$tmp/searched.hlo"
+for key in '"mesh"' '"step_time_s"' '"mfu"' '"bound"' '"memory_bytes_per_device"' '"hbm_bytes"' \
+	'"fits"' '"zero_stage"' '"search_time_s"' '"load_time_s"' '"runners_up"'; do
+	has "$tmp/out" "$key"
+done
+expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --time-budget 1e-9 -o "$tmp/budget.pb"
+has "$tmp/out" "the best plan found so far"
+expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --mesh fsdp=4,tensor=2 -o "$tmp/pinned.pb"
+has "$tmp/out" "fsdp=4"
 
 finish

@@ -1,17 +1,31 @@
-/* shardsearch annotate: make a plan by propagation and write it into the module as shardings. */
+/* shardsearch annotate: search a plan (or make a named one by propagation) and write it into the
+ * module as shardings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "cli_cluster.h"
 #include "cli_plan.h"
+#include "cli_report.h"
+#include "search.h"
+
+enum { JSON_PRECISION = 10 };
 
 static const char usage_head[] =
-	"usage: shardsearch annotate IN --mesh AXIS=N,... --plan NAME|FILE -o OUT [options]\n"
+	"usage: shardsearch annotate IN --hardware NAME (--devices N | --topology AxBxC)\n"
+	"                            [--slices S] [--mesh ...] [--json] -o OUT [options]\n"
+	"       shardsearch annotate IN --mesh AXIS=N,... --plan NAME|FILE -o OUT [options]\n"
 	"\n"
-	"Reads IN, seeds the entry parameters with the plan's shardings, propagates them through\n"
-	"the module with the strategy plugins' candidates, and writes OUT with a sharding on\n"
-	"every instruction (reducer regions excepted). OUT is written atomically. Plans:\n"
+	"Without --plan, searches the meshes of the cluster (data, fsdp, tensor; or the one --mesh\n"
+	"pins) and on each the plans their axes seed (FSDP as ZeRO-3 and as ZeRO-1/2, with tensor\n"
+	"parallelism when there is a tensor axis), evaluates every one, writes OUT with the\n"
+	"fastest that fits in HBM and reports it: mesh, step time, MFU, bound, memory, exposed\n"
+	"communication, the ZeRO stage, how each weight is sharded and the five best runner-up\n"
+	"meshes. With --plan, seeds the entry parameters with the plan's shardings and propagates\n"
+	"them (no cluster needed). Either way every instruction gets a sharding (reducer regions\n"
+	"excepted) and OUT is written atomically. Plans:\n"
 	"  dp        batch on data\n"
 	"  fsdp      batch on data and fsdp; every weight and its optimizer state split on fsdp\n"
 	"            along its largest non-layer dim\n"
@@ -22,6 +36,8 @@ static const char usage_head[] =
 	"options:\n";
 
 static const char usage_tail[] =
+	"  --time-budget S       stop searching after S seconds with the best plan so far\n"
+	"  --json                the search's report as one JSON object\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
 	"  --force               allow OUT to be the same file as IN\n"
@@ -32,40 +48,81 @@ static const char usage_tail[] =
 typedef struct args {
 	const char *in, *out;
 	shs_format format;
-	bool force;
+	bool force, json;
+	double time_budget_s;
 	shs_cli_plan_opts plan;
+	shs_cli_cluster_opts cluster;
 } args;
+
+static void usage(void)
+{
+	fputs(usage_head, stdout);
+	fputs(shs_cli_cluster_usage, stdout);
+	fputs(shs_cli_plan_usage, stdout);
+	fputs(shs_cli_eval_usage, stdout);
+	fputs(usage_tail, stdout);
+}
+
+/* An option of annotate's own at argv[*k]: 1 taken, 0 not one, -1 usage error printed. */
+static int own_option(int argc, char **argv, int *k, args *a)
+{
+	const char *o = argv[*k], *bad = NULL;
+	char *end;
+
+	if (!strcmp(o, "--force") || !strcmp(o, "--json")) {
+		*(!strcmp(o, "--force") ? &a->force : &a->json) = true;
+		return 1;
+	}
+	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--time-budget"))
+		return 0;
+	if (*k + 1 >= argc) {
+		shs_cli_usage_error("annotate", "%s needs a value", o);
+		return -1;
+	}
+	(*k)++;
+	if (!strcmp(o, "-o")) {
+		a->out = argv[*k];
+	} else if (!strcmp(o, "--format")) {
+		if (!shs_cli_format(argv[*k], &a->format))
+			bad = "takes proto or text";
+	} else {
+		a->time_budget_s = strtod(argv[*k], &end);
+		if (*end || end == argv[*k] || !(a->time_budget_s > 0))
+			bad = "takes seconds > 0";
+	}
+	if (bad) {
+		shs_cli_usage_error("annotate", "%s %s", o, bad);
+		return -1;
+	}
+	return 1;
+}
 
 static int parse(int argc, char **argv, args *a)
 {
 	for (int k = 1; k < argc; k++) {
-		int r = shs_cli_plan_option("annotate", argc, argv, &k, &a->plan, usage_head,
-					    usage_tail);
+		int r = !strcmp(argv[k], "--help") || !strcmp(argv[k], "-h") ? SHS_CLI_HELP :
+			shs_cli_plan_option("annotate", argc, argv, &k, &a->plan, "", "");
+		if (!r)
+			r = shs_cli_cluster_option("annotate", argc, argv, &k, &a->cluster);
+		if (!r)
+			r = own_option(argc, argv, &k, a);
+		if (r == SHS_CLI_HELP)
+			usage();
 		if (r == SHS_CLI_HELP || r < 0)
 			return r < 0 ? SHS_EXIT_USAGE : -1;
 		if (r)
 			continue;
-		if (!strcmp(argv[k], "--force")) {
-			a->force = true;
-		} else if (!strcmp(argv[k], "-o") || !strcmp(argv[k], "--format")) {
-			if (k + 1 >= argc)
-				return shs_cli_usage_error("annotate", "%s needs a value", argv[k]);
-			if (!strcmp(argv[k], "-o"))
-				a->out = argv[++k];
-			else if (!shs_cli_format(argv[++k], &a->format))
-				return shs_cli_usage_error("annotate",
-							   "--format takes proto or text");
-		} else if (argv[k][0] == '-' && argv[k][1]) {
+		if (argv[k][0] == '-' && argv[k][1])
 			return shs_cli_usage_error("annotate", "unknown option '%s'", argv[k]);
-		} else if (!a->in) {
-			a->in = argv[k];
-		} else {
+		if (a->in)
 			return shs_cli_usage_error("annotate", "one input only ('%s', '%s')", a->in,
 						   argv[k]);
-		}
+		a->in = argv[k];
 	}
-	if (!a->in || !a->out || !a->plan.plan)
-		return shs_cli_usage_error("annotate", "needs IN, --plan and -o OUT");
+	if (!a->in || !a->out)
+		return shs_cli_usage_error("annotate", "needs IN and -o OUT");
+	if (!a->plan.plan && !a->cluster.spec.hardware)
+		return shs_cli_usage_error("annotate", "needs --hardware (to search) or --plan");
 	if (!a->force && shs_cli_same_file(a->in, a->out))
 		return shs_cli_usage_error("annotate", "%s: refusing to overwrite the input "
 					   "(use --force)", a->out);
@@ -85,38 +142,93 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 	       (long long)m->num_partitions, p->passes, p->n_reshards, a->out);
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The named plan (or plan file) by propagation. */
+static int annotate_plan(const args *a, shs_host *h, shs_module *m, shs_err *e)
+{
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_plan *p = NULL;
+	int rc = SHS_EXIT_USAGE;
+
+	if (!r || !shs_cli_request("annotate", &a->plan, r))
+		goto done;
+	rc = SHS_EXIT_FAIL;
+	if (shs_plan_make(h, m, r, &p, e) != SHS_OK || shs_plan_annotate(p, m, e) != SHS_OK ||
+	    shs_module_verify(m, e) != SHS_OK ||
+	    shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		goto done;
+	}
+	summary(a, p, m);
+	rc = SHS_EXIT_OK;
+done:
+	shs_plan_free(p);
+	free(r);
+	return rc;
+}
+
+/* The search's plan, and its report. */
+static int annotate_search(const args *a, shs_host *h, shs_module *m, double load_s,
+			   shs_err *e)
+{
+	shs_hw_catalog *cat = calloc(1, sizeof(*cat));
+	shs_search_options o = { .eval = a->cluster.eval, .mesh = a->plan.mesh,
+				 .time_budget_s = a->time_budget_s,
+				 .ignore_hints = a->plan.ignore_hints };
+	shs_search_result r = { 0 };
+	int rc = SHS_EXIT_USAGE;
+
+	if (!cat || !shs_cli_catalog("annotate", &a->cluster, cat))
+		goto done;
+	if (shs_search(h, m, cat, &a->cluster.spec, &o, &r, e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		rc = e->code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;
+		goto done;
+	}
+	rc = SHS_EXIT_FAIL;
+	if (shs_plan_annotate(r.plan, m, e) != SHS_OK || shs_module_verify(m, e) != SHS_OK ||
+	    shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		goto done;
+	}
+	if (a->json)
+		shs_cli_put_json(shs_cli_report_json(m, &r, load_s), JSON_PRECISION);
+	else
+		shs_cli_report_print(m, &r, load_s);
+	rc = SHS_EXIT_OK;
+done:
+	shs_search_result_free(&r);
+	free(cat);
+	return rc;
+}
+
 int shs_cmd_annotate(int argc, char **argv)
 {
-	args a = { .format = SHS_FORMAT_AUTO };
-	shs_plan_request *r = NULL;
+	args a = { .format = SHS_FORMAT_AUTO, .cluster = { .spec = { .slices = 1 } } };
 	shs_module *m = NULL;
 	shs_host *h = NULL;
-	shs_plan *p = NULL;
 	shs_err e = { 0 };
+	double load_s;
 	int rc = parse(argc, argv, &a);
 
 	if (rc != SHS_EXIT_OK)
 		return rc < 0 ? SHS_EXIT_OK : rc;
 	rc = SHS_EXIT_FAIL;
-	r = calloc(1, sizeof(*r));
-	if (!r || !shs_cli_request("annotate", &a.plan, r))
-		goto done;
+	load_s = now_s();
 	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
-	if (!m || !(h = shs_cli_host(&a.plan)))
-		goto done;
-	if (shs_plan_make(h, m, r, &p, &e) != SHS_OK || shs_plan_annotate(p, m, &e) != SHS_OK ||
-	    shs_module_verify(m, &e) != SHS_OK ||
-	    shs_module_save_file(m, a.out, a.format, &e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);
-		goto done;
-	}
-	summary(&a, p, m);
-	rc = SHS_EXIT_OK;
-done:
+	load_s = now_s() - load_s;
+	if (m && (h = shs_cli_host(&a.plan)))
+		rc = a.plan.plan ? annotate_plan(&a, h, m, &e) :
+				   annotate_search(&a, h, m, load_s, &e);
 	shs_cli_warnings_done();
-	shs_plan_free(p);
 	shs_host_free(h);
 	shs_module_free(m);
-	free(r);
 	return rc;
 }

@@ -1,0 +1,254 @@
+/* The search: every mesh of the cluster, on each the plans its axes seed (ZeRO-3 and ZeRO-1/2
+ * over fsdp, with tensor parallelism when it has a tensor axis), each made by propagation and
+ * evaluated; the fastest that fits wins. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "search.h"
+
+enum { MAX_MESHES = 4096, MAX_TPU_TENSOR = 16 };
+
+/* One plan seeding: the named plan's kind and whether fsdp splits only the optimizer state. */
+typedef struct seeding {
+	shs_plan_kind kind;
+	bool state_only;
+	const char *name;
+} seeding;
+
+typedef struct searcher {
+	shs_host *h;
+	const shs_module *m;
+	const shs_hw_catalog *cat;
+	const shs_cluster_spec *spec;
+	const shs_search_options *o;
+	shs_search_result *out;
+	uint32_t cap_tries;
+	double start;
+	shs_err *e;
+} searcher;
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The seedings a mesh's axes call for. */
+static uint32_t seedings_of(const shs_mesh *mesh, seeding *out)
+{
+	bool fsdp = false, tensor = false;
+	uint32_t n = 0;
+
+	for (uint32_t a = 0; a < mesh->n_axes; a++) {
+		fsdp |= !strcmp(mesh->names[a], "fsdp") && mesh->sizes[a] > 1;
+		tensor |= !strcmp(mesh->names[a], "tensor") && mesh->sizes[a] > 1;
+	}
+	if (!fsdp) {
+		out[n++] = (seeding){ tensor ? SHS_PLAN_TP : SHS_PLAN_DP, false,
+				      tensor ? "tp" : "dp" };
+		return n;
+	}
+	out[n++] = (seeding){ tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP, false,
+			      tensor ? "fsdp+tp" : "fsdp" };
+	out[n++] = (seeding){ tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP, true,
+			      tensor ? "zero1+tp" : "zero1" };
+	return n;
+}
+
+/* Whether candidate a beats b: fitting first, then the faster, then the one whose collectives
+ * take less link time (the smaller when neither fits). */
+static bool beats(const shs_search_try *a, const shs_search_try *b)
+{
+	double tie = SHS_SEARCH_TIE * (a->step_time_s > b->step_time_s ? a->step_time_s
+									 : b->step_time_s);
+
+	if (a->fits != b->fits)
+		return a->fits;
+	if (!a->fits)
+		return a->memory_bytes < b->memory_bytes;
+	if (a->step_time_s < b->step_time_s - tie || a->step_time_s > b->step_time_s + tie)
+		return a->step_time_s < b->step_time_s;
+	return a->comm_s < b->comm_s * (1 - SHS_SEARCH_TIE);
+}
+
+static int add_try(searcher *s, const shs_search_try *t)
+{
+	shs_search_result *r = s->out;
+
+	if (r->n_tries == s->cap_tries) {
+		uint32_t cap = s->cap_tries ? 2 * s->cap_tries : 16;
+		shs_search_try *grown = realloc(r->tries, cap * sizeof(*grown));
+		if (!grown)
+			return shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
+		r->tries = grown;
+		s->cap_tries = cap;
+	}
+	r->tries[r->n_tries] = *t;
+	r->tries[r->n_tries].order = r->n_tries;
+	r->n_tries++;
+	return SHS_OK;
+}
+
+static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev,
+		      shs_search_try *t)
+{
+	memset(t, 0, sizeof(*t));
+	shs_cluster_describe(c, t->mesh, sizeof(t->mesh));
+	/* the mesh and its layout only, without the hardware in parentheses */
+	t->mesh[strcspn(t->mesh, " ")] = '\0';
+	snprintf(t->plan, sizeof(t->plan), "%s", g->name);
+	t->step_time_s = ev->step_time_s;
+	t->compute_s = ev->compute_s;
+	t->exposed_comm_s = ev->exposed_comm_s;
+	t->comm_s = ev->comm_s;
+	t->memory_bytes = ev->memory_bytes;
+	t->mfu = ev->mfu;
+	t->bound = ev->bound;
+	t->fits = ev->fits;
+}
+
+/* Makes and evaluates the plan seeding g calls for on cluster c; keeps it when it is the best. */
+static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
+{
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_search_result *out = s->out;
+	char mesh[SHS_SEARCH_TEXT];
+	shs_search_try t;
+	shs_plan *p = NULL;
+	shs_eval ev = { 0 };
+	int rc = r ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
+
+	if (rc == SHS_OK) {
+		shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
+		rc = shs_plan_parse_mesh(r, mesh, s->e);
+	}
+	if (rc == SHS_OK) {
+		r->kind = g->kind;
+		r->fsdp_state_only = g->state_only;
+		r->ignore_hints = s->o->ignore_hints;
+		r->warn = s->o->warn;
+		r->warn_user = s->o->warn_user;
+		rc = shs_plan_make(s->h, s->m, r, &p, s->e);
+	}
+	if (rc == SHS_OK)
+		rc = shs_evaluate(s->m, p, c, &s->o->eval, &ev, s->e);
+	if (rc == SHS_OK) {
+		summarize(c, g, &ev, &t);
+		rc = add_try(s, &t);
+	}
+	if (rc == SHS_OK && (!out->plan || beats(&t, &out->best))) {
+		shs_plan_free(out->plan);
+		shs_eval_free(&out->eval);
+		out->plan = p;
+		out->eval = ev;
+		out->cluster = *c;
+		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+			out->cluster.mesh.names[a] = out->cluster.axis_names[a];
+		out->best = t;
+		p = NULL;
+		ev = (shs_eval){ 0 };
+	}
+	shs_plan_free(p);
+	shs_eval_free(&ev);
+	free(r);
+	return rc;
+}
+
+/* Lays mesh on the cluster and tries every seeding its axes call for. */
+static int try_mesh(searcher *s, const char *mesh)
+{
+	shs_cluster_spec spec = *s->spec;
+	shs_cluster *c = malloc(sizeof(*c));
+	seeding g[2];
+	uint32_t n;
+	int rc = c ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
+
+	spec.mesh = mesh;
+	if (rc == SHS_OK)
+		rc = shs_cluster_make(s->cat, &spec, c, s->e);
+	n = rc == SHS_OK ? seedings_of(&c->mesh, g) : 0;
+	for (uint32_t k = 0; k < n && rc == SHS_OK; k++)
+		rc = try_plan(s, c, &g[k]);
+	free(c);
+	return rc;
+}
+
+/* The widest tensor axis worth trying: an NVLink domain on GPUs, 16 chips on a TPU slice. */
+static int64_t max_tensor(const shs_cluster *c)
+{
+	for (uint32_t p = 0; p < c->n_phys; p++)
+		if (c->phys[p].kind == SHS_PHYS_NODE)
+			return c->phys[p].size;
+	return MAX_TPU_TENSOR;
+}
+
+static int compare_tries(const void *a, const void *b)
+{
+	const shs_search_try *x = a, *y = b;
+
+	if (beats(x, y) || beats(y, x))
+		return beats(x, y) ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
+	       const shs_cluster_spec *spec, const shs_search_options *o,
+	       shs_search_result *out, shs_err *e)
+{
+	searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o, .out = out, .e = e };
+	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
+	shs_cluster_spec whole = *spec;
+	shs_cluster *base = calloc(1, sizeof(*base));
+	uint32_t n = 0;
+	int rc = base ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "search: out of memory");
+
+	memset(out, 0, sizeof(*out));
+	s.start = now_s();
+	whole.mesh = NULL;
+	if (rc == SHS_OK && o->mesh) {
+		rc = try_mesh(&s, o->mesh);
+		goto done;
+	}
+	if (rc == SHS_OK)
+		rc = shs_cluster_make(cat, &whole, base, e);
+	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
+		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
+	if (rc == SHS_OK)
+		n = shs__search_meshes(base->devices, max_tensor(base), meshes, MAX_MESHES);
+	if (n > MAX_MESHES)
+		n = MAX_MESHES;
+	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
+		if (o->time_budget_s > 0 && out->plan && now_s() - s.start > o->time_budget_s) {
+			out->partial = true;
+			break;
+		}
+		rc = try_mesh(&s, meshes[k]);
+	}
+done:
+	if (rc == SHS_OK && !out->plan)
+		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh to try");
+	if (rc == SHS_OK) {
+		qsort(out->tries, out->n_tries, sizeof(*out->tries), compare_tries);
+		out->zero_stage = shs__zero_stage(m, out->plan, &out->eval);
+		out->search_time_s = now_s() - s.start;
+	} else {
+		shs_search_result_free(out);
+	}
+	free(meshes);
+	free(base);
+	return rc;
+}
+
+void shs_search_result_free(shs_search_result *r)
+{
+	if (!r)
+		return;
+	shs_plan_free(r->plan);
+	shs_eval_free(&r->eval);
+	free(r->tries);
+	memset(r, 0, sizeof(*r));
+}

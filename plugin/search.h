@@ -1,0 +1,78 @@
+/* The search: over the meshes of a cluster and the plans their axes seed, the plan with the
+ * lowest evaluated step time that fits in HBM. */
+#ifndef SHS_SEARCH_H
+#define SHS_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "evaluate.h"
+#include "host.h"
+#include "plan.h"
+
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16 };
+
+/* Step times within this relative difference are equally fast. */
+#define SHS_SEARCH_TIE 1e-6
+
+typedef struct shs_search_options {
+	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
+	const char *mesh;       /* a pinned mesh ("fsdp=16,tensor=4", @ layouts allowed), or NULL:
+				 * every mesh the search enumerates */
+	double time_budget_s;   /* stop after this long with the best plan so far (0: no limit) */
+	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
+	shs_warn_fn warn;       /* propagation warnings, or NULL */
+	void *warn_user;
+} shs_search_options;
+
+/* One candidate the search evaluated: a mesh and the plan its axes seed. */
+typedef struct shs_search_try {
+	char mesh[SHS_SEARCH_TEXT];       /* with its layout: "data=2@x,fsdp=16@yz,tensor=4@z" */
+	char plan[SHS_SEARCH_PLAN_NAME];  /* dp, fsdp, zero1, tp, fsdp+tp, zero1+tp */
+	double step_time_s, compute_s, exposed_comm_s, comm_s, memory_bytes, mfu;
+	const char *bound;                /* static: "compute", "communication", "memory" */
+	bool fits;
+	uint32_t order;                   /* when it was evaluated (ties keep the earlier) */
+} shs_search_try;
+
+typedef struct shs_search_result {
+	shs_plan *plan;            /* the chosen plan (owned; free with shs_search_result_free) */
+	shs_cluster cluster;       /* its cluster, laid out with its mesh */
+	shs_eval eval;             /* its evaluation (owned) */
+	shs_search_try best;       /* its summary */
+	int zero_stage;            /* what the plan amounts to: 0 (data parallel), 1 (optimizer
+				    * state split over the batch axes), 2 (and the gradients), 3
+				    * (and the weights: FSDP) */
+	uint32_t n_tries;
+	shs_search_try *tries;     /* every candidate evaluated, best first (owned) */
+	bool partial;              /* the time budget ended the search: the best found so far */
+	double search_time_s;
+} shs_search_result;
+
+/* Searches plans for m on the cluster spec describes (its mesh field is ignored; o->mesh pins
+ * one). A plan that fits beats every one that does not; of those that fit the fastest wins,
+ * and of equally fast ones (within SHS_SEARCH_TIE) the one that moves the fewest bytes over
+ * the links (all its collectives' time), then the earlier; when none fits, the one with the
+ * least memory. Every mesh is evaluated in a fixed order, so the result is deterministic. On success *out is filled (free with shs_search_result_free).
+ * Returns SHS_OK, SHS_EINVAL (bad cluster or pinned mesh, no mesh to try) or SHS_ENOMEM. */
+int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
+	       const shs_cluster_spec *spec, const shs_search_options *o,
+	       shs_search_result *out, shs_err *e);
+
+/* Frees what r owns and zeroes it; NULL does nothing. */
+void shs_search_result_free(shs_search_result *r);
+
+/* Meshes the search tries on a cluster of n devices (search_mesh.c): "data=d,fsdp=f,tensor=t"
+ * with the size-1 axes left out, t up to max_tensor (each a divisor of n), f and d any split of
+ * the rest; at most cap texts of SHS_SEARCH_TEXT bytes into out. Returns how many there are
+ * (which may exceed cap). */
+uint32_t shs__search_meshes(int64_t n, int64_t max_tensor, char (*out)[SHS_SEARCH_TEXT],
+			    uint32_t cap);
+
+/* The ZeRO stage plan p on mesh amounts to (search_zero.c), from the shardings of the entry
+ * parameters (weights against optimizer state, by path) over the batch axes (data, fsdp) and
+ * whether ev reduce-scatters the gradients over them. */
+int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev);
+
+#endif
