@@ -8,7 +8,7 @@
 
 #include "search.h"
 
-enum { MAX_MESHES = 4096, MAX_TPU_TENSOR = 16 };
+enum { MAX_MESHES = 4096 };
 
 /* One plan seeding: the named plan's kind and whether fsdp splits only the optimizer state. */
 typedef struct seeding {
@@ -177,15 +177,6 @@ static int try_mesh(searcher *s, const char *mesh)
 	return rc;
 }
 
-/* The widest tensor axis worth trying: an NVLink domain on GPUs, 16 chips on a TPU slice. */
-static int64_t max_tensor(const shs_cluster *c)
-{
-	for (uint32_t p = 0; p < c->n_phys; p++)
-		if (c->phys[p].kind == SHS_PHYS_NODE)
-			return c->phys[p].size;
-	return MAX_TPU_TENSOR;
-}
-
 static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
@@ -218,7 +209,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
 		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK)
-		n = shs__search_meshes(base->devices, max_tensor(base), meshes, MAX_MESHES);
+		n = shs__search_meshes(base->devices, meshes, MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;
 	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {

@@ -64,11 +64,10 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 void shs_search_result_free(shs_search_result *r);
 
 /* Meshes the search tries on a cluster of n devices (search_mesh.c): "data=d,fsdp=f,tensor=t"
- * with the size-1 axes left out, t up to max_tensor (each a divisor of n), f and d any split of
- * the rest; at most cap texts of SHS_SEARCH_TEXT bytes into out. Returns how many there are
+ * for every t dividing n and every f dividing n / t, the size-1 axes left out (all of them:
+ * "data=1"); at most cap texts of SHS_SEARCH_TEXT bytes into out. Returns how many there are
  * (which may exceed cap). */
-uint32_t shs__search_meshes(int64_t n, int64_t max_tensor, char (*out)[SHS_SEARCH_TEXT],
-			    uint32_t cap);
+uint32_t shs__search_meshes(int64_t n, char (*out)[SHS_SEARCH_TEXT], uint32_t cap);
 
 /* The ZeRO stage plan p on mesh amounts to (search_zero.c), from the shardings of the entry
  * parameters (weights against optimizer state, by path) over the batch axes (data, fsdp) and

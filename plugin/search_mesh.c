@@ -19,13 +19,12 @@ static void mesh_text(int64_t d, int64_t f, int64_t t, char *buf, size_t cap)
 		snprintf(buf, cap, "data=1");
 }
 
-uint32_t shs__search_meshes(int64_t n, int64_t max_tensor, char (*out)[SHS_SEARCH_TEXT],
-			    uint32_t cap)
+uint32_t shs__search_meshes(int64_t n, char (*out)[SHS_SEARCH_TEXT], uint32_t cap)
 {
 	uint32_t count = 0;
 
 	/* tensor first (the fastest links), then fsdp; data takes the rest */
-	for (int64_t t = 1; t <= n && t <= max_tensor; t++) {
+	for (int64_t t = 1; t <= n; t++) {
 		if (n % t)
 			continue;
 		for (int64_t f = 1; f <= n / t; f++) {

@@ -1,0 +1,280 @@
+/* The search: never worse than a canonical plan, and the book's choices on the mlp-only model. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "roofline.h"
+#include "search.h"
+#include "test_util.h"
+
+/* Generates preset with the settings (NULL-terminated key, value pairs). */
+static shs_module *generate(const char *preset, const char *const *set)
+{
+	shs_gen_config g = shs_test_preset(preset);
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	for (; set && set[0]; set += 2)
+		SHS_ASSERT_OK(shs_gen_config_set(&g, set[0], set[1], &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+	return m;
+}
+
+static shs_host *host(void)
+{
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	return h;
+}
+
+static void search(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
+		   shs_search_result *r)
+{
+	shs_hw_catalog cat;
+	shs_search_options o = { 0 };
+	shs_err e = { 0 };
+
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_search(h, m, &cat, spec, &o, r, &e), &e);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r->plan);
+}
+
+/* The size of the chosen mesh's axis name (1 when it has none). */
+static int64_t axis(const shs_search_result *r, const char *name)
+{
+	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
+		if (!strcmp(r->cluster.mesh.names[a], name))
+			return r->cluster.mesh.sizes[a];
+	return 1;
+}
+
+/* Evaluates the named plan kind on mesh (default layout) over spec's chips: *fits and the step
+ * time, or a negative time when the mesh or plan cannot be made. */
+static double canonical(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
+			const char *mesh, const char *kind, bool *fits)
+{
+	shs_cluster_spec s = *spec;
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_hw_catalog cat;
+	shs_cluster c;
+	shs_plan *p = NULL;
+	shs_eval ev = { 0 };
+	shs_err e = { 0 };
+	double t = -1;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_hw_catalog_builtin(&cat);
+	s.mesh = mesh;
+	if (shs_cluster_make(&cat, &s, &c, &e) == SHS_OK &&
+	    shs_plan_parse_mesh(r, mesh, &e) == SHS_OK &&
+	    shs_plan_parse_kind(r, kind, &e) == SHS_OK &&
+	    shs_plan_make(h, m, r, &p, &e) == SHS_OK &&
+	    shs_evaluate(m, p, &c, NULL, &ev, &e) == SHS_OK) {
+		t = ev.step_time_s;
+		*fits = ev.fits;
+	}
+	shs_eval_free(&ev);
+	shs_plan_free(p);
+	free(r);
+	return t;
+}
+
+/* The chosen plan's step time is at most every canonical plan's that fits: dp; fsdp, tp and
+ * fsdp+tp at every degree k dividing the device count. */
+static void assert_never_worse(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
+			       int64_t n, const shs_search_result *r, const char *what)
+{
+	char mesh[128];
+	int checked = 0;
+
+	for (int64_t k = 1; k <= n; k++) {
+		struct {
+			const char *kind;
+			long long d, f, t;
+		} plans[] = { { "dp", n, 1, 1 }, { "fsdp", n / k, k, 1 }, { "tp", n / k, 1, k },
+			      { "fsdp+tp", 1, n / k, k } };
+		if (n % k)
+			continue;
+		for (size_t j = 0; j < sizeof(plans) / sizeof(plans[0]); j++) {
+			bool fits = false;
+			double t;
+			if (!strcmp(plans[j].kind, "dp") && k > 1)
+				continue;
+			snprintf(mesh, sizeof(mesh), "data=%lld,fsdp=%lld,tensor=%lld", plans[j].d,
+				 plans[j].f, plans[j].t);
+			t = canonical(h, m, spec, mesh, plans[j].kind, &fits);
+			if (t < 0 || !fits)
+				continue;
+			checked++;
+			if (r->eval.step_time_s > t * (1 + 1e-9))
+				fprintf(stderr, "\n  %s: search %.6g s > %s on %s %.6g s\n", what,
+					r->eval.step_time_s, plans[j].kind, mesh, t);
+			CU_ASSERT_TRUE(r->eval.step_time_s <= t * (1 + 1e-9));
+		}
+	}
+	/* a search whose plan fits had some canonical plan that fits to compare with */
+	CU_ASSERT_TRUE(checked > 0 || !r->eval.fits);
+}
+
+/* Every preset (2 layers, scanned) on 256 v5p chips and 64 H100s. */
+static void test_never_worse_than_canonical(void)
+{
+	static const shs_cluster_spec clusters[] = {
+		{ .hardware = "v5p", .devices = 256, .slices = 1 },
+		{ .hardware = "h100", .devices = 64, .slices = 1 },
+	};
+	static const int64_t sizes[] = { 256, 64 };
+	static const char *const set[] = { "layers", "2", "scan", "true", NULL };
+	const char *const *names = shs_gen_preset_names();
+	shs_host *h = host();
+
+	for (int k = 0; names[k]; k++) {
+		shs_module *m = generate(names[k], set);
+		for (size_t j = 0; j < sizeof(clusters) / sizeof(clusters[0]); j++) {
+			shs_search_result r;
+			char what[96];
+			search(h, m, &clusters[j], &r);
+			snprintf(what, sizeof(what), "%s on %s", names[k], clusters[j].hardware);
+			assert_never_worse(h, m, &clusters[j], sizes[j], &r, what);
+			shs_search_result_free(&r);
+		}
+		shs_module_free(m);
+	}
+	shs_host_free(h);
+}
+
+/* mlp-only on v5p 4x4x4 (64 chips), D = 8192, F = 32768, at tokens per chip, with layers
+ * (scanned when there are more than 2): the search's choice. */
+static void search_mlp(shs_host *h, int64_t per_chip, const char *layers, shs_search_result *r)
+{
+	static const shs_cluster_spec v5p = { .hardware = "v5p", .topology = "4x4x4", .slices = 1 };
+	char batch[32];
+	const char *scan = strcmp(layers, "2") ? "true" : "false";
+	const char *set[] = { "layers", layers, "scan", scan, "batch", batch, NULL };
+	shs_module *m;
+
+	snprintf(batch, sizeof(batch), "%lld", (long long)(per_chip * 64));
+	m = generate("mlp-only", set);
+	search(h, m, &v5p, r);
+	shs_module_free(m);
+}
+
+/* A tensor axis no wider than the book's F M / (C / W) for compute-bound TP, M the physical
+ * axes it spans. */
+static void assert_tp_bound(const shs_search_result *r)
+{
+	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++) {
+		double m_axes = 0;
+		if (strcmp(r->cluster.mesh.names[a], "tensor"))
+			continue;
+		for (uint32_t p = 0; p < r->cluster.n_phys; p++)
+			m_axes += (r->cluster.span[a] >> p) & 1u;
+		CU_ASSERT_TRUE(r->cluster.mesh.sizes[a] <=
+			       shs_rf_tp_max(shs_rf_ici_oneway_intensity(&r->cluster.hw) / 2, m_axes,
+					     32768));
+	}
+}
+
+/* The book's choices: pure data parallelism when the model and its Adam state fit and the batch
+ * per chip is large; FSDP (ZeRO-3) when they do not fit; FSDP with tensor parallelism when
+ * tokens per chip fall between about 100 and 850; TP never wider than the book allows. */
+static void test_book_choices(void)
+{
+	shs_host *h = host();
+	shs_search_result r;
+	bool dp_fits = true;
+
+	/* 2 layers, 1.1e9 parameters: data parallelism fits; 1200 tokens per chip */
+	search_mlp(h, 1200, "2", &r);
+	SHS_ASSERT_INT_EQ(r.zero_stage, 0);
+	SHS_ASSERT_INT_EQ(axis(&r, "fsdp") * axis(&r, "tensor"), 1);
+	CU_ASSERT_TRUE(r.eval.fits);
+	shs_search_result_free(&r);
+	/* 32 layers, 17e9 parameters (137 GB of state whole): FSDP at 4096 tokens per chip */
+	search_mlp(h, 4096, "32", &r);
+	for (uint32_t k = 0; k < r.n_tries; k++)
+		if (!strcmp(r.tries[k].plan, "dp"))
+			dp_fits = r.tries[k].fits;
+	CU_ASSERT_FALSE(dp_fits);
+	SHS_ASSERT_INT_EQ(r.zero_stage, 3);
+	CU_ASSERT_TRUE(axis(&r, "fsdp") > 1 && r.eval.fits);
+	assert_tp_bound(&r);
+	shs_search_result_free(&r);
+	/* FSDP + TP in between */
+	for (int64_t per_chip = 150; per_chip <= 800; per_chip += 325) {
+		search_mlp(h, per_chip, "32", &r);
+		CU_ASSERT_TRUE(axis(&r, "fsdp") > 1 && axis(&r, "tensor") > 1);
+		SHS_ASSERT_INT_EQ(r.zero_stage, 3);
+		assert_tp_bound(&r);
+		shs_search_result_free(&r);
+	}
+	shs_host_free(h);
+}
+
+/* The same search twice gives the same plan, candidates and order; a time budget too short
+ * for more than one candidate marks the result partial. */
+static void test_deterministic_and_budget(void)
+{
+	static const shs_cluster_spec spec = { .hardware = "v5p", .topology = "2x2x2",
+					       .slices = 1 };
+	static const char *const set[] = { "layers", "2", "batch", "4096", NULL };
+	shs_module *m = generate("mlp-only", set);
+	shs_host *h = host();
+	shs_search_result a, b, c;
+	shs_search_options o = { .time_budget_s = 1e-12 };
+	shs_hw_catalog cat;
+	shs_err e = { 0 };
+
+	search(h, m, &spec, &a);
+	search(h, m, &spec, &b);
+	SHS_ASSERT_STR_EQ(a.best.mesh, b.best.mesh);
+	SHS_ASSERT_INT_EQ(a.n_tries, b.n_tries);
+	for (uint32_t k = 0; k < a.n_tries && k < b.n_tries; k++) {
+		SHS_ASSERT_STR_EQ(a.tries[k].mesh, b.tries[k].mesh);
+		CU_ASSERT_EQUAL(a.tries[k].step_time_s, b.tries[k].step_time_s);
+	}
+	CU_ASSERT_FALSE(a.partial);
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &c, &e), &e);
+	CU_ASSERT_TRUE(c.partial);
+	CU_ASSERT_TRUE(c.n_tries < a.n_tries);
+	shs_search_result_free(&a);
+	shs_search_result_free(&b);
+	shs_search_result_free(&c);
+	shs_host_free(h);
+	shs_module_free(m);
+}
+
+/* The meshes: every split of n over data, fsdp and tensor, once each. */
+static void test_meshes(void)
+{
+	char out[64][SHS_SEARCH_TEXT];
+	uint32_t n = shs__search_meshes(8, out, 64);
+
+	/* t in {1, 2, 4, 8}, f dividing 8 / t: 4 + 3 + 2 + 1 */
+	SHS_ASSERT_INT_EQ(n, 10);
+	SHS_ASSERT_STR_EQ(out[0], "data=8");
+	SHS_ASSERT_STR_EQ(out[1], "data=4,fsdp=2");
+	SHS_ASSERT_STR_EQ(out[9], "tensor=8");
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++)
+			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(1, out, 64), 1);
+	SHS_ASSERT_STR_EQ(out[0], "data=1");
+	/* more than fit: counted, not written */
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, out, 2), 405);
+}
+
+CU_TestInfo search_tests[] = {
+	{ "meshes: every split over data, fsdp, tensor", test_meshes },
+	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
+	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
+	{ "deterministic; the time budget marks a partial result", test_deterministic_and_budget },
+	CU_TEST_INFO_NULL,
+};
