@@ -339,7 +339,8 @@ static void finish(evaluator *x)
 /* Hands the collective sites to ev, largest first. */
 static void adopt_sites(evaluator *x)
 {
-	qsort(x->colls, x->n_colls, sizeof(*x->colls), cmp_sites);
+	if (x->n_colls)
+		qsort(x->colls, x->n_colls, sizeof(*x->colls), cmp_sites);
 	x->ev->colls = x->colls;
 	x->ev->n_colls = x->n_colls;
 	x->colls = NULL;

@@ -297,7 +297,8 @@ static int list_plugins(const char *dir, char ***out, size_t *n_out, shs_err *e)
 			goto out_nomem;
 		n++;
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	*out = names;
 	*n_out = n;
 	goto out_close;

@@ -31,7 +31,8 @@ typedef struct shs_search_try {
 	char mesh[SHS_SEARCH_TEXT];       /* with its layout: "data=2@x,fsdp=16@yz,tensor=4@z" */
 	char plan[SHS_SEARCH_PLAN_NAME];  /* dp, fsdp, zero1, tp, fsdp+tp, zero1+tp */
 	double step_time_s, compute_s, exposed_comm_s, comm_s, memory_bytes, mfu;
-	const char *bound;                /* static: "compute", "communication", "memory" */
+	const char *bound;                /* static: "compute", "communication",
+					   * "memory bandwidth" */
 	bool fits;
 	uint32_t order;                   /* when it was evaluated (ties keep the earlier) */
 } shs_search_try;
