@@ -111,6 +111,23 @@ static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev
 	t->fits = ev->fits;
 }
 
+/* Evaluates p on c: with the options' remat policy, or, unless it is fixed, with more remat
+ * while the plan does not fit (dots, then full); *remat is the policy used. */
+static int evaluate(searcher *s, const shs_plan *p, const shs_cluster *c, shs_eval *ev,
+		    shs_remat *remat)
+{
+	shs_eval_options o = s->o->eval;
+	int rc = shs_evaluate(s->m, p, c, &o, ev, s->e);
+
+	while (rc == SHS_OK && !ev->fits && !s->o->fixed_remat && o.remat < SHS_REMAT_FULL) {
+		o.remat = (shs_remat)(o.remat + 1);
+		shs_eval_free(ev);
+		rc = shs_evaluate(s->m, p, c, &o, ev, s->e);
+	}
+	*remat = o.remat;
+	return rc;
+}
+
 /* Makes and evaluates the plan seeding g calls for on cluster c; keeps it when it is the best. */
 static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 {
@@ -118,6 +135,7 @@ static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 	shs_search_result *out = s->out;
 	char mesh[SHS_SEARCH_TEXT];
 	shs_search_try t;
+	shs_remat remat = SHS_REMAT_NONE;
 	shs_plan *p = NULL;
 	shs_eval ev = { 0 };
 	int rc = r ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
@@ -135,9 +153,10 @@ static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 		rc = shs_plan_make(s->h, s->m, r, &p, s->e);
 	}
 	if (rc == SHS_OK)
-		rc = shs_evaluate(s->m, p, c, &s->o->eval, &ev, s->e);
+		rc = evaluate(s, p, c, &ev, &remat);
 	if (rc == SHS_OK) {
 		summarize(c, g, &ev, &t);
+		t.remat = remat;
 		rc = add_try(s, &t);
 	}
 	if (rc == SHS_OK && (!out->plan || beats(&t, &out->best))) {
@@ -158,19 +177,25 @@ static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 	return rc;
 }
 
-/* Lays mesh on the cluster and tries every seeding its axes call for. */
-static int try_mesh(searcher *s, const char *mesh)
+/* Lays mesh on the cluster and tries every seeding its axes call for. A mesh the physical axes
+ * cannot hold is skipped, unless it is the one the caller pinned (an error). */
+static int try_mesh(searcher *s, const char *mesh, bool pinned)
 {
 	shs_cluster_spec spec = *s->spec;
 	shs_cluster *c = malloc(sizeof(*c));
 	seeding g[2];
-	uint32_t n;
+	uint32_t n = 0;
 	int rc = c ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
 
 	spec.mesh = mesh;
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(s->cat, &spec, c, s->e);
-	n = rc == SHS_OK ? seedings_of(&c->mesh, g) : 0;
+	if (rc == SHS_EINVAL && !pinned) {
+		s->out->n_skipped++;
+		rc = SHS_OK;
+	} else if (rc == SHS_OK) {
+		n = seedings_of(&c->mesh, g);
+	}
 	for (uint32_t k = 0; k < n && rc == SHS_OK; k++)
 		rc = try_plan(s, c, &g[k]);
 	free(c);
@@ -201,7 +226,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	s.start = now_s();
 	whole.mesh = NULL;
 	if (rc == SHS_OK && o->mesh) {
-		rc = try_mesh(&s, o->mesh);
+		rc = try_mesh(&s, o->mesh, true);
 		goto done;
 	}
 	if (rc == SHS_OK)
@@ -217,11 +242,11 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 			out->partial = true;
 			break;
 		}
-		rc = try_mesh(&s, meshes[k]);
+		rc = try_mesh(&s, meshes[k], false);
 	}
 done:
 	if (rc == SHS_OK && !out->plan)
-		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh to try");
+		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh fits the cluster's physical axes");
 	if (rc == SHS_OK) {
 		qsort(out->tries, out->n_tries, sizeof(*out->tries), compare_tries);
 		out->zero_stage = shs__zero_stage(m, out->plan, &out->eval);

@@ -18,6 +18,8 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16 };
 
 typedef struct shs_search_options {
 	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
+	bool fixed_remat;       /* evaluate with eval.remat only; else a candidate that does not
+				 * fit is evaluated again with remat dots, then full */
 	const char *mesh;       /* a pinned mesh ("fsdp=16,tensor=4", @ layouts allowed), or NULL:
 				 * every mesh the search enumerates */
 	double time_budget_s;   /* stop after this long with the best plan so far (0: no limit) */
@@ -30,6 +32,7 @@ typedef struct shs_search_options {
 typedef struct shs_search_try {
 	char mesh[SHS_SEARCH_TEXT];       /* with its layout: "data=2@x,fsdp=16@yz,tensor=4@z" */
 	char plan[SHS_SEARCH_PLAN_NAME];  /* dp, fsdp, zero1, tp, fsdp+tp, zero1+tp */
+	shs_remat remat;                  /* the remat policy it was evaluated with */
 	double step_time_s, compute_s, exposed_comm_s, comm_s, memory_bytes, mfu;
 	const char *bound;                /* static: "compute", "communication",
 					   * "memory bandwidth" */
@@ -47,6 +50,7 @@ typedef struct shs_search_result {
 				    * (and the weights: FSDP) */
 	uint32_t n_tries;
 	shs_search_try *tries;     /* every candidate evaluated, best first (owned) */
+	uint32_t n_skipped;        /* meshes the physical axes cannot hold (default layout) */
 	bool partial;              /* the time budget ended the search: the best found so far */
 	double search_time_s;
 } shs_search_result;

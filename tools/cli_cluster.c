@@ -82,6 +82,7 @@ static int valued(const char *cmd, const char *a, const char *v, shs_cli_cluster
 		if ((c = choice(v, remats)) < 0)
 			bad = "takes none, dots or full";
 		o->eval.remat = (shs_remat)c;
+		o->remat_given = true;
 	} else if (!strcmp(a, "--prefetch")) {
 		if (!count_arg(v, &n) || n > MAX_PREFETCH)
 			bad = "takes 1 to 16";

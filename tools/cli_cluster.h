@@ -12,6 +12,7 @@ typedef struct shs_cli_cluster_opts {
 	shs_cluster_spec spec;    /* --hardware, --topology, --devices, --slices (borrowed) */
 	const char *hw_file;      /* --hardware-file, or NULL */
 	shs_eval_options eval;    /* --remat, --schedule, --prefetch, --no-overlap, --no-fusion */
+	bool remat_given;         /* --remat was given */
 } shs_cli_cluster_opts;
 
 /* Help text of the cluster options, and of the evaluation options. */

@@ -85,6 +85,8 @@ static void print_weight(void *user, const char *path, const char *shape, const 
 	printf("  %s  %s  %s\n", path, shape, spec);
 }
 
+static const char *const remat_name[] = { "none", "dots", "full" };
+
 static const char *const stage_text[] = {
 	"ZeRO-0: data parallel, model state whole on every device of a replica",
 	"ZeRO-1: Adam state split over the batch axes",
@@ -100,7 +102,8 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 
 	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
 	printf("mesh            %s\n", describe);
-	printf("plan            %s seeds; %s\n", r->best.plan, stage_text[r->zero_stage & 3]);
+	printf("plan            %s seeds, remat %s; %s\n", r->best.plan,
+	       remat_name[r->best.remat % 3], stage_text[r->zero_stage & 3]);
 	printf("step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
 	       100 * ev->mfu);
 	printf("memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
@@ -108,8 +111,8 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	printf("exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		printf(" %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
-	printf("\nsearch          %u candidates in %.3g s (load %.3g s)%s\n", r->n_tries,
-	       r->search_time_s, load_s,
+	printf("\nsearch          %u candidates in %.3g s (load %.3g s), %u meshes the physical "
+	       "axes cannot hold skipped%s\n", r->n_tries, r->search_time_s, load_s, r->n_skipped,
 	       r->partial ? "; the time budget ended it: the best plan found so far" : "");
 	printf("weights\n");
 	for_weights(m, r, print_weight, NULL);
@@ -117,7 +120,8 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	for (uint32_t k = 0; k < n; k++) {
 		const shs_search_try *t = &r->tries[idx[k]];
 		why_loses(r, t, why, sizeof(why));
-		printf("  %s (%s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan, t->step_time_s,
+		printf("  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
+		       remat_name[t->remat % 3], t->step_time_s,
 		       100 * (t->step_time_s / ev->step_time_s - 1), why);
 	}
 }
@@ -156,6 +160,7 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 	json_object_set_new(o, "mesh", mesh);
 	json_object_set_new(o, "layout", json_string(r->best.mesh));
 	json_object_set_new(o, "plan", json_string(r->best.plan));
+	json_object_set_new(o, "remat", json_string(remat_name[r->best.remat % 3]));
 	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
 	json_object_set_new(o, "mfu", json_real(ev->mfu));
 	json_object_set_new(o, "bound", json_string(ev->bound));

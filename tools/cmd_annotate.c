@@ -20,8 +20,9 @@ static const char usage_head[] =
 	"\n"
 	"Without --plan, searches the meshes of the cluster (data, fsdp, tensor; or the one --mesh\n"
 	"pins) and on each the plans their axes seed (FSDP as ZeRO-3 and as ZeRO-1/2, with tensor\n"
-	"parallelism when there is a tensor axis), evaluates every one, writes OUT with the\n"
-	"fastest that fits in HBM and reports it: mesh, step time, MFU, bound, memory, exposed\n"
+	"parallelism when there is a tensor axis), evaluates every one (with more remat while it\n"
+	"does not fit, unless --remat fixes it), writes OUT with the fastest that fits in HBM\n"
+	"and reports it: mesh, step time, MFU, bound, memory, exposed\n"
 	"communication, the ZeRO stage, how each weight is sharded and the five best runner-up\n"
 	"meshes. With --plan, seeds the entry parameters with the plan's shardings and propagates\n"
 	"them (no cluster needed). Either way every instruction gets a sharding (reducer regions\n"
@@ -180,6 +181,7 @@ static int annotate_search(const args *a, shs_host *h, shs_module *m, double loa
 {
 	shs_hw_catalog *cat = calloc(1, sizeof(*cat));
 	shs_search_options o = { .eval = a->cluster.eval, .mesh = a->plan.mesh,
+				 .fixed_remat = a->cluster.remat_given,
 				 .time_budget_s = a->time_budget_s,
 				 .ignore_hints = a->plan.ignore_hints };
 	shs_search_result r = { 0 };
