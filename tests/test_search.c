@@ -54,8 +54,9 @@ static int64_t axis(const shs_search_result *r, const char *name)
 	return 1;
 }
 
-/* Evaluates the named plan kind on mesh (default layout) over spec's chips: *fits and the step
- * time, or a negative time when the mesh or plan cannot be made. */
+/* Evaluates the named plan kind on mesh (default layout) over spec's chips, with remat none,
+ * dots or full, the first that fits: *fits and the step time, or a negative time when the mesh
+ * or plan cannot be made. */
 static double canonical(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
 			const char *mesh, const char *kind, bool *fits)
 {
@@ -74,10 +75,15 @@ static double canonical(shs_host *h, const shs_module *m, const shs_cluster_spec
 	if (shs_cluster_make(&cat, &s, &c, &e) == SHS_OK &&
 	    shs_plan_parse_mesh(r, mesh, &e) == SHS_OK &&
 	    shs_plan_parse_kind(r, kind, &e) == SHS_OK &&
-	    shs_plan_make(h, m, r, &p, &e) == SHS_OK &&
-	    shs_evaluate(m, p, &c, NULL, &ev, &e) == SHS_OK) {
-		t = ev.step_time_s;
-		*fits = ev.fits;
+	    shs_plan_make(h, m, r, &p, &e) == SHS_OK) {
+		for (int remat = SHS_REMAT_NONE; remat <= SHS_REMAT_FULL && !*fits; remat++) {
+			shs_eval_options o = { .remat = (shs_remat)remat };
+			shs_eval_free(&ev);
+			if (shs_evaluate(m, p, &c, &o, &ev, &e) != SHS_OK)
+				break;
+			t = ev.step_time_s;
+			*fits = ev.fits;
+		}
 	}
 	shs_eval_free(&ev);
 	shs_plan_free(p);
