@@ -160,5 +160,23 @@ expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --time-bud
 has "$tmp/out" "the best plan found so far"
 expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --mesh fsdp=4,tensor=2 -o "$tmp/pinned.pb"
 has "$tmp/out" "fsdp=4"
+# a plugin built from the header alone, outside the build, offers a cheaper multiply: chosen
+mkdir -p "$tmp/cheap"
+if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin" -o "$tmp/cheap/cheap.so" "$src/tests/plugins/external/cheap.c"; then
+	ok
+	expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --plugins "$tmp/cheap" --json -o "$tmp/cheap.pb"
+	has "$tmp/out" '"ext.cheapmul"'
+	expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --json -o "$tmp/not-cheap.pb"
+	grep -qF '"ext.cheapmul"' "$tmp/out" && bad "ext.cheapmul used without its plugin" || ok
+else
+	bad "the cheap plugin did not build"
+fi
+# the real MaxText step: 8 H100s (its Sharding hints, 8-way, kept) and 64 v5p chips
+expect 0 "$ss" annotate "$maxtext" --hardware h100 --devices 8 -o "$tmp/maxtext-search.hlo"
+hints_out=$(grep -c 'custom_call_target="Sharding", sharding={devices=\[8,1,1\]<=\[8\]}' "$tmp/maxtext-search.hlo")
+[ "$hints_in" -gt 0 ] && [ "$hints_in" = "$hints_out" ] && ok || bad "MaxText search hints: $hints_in in, $hints_out out"
+expect 0 "$ss" info "$tmp/maxtext-search.hlo"
+expect 0 "$ss" annotate "$maxtext" --hardware v5p --devices 64 -o "$tmp/maxtext-search-64.pb"
+expect 0 "$ss" info "$tmp/maxtext-search-64.pb"
 
 finish

@@ -7,7 +7,7 @@
 #include "cli_report.h"
 #include "cli_text.h"
 
-enum { RUNNERS_UP = 5, PATH_CAP = 512, TEXT_CAP = 256 };
+enum { RUNNERS_UP = 5, PATH_CAP = 512, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
 
 static const double GIB = 1024.0 * 1024.0 * 1024.0;
 
@@ -79,6 +79,34 @@ static void for_weights(const shs_module *m, const shs_search_result *r, weight_
 	}
 }
 
+/* The strategies the plan uses, by name, with how many instructions each decides. */
+typedef struct tally {
+	const char *name[MAX_STRATEGIES];
+	uint32_t count[MAX_STRATEGIES];
+	uint32_t n;
+} tally;
+
+static void count_strategies(const shs_plan *p, tally *t)
+{
+	t->n = 0;
+	for (uint32_t c = 0; c < p->n_comps; c++)
+		for (uint32_t i = 0; i < p->n_instrs[c]; i++) {
+			const char *name = p->d[c][i].set ? p->d[c][i].strategy : NULL;
+			uint32_t k = 0;
+			if (!name)
+				continue;
+			while (k < t->n && strcmp(t->name[k], name))
+				k++;
+			if (k == t->n && t->n == MAX_STRATEGIES)
+				continue;
+			if (k == t->n) {
+				t->name[t->n] = name;
+				t->count[t->n++] = 0;
+			}
+			t->count[k]++;
+		}
+}
+
 static void print_weight(void *user, const char *path, const char *shape, const char *spec)
 {
 	(void)user;
@@ -99,6 +127,7 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	char describe[TEXT_CAP] = "", why[TEXT_CAP];
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
 	const shs_eval *ev = &r->eval;
+	tally used;
 
 	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
 	printf("mesh            %s\n", describe);
@@ -114,7 +143,11 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	printf("\nsearch          %u candidates in %.3g s (load %.3g s), %u meshes the physical "
 	       "axes cannot hold skipped%s\n", r->n_tries, r->search_time_s, load_s, r->n_skipped,
 	       r->partial ? "; the time budget ended it: the best plan found so far" : "");
-	printf("weights\n");
+	count_strategies(r->plan, &used);
+	printf("strategies     ");
+	for (uint32_t k = 0; k < used.n; k++)
+		printf(" %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
+	printf("\nweights\n");
 	for_weights(m, r, print_weight, NULL);
 	printf("runners-up\n");
 	for (uint32_t k = 0; k < n; k++) {
@@ -138,9 +171,10 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, double load_s)
 {
 	json_t *o = json_object(), *mesh = json_object(), *by_axis = json_object();
-	json_t *weights = json_object(), *ups = json_array();
+	json_t *weights = json_object(), *ups = json_array(), *strategies = json_object();
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
 	const shs_eval *ev = &r->eval;
+	tally used;
 
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++) {
 		json_object_set_new(mesh, r->cluster.mesh.names[a],
@@ -149,6 +183,9 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 				    json_real(ev->exposed_by_axis[a]));
 	}
 	for_weights(m, r, json_weight, weights);
+	count_strategies(r->plan, &used);
+	for (uint32_t k = 0; k < used.n; k++)
+		json_object_set_new(strategies, used.name[k], json_integer(used.count[k]));
 	for (uint32_t k = 0; k < n; k++) {
 		json_t *u = json_object();
 		json_object_set_new(u, "mesh", json_string(r->tries[idx[k]].mesh));
@@ -174,6 +211,7 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 	json_object_set_new(o, "candidates", json_integer(r->n_tries));
 	json_object_set_new(o, "partial", json_boolean(r->partial));
 	json_object_set_new(o, "weights", weights);
+	json_object_set_new(o, "strategies", strategies);
 	json_object_set_new(o, "runners_up", ups);
 	return o;
 }

@@ -7,8 +7,9 @@
 #include "search.h"
 
 /* Prints the chosen mesh and plan, step time, memory, exposed communication, the search's
- * figures, how each weight of m is sharded and the five best runner-up meshes with why they
- * lose (stdout). load_s: how long loading m took. */
+ * figures, the strategies the plan uses (with how many instructions each decides), how each
+ * weight of m is sharded and the five best runner-up meshes with why they lose (stdout).
+ * load_s: how long loading m took. */
 void shs_cli_report_print(const shs_module *m, const shs_search_result *r, double load_s);
 
 /* The same as a new JSON object (caller releases; NULL when out of memory). */
