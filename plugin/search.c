@@ -25,6 +25,7 @@ typedef struct searcher {
 	const shs_search_options *o;
 	shs_search_result *out;
 	uint32_t cap_tries;
+	bool all_exact;         /* every candidate so far was refined exhaustively */
 	double start;
 	shs_err *e;
 } searcher;
@@ -59,9 +60,7 @@ static uint32_t seedings_of(const shs_mesh *mesh, seeding *out)
 	return n;
 }
 
-/* Whether candidate a beats b: fitting first, then the faster, then the one whose collectives
- * take less link time (the smaller when neither fits). */
-static bool beats(const shs_search_try *a, const shs_search_try *b)
+bool shs__search_beats(const shs_search_try *a, const shs_search_try *b)
 {
 	double tie = SHS_SEARCH_TIE * (a->step_time_s > b->step_time_s ? a->step_time_s
 									 : b->step_time_s);
@@ -93,14 +92,8 @@ static int add_try(searcher *s, const shs_search_try *t)
 	return SHS_OK;
 }
 
-static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev,
-		      shs_search_try *t)
+void shs__search_summary(const shs_eval *ev, shs_search_try *t)
 {
-	memset(t, 0, sizeof(*t));
-	shs_cluster_describe(c, t->mesh, sizeof(t->mesh));
-	/* the mesh and its layout only, without the hardware in parentheses */
-	t->mesh[strcspn(t->mesh, " ")] = '\0';
-	snprintf(t->plan, sizeof(t->plan), "%s", g->name);
 	t->step_time_s = ev->step_time_s;
 	t->compute_s = ev->compute_s;
 	t->exposed_comm_s = ev->exposed_comm_s;
@@ -109,6 +102,17 @@ static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev
 	t->mfu = ev->mfu;
 	t->bound = ev->bound;
 	t->fits = ev->fits;
+}
+
+static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev,
+		      shs_search_try *t)
+{
+	memset(t, 0, sizeof(*t));
+	shs_cluster_describe(c, t->mesh, sizeof(t->mesh));
+	/* the mesh and its layout only, without the hardware in parentheses */
+	t->mesh[strcspn(t->mesh, " ")] = '\0';
+	snprintf(t->plan, sizeof(t->plan), "%s", g->name);
+	shs__search_summary(ev, t);
 }
 
 /* Evaluates p on c: with the options' remat policy, or, unless it is fixed, with more remat
@@ -125,6 +129,24 @@ static int evaluate(searcher *s, const shs_plan *p, const shs_cluster *c, shs_ev
 		rc = shs_evaluate(s->m, p, c, &o, ev, s->e);
 	}
 	*remat = o.remat;
+	return rc;
+}
+
+/* Refines plan p (evaluated as *ev with remat) by per-instruction choices: exhaustively when
+ * they are few, or (allow_sweep) by a sweep; counts the evaluations and whether every plan the
+ * search kept was refined exhaustively. */
+static int refine(searcher *s, const shs_cluster *c, shs_remat remat, bool allow_sweep,
+		  shs_plan *p, shs_eval *ev)
+{
+	shs_eval_options o = s->o->eval;
+	uint32_t n = 0;
+	bool exact = false;
+	int rc;
+
+	o.remat = remat;
+	rc = shs__search_refine(s->h, s->m, c, &o, allow_sweep, p, ev, &n, &exact, s->e);
+	s->out->refine_evals += n;
+	s->all_exact &= exact;
 	return rc;
 }
 
@@ -154,12 +176,14 @@ static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 	}
 	if (rc == SHS_OK)
 		rc = evaluate(s, p, c, &ev, &remat);
+	if (rc == SHS_OK)
+		rc = refine(s, c, remat, false, p, &ev);
 	if (rc == SHS_OK) {
 		summarize(c, g, &ev, &t);
 		t.remat = remat;
 		rc = add_try(s, &t);
 	}
-	if (rc == SHS_OK && (!out->plan || beats(&t, &out->best))) {
+	if (rc == SHS_OK && (!out->plan || shs__search_beats(&t, &out->best))) {
 		shs_plan_free(out->plan);
 		shs_eval_free(&out->eval);
 		out->plan = p;
@@ -202,12 +226,23 @@ static int try_mesh(searcher *s, const char *mesh, bool pinned)
 	return rc;
 }
 
+/* One coordinate-descent sweep over the best plan's per-instruction choices. */
+static int sweep_best(searcher *s)
+{
+	shs_search_result *out = s->out;
+	int rc = refine(s, &out->cluster, out->best.remat, true, out->plan, &out->eval);
+
+	if (rc == SHS_OK)
+		shs__search_summary(&out->eval, &out->best);
+	return rc;
+}
+
 static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
 
-	if (beats(x, y) || beats(y, x))
-		return beats(x, y) ? -1 : 1;
+	if (shs__search_beats(x, y) || shs__search_beats(y, x))
+		return shs__search_beats(x, y) ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -215,7 +250,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	       const shs_cluster_spec *spec, const shs_search_options *o,
 	       shs_search_result *out, shs_err *e)
 {
-	searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o, .out = out, .e = e };
+	searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o, .out = out, .e = e,
+		       .all_exact = true };
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
@@ -247,7 +283,11 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 done:
 	if (rc == SHS_OK && !out->plan)
 		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh fits the cluster's physical axes");
+	/* the winner, when the space was too large to enumerate, gets one sweep */
+	if (rc == SHS_OK && !s.all_exact && !out->partial)
+		rc = sweep_best(&s);
 	if (rc == SHS_OK) {
+		out->exact = s.all_exact && !out->partial;
 		qsort(out->tries, out->n_tries, sizeof(*out->tries), compare_tries);
 		out->zero_stage = shs__zero_stage(m, out->plan, &out->eval);
 		out->search_time_s = now_s() - s.start;

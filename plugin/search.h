@@ -15,6 +15,13 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16 };
 
 /* Step times within this relative difference are equally fast. */
 #define SHS_SEARCH_TIE 1e-6
+/* Per-instruction refinement: all combinations are evaluated when they number at most
+ * SHS_SEARCH_EXHAUSTIVE (exact); else one coordinate-descent sweep when it takes at most
+ * SHS_SEARCH_SWEEP evaluations; graphs with more than SHS_SEARCH_REFINE_MAX instructions to
+ * choose for are left as propagation made them. */
+#define SHS_SEARCH_EXHAUSTIVE 5000.0
+#define SHS_SEARCH_SWEEP 2000.0
+#define SHS_SEARCH_REFINE_MAX 256
 
 typedef struct shs_search_options {
 	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
@@ -51,6 +58,9 @@ typedef struct shs_search_result {
 	uint32_t n_tries;
 	shs_search_try *tries;     /* every candidate evaluated, best first (owned) */
 	uint32_t n_skipped;        /* meshes the physical axes cannot hold (default layout) */
+	uint32_t refine_evals;     /* evaluations of per-instruction choices */
+	bool exact;                /* every combination of per-instruction choices was evaluated
+				    * on every mesh and seeding tried */
 	bool partial;              /* the time budget ended the search: the best found so far */
 	double search_time_s;
 } shs_search_result;
@@ -73,6 +83,26 @@ void shs_search_result_free(shs_search_result *r);
  * "data=1"); at most cap texts of SHS_SEARCH_TEXT bytes into out. Returns how many there are
  * (which may exceed cap). */
 uint32_t shs__search_meshes(int64_t n, char (*out)[SHS_SEARCH_TEXT], uint32_t cap);
+
+/* Whether candidate a beats b (search.c): fitting first, then the faster (within
+ * SHS_SEARCH_TIE), then the one whose collectives take less link time; when neither fits, the
+ * smaller. */
+bool shs__search_beats(const shs_search_try *a, const shs_search_try *b);
+
+/* The figures of ev into t (step, compute, communication, memory, MFU, bound, fits); the mesh,
+ * plan and remat are left as they are. */
+void shs__search_summary(const shs_eval *ev, shs_search_try *t);
+
+/* Per-instruction refinement (search_refine.c) of plan p on cluster c, evaluated with o: every
+ * instruction the plugins serve (parameters, control flow and fixed decisions excepted) may take
+ * any candidate its plugins enumerate instead of propagation's. All combinations when they
+ * number at most SHS_SEARCH_EXHAUSTIVE (*exact true), else, when allow_sweep, one sweep of
+ * coordinate descent (each instruction in turn takes its best option) within SHS_SEARCH_SWEEP
+ * evaluations; else nothing. p and *ev (its evaluation) end as the best combination found.
+ * *evaluated counts the evaluations. Returns SHS_OK or SHS_ENOMEM. */
+int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
+		       const shs_eval_options *o, bool allow_sweep, shs_plan *p, shs_eval *ev,
+		       uint32_t *evaluated, bool *exact, shs_err *e);
 
 /* The ZeRO stage plan p on mesh amounts to (search_zero.c), from the shardings of the entry
  * parameters (weights against optimizer state, by path) over the batch axes (data, fsdp) and

@@ -6,9 +6,12 @@
 #include <string.h>
 
 #include "gen.h"
+#include "io.h"
 #include "roofline.h"
 #include "search.h"
 #include "test_util.h"
+
+enum { ORACLE_MAX_SLOTS = 16, ORACLE_MAX_LEAVES = 64, GRAPHS = 24, MODULE_CAP = 4096 };
 
 /* Generates preset with the settings (NULL-terminated key, value pairs). */
 static shs_module *generate(const char *preset, const char *const *set)
@@ -277,7 +280,207 @@ static void test_meshes(void)
 	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, out, 2), 405);
 }
 
+/* A random DAG over bf16 arrays large enough for compute and communication to trade off: the
+ * batch "inputs" [16384,8192], weights w0 [8192,8192] and w1 [8192,4096], then n ops, each a
+ * dot of a value with a weight whose rows match its columns, or an add or multiply of two
+ * values of one shape; the root is the last. seed picks the ops. */
+static char *random_module(unsigned seed, int n)
+{
+	static const char *const dims[] = { "16384,8192", "16384,4096" };
+	char *text = malloc(MODULE_CAP);
+	int shape[16], used = 0;   /* shape[v]: an index into dims */
+	size_t len = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	len += (size_t)snprintf(text + len, MODULE_CAP - len,
+				"HloModule dag%u\n\nENTRY main {\n"
+				"  v0 = bf16[16384,8192]{1,0} parameter(0), "
+				"metadata={op_name=\"inputs\"}\n"
+				"  w0 = bf16[8192,8192]{1,0} parameter(1)\n"
+				"  w1 = bf16[8192,4096]{1,0} parameter(2)\n", seed);
+	shape[used++] = 0;
+	for (int k = 0; k < n; k++) {
+		unsigned r = seed = seed * 1103515245u + 12345u;
+		int a = (int)((r >> 8) % (unsigned)used), b = (int)((r >> 16) % (unsigned)used);
+		const char *root = k == n - 1 ? "ROOT " : "";
+		if (shape[a] == 0 && ((r >> 4) & 1)) {
+			int w = (int)((r >> 5) & 1);
+			len += (size_t)snprintf(text + len, MODULE_CAP - len,
+						"  %sv%d = bf16[%s]{1,0} dot(v%d, w%d), "
+						"lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+						root, used, dims[w], a, w);
+			shape[used++] = w;
+			continue;
+		}
+		if (shape[b] != shape[a])
+			b = a;
+		len += (size_t)snprintf(text + len, MODULE_CAP - len,
+					"  %sv%d = bf16[%s]{1,0} %s(v%d, v%d)\n", root, used,
+					dims[shape[a]], (r >> 6) & 1 ? "add" : "multiply", a, b);
+		shape[used] = shape[a];
+		used++;
+	}
+	snprintf(text + len, MODULE_CAP - len, "}\n");
+	return text;
+}
+
+/* The brute-force oracle: what the search's space holds for one plan made by propagation, every
+ * combination of per-instruction candidates evaluated one by one. */
+typedef struct oracle {
+	shs_host *h;
+	const shs_module *m;
+	const shs_cluster *c;
+	shs_plan *p;
+	uint32_t n;
+	uint32_t instr[ORACLE_MAX_SLOTS];
+	shs_decision orig[ORACLE_MAX_SLOTS];
+	shs_cands cands[ORACLE_MAX_SLOTS];
+	double best;
+	uint32_t evaluated;
+} oracle;
+
+/* Writes option k (0: propagation's decision) of slot j into the plan's decision, borrowing the
+ * candidate's arrays (restored from orig before the plan is freed). */
+static void oracle_set(oracle *o, uint32_t j, uint32_t k)
+{
+	shs_decision *d = &o->p->d[o->m->entry][o->instr[j]];
+	const shs_cand *c;
+
+	if (!k) {
+		*d = o->orig[j];
+		return;
+	}
+	c = &o->cands[j].v[k - 1];
+	d->leaves = c->result;
+	d->n_leaves = c->n_result;
+	d->req = c->operands;
+	d->n_req = c->operand_first[c->n_operands];
+	d->req_first = c->operand_first;
+	d->flops = c->flops;
+	d->bytes = c->bytes;
+	d->colls = c->colls;
+	d->n_colls = c->n_colls;
+}
+
+static void oracle_walk(oracle *o, uint32_t j)
+{
+	shs_eval ev = { 0 };
+	shs_err e = { 0 };
+
+	if (j == o->n) {
+		if (shs_evaluate(o->m, o->p, o->c, NULL, &ev, &e) != SHS_OK) {
+			CU_FAIL(e.msg);
+			return;
+		}
+		o->evaluated++;
+		if (ev.fits && ev.step_time_s < o->best)
+			o->best = ev.step_time_s;
+		shs_eval_free(&ev);
+		return;
+	}
+	for (uint32_t k = 0; k <= o->cands[j].n; k++) {
+		oracle_set(o, j, k);
+		oracle_walk(o, j + 1);
+	}
+	oracle_set(o, j, 0);
+}
+
+/* The fastest step over every combination for plan kind (state_only: ZeRO-1/2) on c. */
+static double oracle_min(shs_host *h, const shs_module *m, const shs_cluster *c,
+			 shs_plan_kind kind, bool state_only, uint32_t *evaluated)
+{
+	const shs_computation *comp = shs_module_entry(m);
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	oracle o = { .h = h, .m = m, .c = c, .best = INFINITY };
+	char mesh[128];
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
+	r->kind = kind;
+	r->fsdp_state_only = state_only;
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, &o.p, &e), &e);
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		const shs_pspec *hints[ORACLE_MAX_LEAVES];
+		const shs_decision *d = &o.p->d[m->entry][i];
+		if (in->op == SHS_OP_PARAMETER || !d->set || d->fixed)
+			continue;
+		CU_ASSERT_FATAL(o.n < ORACLE_MAX_SLOTS && in->n_operands <= ORACLE_MAX_LEAVES);
+		for (uint32_t k = 0; k < in->n_operands; k++)
+			hints[k] = o.p->d[m->entry][in->operands[k]].leaves;
+		SHS_ASSERT_OK(shs_host_candidates(h, m, comp, in, &o.p->mesh, hints, NULL,
+						  SHS_PMODE_ENUMERATE, &o.cands[o.n], &e), &e);
+		o.instr[o.n] = i;
+		o.orig[o.n++] = *d;
+	}
+	oracle_walk(&o, 0);
+	for (uint32_t j = 0; j < o.n; j++)
+		shs_cands_free(&o.cands[j]);
+	shs_plan_free(o.p);
+	free(r);
+	*evaluated += o.evaluated;
+	return o.best;
+}
+
+/* Exactness: on random dot / elementwise DAGs, on 2x2 and 2x4 meshes, the search's step time is
+ * the minimum over every combination of the strategies in its space, evaluated one by one. */
+static void test_exact_on_small_graphs(void)
+{
+	static const struct {
+		const char *topology, *mesh;
+	} meshes[] = { { "2x2x1", "fsdp=2,tensor=2" }, { "2x4x1", "fsdp=2,tensor=4" } };
+	shs_host *h = host();
+	shs_hw_catalog cat;
+	int exact = 0;
+
+	shs_hw_catalog_builtin(&cat);
+	for (unsigned g = 0; g < GRAPHS; g++) {
+		char *text = random_module(g + 1, 2 + (int)(g % 2));
+		shs_module *m = NULL;
+		shs_err e = { 0 };
+		SHS_ASSERT_OK(shs_text_load(text, strlen(text), "dag", &m, &e), &e);
+		for (size_t k = 0; k < sizeof(meshes) / sizeof(meshes[0]); k++) {
+			shs_cluster_spec spec = { .hardware = "v5p", .topology = meshes[k].topology,
+						  .slices = 1, .mesh = meshes[k].mesh };
+			shs_search_options o = { .mesh = meshes[k].mesh };
+			shs_search_result r;
+			shs_cluster c;
+			shs_eval again = { 0 };
+			uint32_t evaluated = 0;
+			double want;
+			SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &c, &e), &e);
+			SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &r, &e), &e);
+			want = fmin(oracle_min(h, m, &c, SHS_PLAN_FSDP_TP, false, &evaluated),
+				    oracle_min(h, m, &c, SHS_PLAN_FSDP_TP, true, &evaluated));
+			if (r.exact) {
+				exact++;
+				if (fabs(r.eval.step_time_s - want) > 1e-12 * want)
+					fprintf(stderr, "\n  graph %u on %s: search %.9g s, oracle %.9g s "
+						"(%u plans)\n", g, meshes[k].mesh, r.eval.step_time_s,
+						want, evaluated);
+				CU_ASSERT_TRUE(fabs(r.eval.step_time_s - want) <= 1e-12 * want);
+			}
+			/* the plan it returns is the one it evaluated */
+			SHS_ASSERT_OK(shs_evaluate(m, r.plan, &r.cluster, NULL, &again, &e), &e);
+			CU_ASSERT_DOUBLE_EQUAL(again.step_time_s, r.eval.step_time_s,
+					       1e-12 * r.eval.step_time_s);
+			shs_eval_free(&again);
+			shs_search_result_free(&r);
+		}
+		shs_module_free(m);
+		free(text);
+	}
+	if (exact < 20)
+		fprintf(stderr, "\n  only %d of %d searches enumerated their space\n", exact,
+			2 * GRAPHS);
+	CU_ASSERT_TRUE(exact >= 20);
+	shs_host_free(h);
+}
+
 CU_TestInfo search_tests[] = {
+	{ "exact on small graphs: a brute-force oracle agrees", test_exact_on_small_graphs },
 	{ "meshes: every split over data, fsdp, tensor", test_meshes },
 	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },

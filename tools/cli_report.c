@@ -143,6 +143,9 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	printf("\nsearch          %u candidates in %.3g s (load %.3g s), %u meshes the physical "
 	       "axes cannot hold skipped%s\n", r->n_tries, r->search_time_s, load_s, r->n_skipped,
 	       r->partial ? "; the time budget ended it: the best plan found so far" : "");
+	printf("choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
+	       r->exact ? ": every combination on every plan tried (exact)" :
+	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
 	count_strategies(r->plan, &used);
 	printf("strategies     ");
 	for (uint32_t k = 0; k < used.n; k++)
@@ -210,6 +213,8 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 	json_object_set_new(o, "load_time_s", json_real(load_s));
 	json_object_set_new(o, "candidates", json_integer(r->n_tries));
 	json_object_set_new(o, "partial", json_boolean(r->partial));
+	json_object_set_new(o, "exact", json_boolean(r->exact));
+	json_object_set_new(o, "choice_evaluations", json_integer(r->refine_evals));
 	json_object_set_new(o, "weights", weights);
 	json_object_set_new(o, "strategies", strategies);
 	json_object_set_new(o, "runners_up", ups);
