@@ -151,7 +151,9 @@ static int setup(shs__prop *x, shs_err *e)
 	x->hint_set = calloc(n, sizeof(*x->hint_set));
 	x->visits = calloc(n, sizeof(*x->visits));
 	x->ext_req = calloc(n, sizeof(*x->ext_req));
-	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits || !x->ext_req)
+	x->cache = calloc(n, sizeof(*x->cache));
+	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits ||
+	    !x->ext_req || !x->cache)
 		return oom(e);
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
 		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs; i++)
@@ -166,7 +168,8 @@ static int setup(shs__prop *x, shs_err *e)
 		if (rc != SHS_OK)
 			return rc;
 		x->free_instr[c] = calloc(comp->n_instrs + 1, sizeof(bool));
-		if (!x->free_instr[c])
+		x->cache[c] = calloc(comp->n_instrs + 1, sizeof(*x->cache[c]));
+		if (!x->free_instr[c] || !x->cache[c])
 			return oom(e);
 		for (uint32_t i = 0; i < comp->n_instrs; i++)
 			x->free_instr[c][i] = is_free(comp, x->free_instr[c], i);
@@ -190,7 +193,12 @@ static void teardown(shs__prop *x)
 			free(x->hints[c]);
 		if (x->hint_set)
 			free(x->hint_set[c]);
+		for (uint32_t i = 0; x->cache && x->cache[c] && i < x->m->comps[c]->n_instrs; i++)
+			shs_cands_free(&x->cache[c][i].cands);
+		if (x->cache)
+			free(x->cache[c]);
 	}
+	free(x->cache);
 	free(x->users);
 	free(x->free_instr);
 	free(x->hints);

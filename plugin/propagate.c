@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "propagate_internal.h"
 
 enum { MAX_LEAVES = 4096 };
@@ -356,18 +358,60 @@ done:
 	free(req);
 }
 
+/* The hash of a query: each operand's shardings (or that it has none) and the wanted result,
+ * chained chunk by chunk. */
+static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
+			  const shs_pspec *const *hints, const shs_pspec *want, uint32_t n_res)
+{
+	uint64_t key = 0;
+
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		uint32_t n = hints[k] ? shs__dec(x, c, in->operands[k])->n_leaves : 0;
+		key = XXH3_64bits_withSeed(&n, sizeof(n), key);
+		if (n)
+			key = XXH3_64bits_withSeed(hints[k], n * sizeof(*hints[k]), key);
+	}
+	key = XXH3_64bits_withSeed(&n_res, sizeof(n_res), key);
+	return want ? XXH3_64bits_withSeed(want, n_res * sizeof(*want), key) : key;
+}
+
+/* The candidates for instruction i given hints and want: the cached ones when an earlier pass
+ * asked the same, else the plugins' (then cached). NULL after an error (x->rc set). */
+static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
+				   const shs_pspec *const *hints, const shs_pspec *want,
+				   uint32_t n_res)
+{
+	const shs_computation *comp = x->m->comps[c];
+	shs__cand_cache *cc = &x->cache[c][i];
+	uint64_t key = query_key(x, c, comp->instrs[i], hints, want, n_res);
+	int rc;
+
+	if (cc->valid && cc->key == key)
+		return &cc->cands;
+	shs_cands_free(&cc->cands);
+	cc->valid = false;
+	rc = shs_host_candidates(x->h, x->m, comp, comp->instrs[i], &x->r->mesh, hints, want,
+				 SHS_PMODE_PROPAGATE, &cc->cands, x->e);
+	if (rc != SHS_OK) {
+		x->rc = rc;
+		return NULL;
+	}
+	cc->key = key;
+	cc->valid = true;
+	return &cc->cands;
+}
+
 static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
 	const shs_pspec **hints = calloc(in->n_operands + 1, sizeof(*hints));
-	shs_cands cands = { 0 };
+	const shs_cands *cands;
 	const shs_shape **res = NULL;
 	const shs_pspec *want;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false;
-	int rc;
 
 	res = leaf_shapes(&in->shape, &n_res);
 	if (!hints || !res) {
@@ -380,22 +424,19 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	}
 	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
 		: x->pull ? shs__user_req(x, c, i) : NULL;
-	rc = shs_host_candidates(x->h, x->m, comp, in, &x->r->mesh, hints, want,
-				 SHS_PMODE_PROPAGATE, &cands, x->e);
-	if (rc != SHS_OK) {
-		x->rc = rc;
+	cands = candidates(x, c, i, hints, want, n_res);
+	if (!cands)
 		goto done;
-	}
-	if (!cands.n) {
+	if (!cands->n) {
 		decide_replicated(x, c, i);
 		goto done;
 	}
-	for (uint32_t k = 0; k < cands.n; k++) {
-		double s = score(x, c, i, &cands.v[k], hints, res, n_res);
-		double b = result_bytes(&cands.v[k], res, n_res, &x->r->mesh);
-		uint32_t st = stacked_axes(&cands.v[k]);
-		bool wanted = want && cands.v[k].n_result == n_res &&
-			      !memcmp(cands.v[k].result, want, n_res * sizeof(*want));
+	for (uint32_t k = 0; k < cands->n; k++) {
+		double s = score(x, c, i, &cands->v[k], hints, res, n_res);
+		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
+		uint32_t st = stacked_axes(&cands->v[k]);
+		bool wanted = want && cands->v[k].n_result == n_res &&
+			      !memcmp(cands->v[k].result, want, n_res * sizeof(*want));
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
 		if (!k || s < best_cost - tol || (tie && wanted && !best_wanted) ||
@@ -408,12 +449,11 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 			best_wanted = wanted;
 		}
 	}
-	shs__dec_set(x, shs__dec(x, c, i), cands.v[best].result, n_res, cands.v[best].operands,
-		     cands.v[best].operand_first, in->n_operands, cands.v[best].strategy,
-		     cands.v[best].label, best_cost);
-	set_work(x, shs__dec(x, c, i), &cands.v[best]);
+	shs__dec_set(x, shs__dec(x, c, i), cands->v[best].result, n_res, cands->v[best].operands,
+		     cands->v[best].operand_first, in->n_operands, cands->v[best].strategy,
+		     cands->v[best].label, best_cost);
+	set_work(x, shs__dec(x, c, i), &cands->v[best]);
 done:
-	shs_cands_free(&cands);
 	free(hints);
 	free((void *)res);
 }

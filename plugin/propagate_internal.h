@@ -11,6 +11,14 @@ typedef struct shs__users {
 	uint32_t *list;
 } shs__users;
 
+/* The candidates an instruction got last, and the hash of the query that got them (its
+ * operands' shardings and the wanted result): a later pass asking the same reuses them. */
+typedef struct shs__cand_cache {
+	uint64_t key;
+	bool valid;
+	shs_cands cands;
+} shs__cand_cache;
+
 typedef struct shs__prop {
 	shs_host *h;
 	const shs_module *m;
@@ -25,6 +33,7 @@ typedef struct shs__prop {
 	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
+	shs__cand_cache **cache; /* per computation and instruction */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
 	bool reverse;         /* this pass runs users before producers */
