@@ -38,25 +38,33 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The seedings a mesh's axes call for. */
+static bool has_axis(const shs_mesh *mesh, const char *name)
+{
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (!strcmp(mesh->names[a], name) && mesh->sizes[a] > 1)
+			return true;
+	return false;
+}
+
+/* The seedings a mesh's axes call for (a sequence axis splits the token batch's sequence under
+ * every one of them: "+sp"). */
 static uint32_t seedings_of(const shs_mesh *mesh, seeding *out)
 {
-	bool fsdp = false, tensor = false;
+	static const char *const names[2][2][2] = {
+		{ { "dp", "dp+sp" }, { "tp", "tp+sp" } },
+		{ { "fsdp", "fsdp+sp" }, { "fsdp+tp", "fsdp+tp+sp" } },
+	};
+	static const char *const zero1[2][2] = { { "zero1", "zero1+sp" },
+						 { "zero1+tp", "zero1+tp+sp" } };
+	int fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
+	int sp = has_axis(mesh, "sequence");
+	shs_plan_kind kind = fsdp ? (tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP)
+				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
 	uint32_t n = 0;
 
-	for (uint32_t a = 0; a < mesh->n_axes; a++) {
-		fsdp |= !strcmp(mesh->names[a], "fsdp") && mesh->sizes[a] > 1;
-		tensor |= !strcmp(mesh->names[a], "tensor") && mesh->sizes[a] > 1;
-	}
-	if (!fsdp) {
-		out[n++] = (seeding){ tensor ? SHS_PLAN_TP : SHS_PLAN_DP, false,
-				      tensor ? "tp" : "dp" };
-		return n;
-	}
-	out[n++] = (seeding){ tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP, false,
-			      tensor ? "fsdp+tp" : "fsdp" };
-	out[n++] = (seeding){ tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP, true,
-			      tensor ? "zero1+tp" : "zero1" };
+	out[n++] = (seeding){ kind, false, names[fsdp][tensor][sp] };
+	if (fsdp)
+		out[n++] = (seeding){ kind, true, zero1[tensor][sp] };
 	return n;
 }
 
@@ -237,6 +245,23 @@ static int sweep_best(searcher *s)
 	return rc;
 }
 
+/* The token batch [B, S]: the first integer entry parameter of rank 2 or more; zeros when
+ * there is none. */
+static void token_batch(const shs_module *m, int64_t tokens[2])
+{
+	const shs_computation *c = shs_module_entry(m);
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		if (in->op == SHS_OP_PARAMETER && in->shape.rank >= 2 &&
+		    in->shape.type != SHS_TUPLE && !shs_elem_is_float(in->shape.type)) {
+			tokens[0] = in->shape.dims[0];
+			tokens[1] = in->shape.dims[1];
+			return;
+		}
+	}
+}
+
 static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
@@ -255,6 +280,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
+	int64_t tokens[2] = { 0, 0 };
 	uint32_t n = 0;
 	int rc = base ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 
@@ -267,10 +293,11 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	}
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(cat, &whole, base, e);
+	token_batch(m, tokens);
 	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
 		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK)
-		n = shs__search_meshes(base->devices, meshes, MAX_MESHES);
+		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;
 	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {

@@ -78,11 +78,14 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 /* Frees what r owns and zeroes it; NULL does nothing. */
 void shs_search_result_free(shs_search_result *r);
 
-/* Meshes the search tries on a cluster of n devices (search_mesh.c): "data=d,fsdp=f,tensor=t"
- * for every t dividing n and every f dividing n / t, the size-1 axes left out (all of them:
- * "data=1"); at most cap texts of SHS_SEARCH_TEXT bytes into out. Returns how many there are
- * (which may exceed cap). */
-uint32_t shs__search_meshes(int64_t n, char (*out)[SHS_SEARCH_TEXT], uint32_t cap);
+/* Meshes the search tries on a cluster of n devices (search_mesh.c):
+ * "data=d,fsdp=f,sequence=s,tensor=t" for every t dividing n, s dividing n / t and f dividing
+ * n / (t s), where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) with s
+ * dividing seq and d f dividing batch; the size-1 axes left out (all of them: "data=1"). At
+ * most cap texts of SHS_SEARCH_TEXT bytes into out; returns how many there are (which may
+ * exceed cap). */
+uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
+			    char (*out)[SHS_SEARCH_TEXT], uint32_t cap);
 
 /* Whether candidate a beats b (search.c): fitting first, then the faster (within
  * SHS_SEARCH_TIE), then the one whose collectives take less link time; when neither fits, the

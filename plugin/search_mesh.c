@@ -1,17 +1,19 @@
-/* The meshes the search tries: every split of the devices over data, fsdp and tensor. */
+/* The meshes the search tries: every split of the devices over data, fsdp and tensor, and with
+ * a sequence axis where the token batch divides. */
 #include <stdio.h>
 
 #include "search.h"
 
-/* Writes "data=d,fsdp=f,tensor=t" without the size-1 axes (all size 1: "data=1"). */
-static void mesh_text(int64_t d, int64_t f, int64_t t, char *buf, size_t cap)
+enum { AXES = 4 };
+
+/* Writes "data=d,fsdp=f,sequence=s,tensor=t" without the size-1 axes (all size 1: "data=1"). */
+static void mesh_text(const int64_t sizes[AXES], char *buf, size_t cap)
 {
-	const int64_t sizes[] = { d, f, t };
-	static const char *const names[] = { "data", "fsdp", "tensor" };
+	static const char *const names[AXES] = { "data", "fsdp", "sequence", "tensor" };
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int k = 0; k < 3 && used < cap; k++)
+	for (int k = 0; k < AXES && used < cap; k++)
 		if (sizes[k] > 1)
 			used += (size_t)snprintf(buf + used, cap - used, "%s%s=%lld",
 						 used ? "," : "", names[k], (long long)sizes[k]);
@@ -19,20 +21,29 @@ static void mesh_text(int64_t d, int64_t f, int64_t t, char *buf, size_t cap)
 		snprintf(buf, cap, "data=1");
 }
 
-uint32_t shs__search_meshes(int64_t n, char (*out)[SHS_SEARCH_TEXT], uint32_t cap)
+/* Whether a sequence axis of size s fits the tokens: it splits the sequence and data times fsdp
+ * splits the batch. */
+static bool sequence_fits(int64_t s, int64_t d, int64_t f, int64_t batch, int64_t seq)
+{
+	return s == 1 || (seq > 0 && seq % s == 0 && batch > 0 && batch % (d * f) == 0);
+}
+
+uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
+			    char (*out)[SHS_SEARCH_TEXT], uint32_t cap)
 {
 	uint32_t count = 0;
 
-	/* tensor first (the fastest links), then fsdp; data takes the rest */
+	/* tensor first (the fastest links), then sequence, then fsdp; data takes the rest */
 	for (int64_t t = 1; t <= n; t++) {
-		if (n % t)
-			continue;
-		for (int64_t f = 1; f <= n / t; f++) {
-			if ((n / t) % f)
-				continue;
-			if (count < cap)
-				mesh_text(n / t / f, f, t, out[count], SHS_SEARCH_TEXT);
-			count++;
+		for (int64_t s = 1; n % t == 0 && s <= n / t; s++) {
+			for (int64_t f = 1; (n / t) % s == 0 && f <= n / t / s; f++) {
+				int64_t sizes[AXES] = { n / t / s / f, f, s, t };
+				if ((n / t / s) % f || !sequence_fits(s, sizes[0], f, batch, seq))
+					continue;
+				if (count < cap)
+					mesh_text(sizes, out[count], SHS_SEARCH_TEXT);
+				count++;
+			}
 		}
 	}
 	return count;

@@ -29,6 +29,7 @@ typedef struct refiner {
 	slot *slots;
 	uint32_t n;
 	uint32_t evaluated;
+	bool too_many;          /* too many instructions to choose for: nothing tried */
 	shs_err *e;
 } refiner;
 
@@ -166,7 +167,8 @@ static int collect(refiner *r, bool allow_sweep)
 
 	/* with at least two options each, more slots than log2(SHS_SEARCH_EXHAUSTIVE) cannot be
 	 * enumerated */
-	if (n > SHS_SEARCH_REFINE_MAX || (!allow_sweep && n > EXHAUSTIVE_MAX_SLOTS))
+	r->too_many = n > SHS_SEARCH_REFINE_MAX || (!allow_sweep && n > EXHAUSTIVE_MAX_SLOTS);
+	if (r->too_many)
 		return SHS_OK;
 
 	for (uint32_t c = 0; c < r->m->n_comps && rc == SHS_OK; c++) {
@@ -260,7 +262,7 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
 		combos *= (double)(r.slots[k].cands.n + 1);
 		sweep_evals += r.slots[k].cands.n;
 	}
-	if (rc == SHS_OK && combos <= SHS_SEARCH_EXHAUSTIVE) {
+	if (rc == SHS_OK && !r.too_many && combos <= SHS_SEARCH_EXHAUSTIVE) {
 		*exact = true;
 		rc = enumerate_all(&r);
 	} else if (rc == SHS_OK && allow_sweep && sweep_evals <= SHS_SEARCH_SWEEP) {

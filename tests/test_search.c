@@ -264,7 +264,7 @@ static void test_deterministic_and_budget(void)
 static void test_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
-	uint32_t n = shs__search_meshes(8, out, 64);
+	uint32_t n = shs__search_meshes(8, 0, 0, out, 64);
 
 	/* t in {1, 2, 4, 8}, f dividing 8 / t: 4 + 3 + 2 + 1 */
 	SHS_ASSERT_INT_EQ(n, 10);
@@ -274,10 +274,10 @@ static void test_meshes(void)
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = i + 1; j < n; j++)
 			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
-	SHS_ASSERT_INT_EQ(shs__search_meshes(1, out, 64), 1);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, out, 64), 1);
 	SHS_ASSERT_STR_EQ(out[0], "data=1");
 	/* more than fit: counted, not written */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, out, 2), 405);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, out, 2), 405);
 }
 
 /* A random DAG over bf16 arrays large enough for compute and communication to trade off: the
