@@ -260,11 +260,14 @@ static void test_deterministic_and_budget(void)
 	shs_module_free(m);
 }
 
-/* The meshes: every split of n over data, fsdp and tensor, once each. */
+/* The meshes: every split of n over data, fsdp and tensor, once each, and with a sequence axis
+ * where the token batch divides. */
 static void test_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
 	uint32_t n = shs__search_meshes(8, 0, 0, out, 64);
+	int with_sequence = 0;
+	bool found = false;
 
 	/* t in {1, 2, 4, 8}, f dividing 8 / t: 4 + 3 + 2 + 1 */
 	SHS_ASSERT_INT_EQ(n, 10);
@@ -276,6 +279,16 @@ static void test_meshes(void)
 			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
 	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, out, 64), 1);
 	SHS_ASSERT_STR_EQ(out[0], "data=1");
+	/* a token batch of 2 sequences of 8: a sequence axis s where s divides 8 and data x fsdp
+	 * divides 2 (t s in {4, 8}): 7 more */
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 2, 8, out, 64), 17);
+	for (uint32_t i = 0; i < 17; i++) {
+		with_sequence += strstr(out[i], "sequence=") != NULL;
+		found |= !strcmp(out[i], "data=2,sequence=4");
+		CU_ASSERT_PTR_NULL(strstr(out[i], "fsdp=4,sequence"));
+	}
+	SHS_ASSERT_INT_EQ(with_sequence, 7);
+	CU_ASSERT_TRUE(found);
 	/* more than fit: counted, not written */
 	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, out, 2), 405);
 }
@@ -481,7 +494,8 @@ static void test_exact_on_small_graphs(void)
 
 CU_TestInfo search_tests[] = {
 	{ "exact on small graphs: a brute-force oracle agrees", test_exact_on_small_graphs },
-	{ "meshes: every split over data, fsdp, tensor", test_meshes },
+	{ "meshes: every split over data, fsdp, tensor, and sequence where tokens divide",
+	  test_meshes },
 	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
 	{ "deterministic; the time budget marks a partial result", test_deterministic_and_budget },
