@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io.h"
 #include "propagate_internal.h"
 
 enum { MAX_PASSES = 8 };
@@ -141,6 +142,40 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 	return SHS_OK;
 }
 
+/* Twin classes: computations with the same structural hash (repeated layers), and which of
+ * them call nothing (a pass over those depends on their own state alone). */
+static int find_twins(shs__prop *x, shs_err *e)
+{
+	uint32_t n = x->m->n_comps;
+	uint64_t *hash = calloc(n + 1, sizeof(*hash));
+	int rc = SHS_OK;
+
+	x->twin = calloc(n + 1, sizeof(*x->twin));
+	x->leaf = calloc(n + 1, sizeof(*x->leaf));
+	x->memo = calloc(n + 1, sizeof(*x->memo));
+	if (!hash || !x->twin || !x->leaf || !x->memo)
+		rc = oom(e);
+	if (rc == SHS_OK)
+		rc = shs_module_hash(x->m, hash, e);
+	for (uint32_t c = 0; rc == SHS_OK && c < n; c++) {
+		const shs_computation *comp = x->m->comps[c];
+		x->twin[c] = c;
+		for (uint32_t d = 0; d < c; d++)
+			if (hash[d] == hash[c] && x->twin[d] == d) {
+				x->twin[c] = d;
+				break;
+			}
+		x->leaf[c] = true;
+		for (uint32_t i = 0; i < comp->n_instrs; i++) {
+			shs_opcode op = comp->instrs[i]->op;
+			if (op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL)
+				x->leaf[c] = false;
+		}
+	}
+	free(hash);
+	return rc;
+}
+
 static int setup(shs__prop *x, shs_err *e)
 {
 	uint32_t n = x->m->n_comps + 1;
@@ -155,6 +190,8 @@ static int setup(shs__prop *x, shs_err *e)
 	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits ||
 	    !x->ext_req || !x->cache)
 		return oom(e);
+	if (find_twins(x, e) != SHS_OK)
+		return e->code;
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
 		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs; i++)
 			if (x->p->d[c][i].n_leaves > x->scratch_cap)
@@ -199,6 +236,9 @@ static void teardown(shs__prop *x)
 			free(x->cache[c]);
 	}
 	free(x->cache);
+	free(x->twin);
+	free(x->leaf);
+	free(x->memo);
 	free(x->users);
 	free(x->free_instr);
 	free(x->hints);

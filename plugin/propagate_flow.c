@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "propagate_internal.h"
 
 enum { MAX_FLOW_LEAVES = 1 << 16 };
@@ -128,14 +130,82 @@ static void set_params(shs__prop *x, uint32_t c, const shs_instr *in, uint32_t f
 	}
 }
 
-/* Runs a pass over callee unless it is already being run (recursion). */
+/* The hash of everything a pass over computation c starts from: its class, the pass's
+ * direction and pull, what the caller wants of its root, and every decision and hint in it. */
+static uint64_t state_key(const shs__prop *x, uint32_t c, const shs_pspec *ext)
+{
+	const shs_computation *comp = x->m->comps[c];
+	uint64_t key = XXH3_64bits_withSeed(&x->twin[c], sizeof(x->twin[c]), 0);
+	uint8_t flags[2] = { x->reverse, x->pull };
+
+	key = XXH3_64bits_withSeed(flags, sizeof(flags), key);
+	if (ext)
+		key = XXH3_64bits_withSeed(ext, x->p->d[c][comp->root].n_leaves * sizeof(*ext),
+					   key);
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_decision *d = &x->p->d[c][i];
+		uint8_t f[3] = { d->set, d->fixed, x->hint_set[c] && x->hint_set[c][i] };
+		key = XXH3_64bits_withSeed(f, sizeof(f), key);
+		if (d->set)
+			key = XXH3_64bits_withSeed(d->leaves, d->n_leaves * sizeof(*d->leaves), key);
+		if (d->n_req)
+			key = XXH3_64bits_withSeed(d->req, d->n_req * sizeof(*d->req), key);
+		if (f[2])
+			key = XXH3_64bits_withSeed(&x->hints[c][i], sizeof(x->hints[c][i]), key);
+	}
+	return key;
+}
+
+/* Gives computation c the decisions of its twin src (the result of a pass from the same state). */
+static void copy_twin(shs__prop *x, uint32_t src, uint32_t c)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
+		const shs_decision *s = &x->p->d[src][i];
+		shs_decision *d = &x->p->d[c][i];
+		shs_coll *colls = NULL;
+		if (!s->set || d->fixed)
+			continue;
+		shs__dec_set(x, d, s->leaves, s->n_leaves, s->n_req ? s->req : NULL, s->req_first,
+			     comp->instrs[i]->n_operands, s->strategy, s->label, s->cost);
+		if (s->n_colls && !(colls = malloc(s->n_colls * sizeof(*colls)))) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+			return;
+		}
+		if (colls)
+			memcpy(colls, s->colls, s->n_colls * sizeof(*colls));
+		free(d->colls);
+		d->colls = colls;
+		d->n_colls = s->n_colls;
+		d->flops = s->flops;
+		d->bytes = s->bytes;
+	}
+}
+
+/* Runs a pass over callee unless it is already being run (recursion); a computation that calls
+ * nothing and starts from the same state as the last pass over one of its twins takes that
+ * pass's result instead. */
 static void visit(shs__prop *x, uint32_t callee, const shs_pspec *ext)
 {
+	shs__twin_memo *memo;
+	uint64_t key = 0;
+
 	if (callee >= x->m->n_comps || x->visits[callee])
 		return;
 	x->visits[callee]++;
 	x->ext_req[callee] = ext;
-	shs__pass_comp(x, callee);
+	memo = &x->memo[x->twin[callee]];
+	if (x->leaf[callee] && !x->r->no_twins)
+		key = state_key(x, callee, ext);
+	if (x->leaf[callee] && !x->r->no_twins && memo->valid && memo->key == key &&
+	    memo->src != callee) {
+		copy_twin(x, memo->src, callee);
+	} else {
+		shs__pass_comp(x, callee);
+		if (x->leaf[callee])
+			*memo = (shs__twin_memo){ .key = key, .src = callee, .valid = true };
+	}
 	x->ext_req[callee] = NULL;
 	x->visits[callee]--;
 }

@@ -19,6 +19,15 @@ typedef struct shs__cand_cache {
 	shs_cands cands;
 } shs__cand_cache;
 
+/* What a pass over a computation of a twin class (structurally identical computations) last
+ * made: the hash of the state it started from, and the computation that holds the result. A
+ * twin starting from the same state takes a copy instead of a pass. */
+typedef struct shs__twin_memo {
+	uint64_t key;
+	uint32_t src;
+	bool valid;
+} shs__twin_memo;
+
 typedef struct shs__prop {
 	shs_host *h;
 	const shs_module *m;
@@ -34,6 +43,9 @@ typedef struct shs__prop {
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	shs__cand_cache **cache; /* per computation and instruction */
+	uint32_t *twin;       /* per computation: the first one structurally identical to it */
+	bool *leaf;           /* per computation: it calls no computation (call, while, cond.) */
+	shs__twin_memo *memo; /* per twin class (indexed by its first computation) */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
 	bool reverse;         /* this pass runs users before producers */

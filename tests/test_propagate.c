@@ -231,6 +231,48 @@ static void test_deterministic(void)
 	shs_host_free(h);
 }
 
+/* Whether plans a and b decide every instruction alike (result, operand requirements, work). */
+static bool same_plans(const shs_plan *a, const shs_plan *b)
+{
+	for (uint32_t c = 0; c < a->n_comps; c++)
+		for (uint32_t i = 0; i < a->n_instrs[c]; i++) {
+			const shs_decision *x = &a->d[c][i], *y = &b->d[c][i];
+			if (x->set != y->set || x->n_leaves != y->n_leaves || x->n_req != y->n_req ||
+			    x->flops != y->flops || x->bytes != y->bytes ||
+			    x->n_colls != y->n_colls ||
+			    (x->set && memcmp(x->leaves, y->leaves, x->n_leaves * sizeof(*x->leaves))) ||
+			    (x->n_req && memcmp(x->req, y->req, x->n_req * sizeof(*x->req))))
+				return false;
+		}
+	return true;
+}
+
+/* Repeated layers (unrolled: structurally identical computations) are propagated once per state
+ * and copied to their twins: the plan is the same as propagating each of them. */
+static void test_twins_change_nothing(void)
+{
+	static const char *const llama[] = { "layers=4", "seq=64", "batch=8", "vocab=512", NULL };
+	static const char *const mlp[] = { "layers=6", NULL };
+	shs_host *h = host();
+
+	for (int k = 0; k < 2; k++) {
+		shs_module *m = generate(k ? "mlp-only" : "llama3-8b", k ? mlp : llama);
+		for (int j = 0; j < N_PLAN_MESHES; j++) {
+			shs_plan_request *r = request(plan_meshes[j][0], plan_meshes[j][1]);
+			shs_plan *twins = make(h, m, r), *each;
+			r->no_twins = true;
+			each = make(h, m, r);
+			CU_ASSERT_TRUE(same_plans(twins, each));
+			CU_ASSERT_EQUAL(twins->passes, each->passes);
+			shs_plan_free(twins);
+			shs_plan_free(each);
+			free(r);
+		}
+		shs_module_free(m);
+	}
+	shs_host_free(h);
+}
+
 /* The real MaxText step under every plan; its 39 Sharding hints stay as they were. */
 static void test_maxtext_every_plan(void)
 {
@@ -392,6 +434,8 @@ static void test_param_path(void)
 }
 
 CU_TestInfo propagate_tests[] = {
+	{ "repeated layers solved once: the same plan as each by itself",
+	  test_twins_change_nothing },
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
 	{ "every preset, unrolled and scanned, under every plan on 1-, 2-, 3-axis meshes",
 	  test_every_preset_every_plan },
