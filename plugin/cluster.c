@@ -38,7 +38,10 @@
  * Axes without @ follow the default layout: in mesh order (major first) they take the physical
  * axes no @ claims, major first (dcn, x, y, z / net, node) and skipping size-1 axes, each
  * taking a whole axis when its remaining size divides the logical size, else the major factor
- * of it when the logical size divides that; anything else cannot be laid out (an error).
+ * of it when the logical size divides that. When that rule cannot lay a mesh out, each axis in
+ * mesh order takes instead, from each physical axis in order, the greatest common factor of
+ * what it still needs and what that axis has left (data=35 on 16x20x28 takes 5 of y and 7 of
+ * z); a mesh whose sizes multiply to the free chips is always laid out so.
  * A NULL or empty mesh has one axis per physical axis of size > 1, named after it.
  */
 
@@ -599,8 +602,20 @@ static int lay_explicit(shs_cluster *c, const mesh_text *m, uint32_t *claimed, s
 	return SHS_OK;
 }
 
-/* Lays the axes without @ on the unclaimed physical axes (rule in the top comment). */
-static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs_err *e)
+static int64_t gcd(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Lays the axes without @ on the unclaimed physical axes (rules in the top comment): whole axes
+ * and major factors, or (by_gcd) the greatest common factor of each in turn. */
+static int lay_free(shs_cluster *c, const mesh_text *m, uint32_t claimed, bool by_gcd,
+		    shs_err *e)
 {
 	int64_t left[SHS_PHYS_MAX];
 	uint32_t p = 0;
@@ -611,11 +626,14 @@ static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs
 		int64_t need = m->items[k].size;
 		if (m->items[k].claim)
 			continue;
+		if (by_gcd)
+			p = 0;
 		while (need > 1) {
 			int64_t take;
-			while (p < c->n_phys && left[p] < 2)
+			while (p < c->n_phys && (left[p] < 2 || (by_gcd && gcd(need, left[p]) < 2)))
 				p++;
-			if (p == c->n_phys || (need % left[p] && left[p] % need)) {
+			if (p == c->n_phys ||
+			    (!by_gcd && need % left[p] && left[p] % need)) {
 				char free_axes[NAMES_CAP] = "";
 				for (uint32_t q = 0; q < c->n_phys; q++)
 					if (left[q] > 1)
@@ -627,7 +645,7 @@ static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs
 						m->items[k].name, need,
 						free_axes[0] ? free_axes : "none");
 			}
-			take = need % left[p] ? need : left[p];
+			take = by_gcd ? gcd(need, left[p]) : need % left[p] ? need : left[p];
 			c->span[k] |= 1u << p;
 			c->part[k][p] = take;
 			need /= take;
@@ -635,6 +653,18 @@ static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs
 		}
 	}
 	return SHS_OK;
+}
+
+/* The default layout: the strict rule, else by common factors. */
+static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs_err *e)
+{
+	shs_cluster before = *c;
+
+	if (lay_free(c, m, claimed, false, e) == SHS_OK)
+		return SHS_OK;
+	memcpy(c->span, before.span, sizeof(c->span));
+	memcpy(c->part, before.part, sizeof(c->part));
+	return lay_free(c, m, claimed, true, e);
 }
 
 static int lay_mesh(const char *text, shs_cluster *c, shs_err *e)

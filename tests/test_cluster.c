@@ -292,6 +292,17 @@ static void default_layout(void)
 	c = make("h100", NULL, 64, 1, "dp=8,tp=8");
 	SHS_ASSERT_INT_EQ(c.span[0], 0x1);
 	SHS_ASSERT_INT_EQ(c.span[1], 0x2);
+	/* whole axes and major factors cannot lay a=3 first: by common factors, a takes 3 of z
+	 * and b the rest of every axis */
+	c = make("v5p", "4x4x12", 0, 1, "a=3,b=64");
+	SHS_ASSERT_INT_EQ(c.span[0], 0x4);
+	SHS_ASSERT_INT_EQ(c.part[0][2], 3);
+	SHS_ASSERT_INT_EQ(c.span[1], 0x7);
+	SHS_ASSERT_INT_EQ(c.part[1][0] * c.part[1][1] * c.part[1][2], 64);
+	/* 8960 chips: 35 of y and z for data, the rest for fsdp */
+	c = make("v5p", "16x20x28", 0, 1, "data=35,fsdp=256");
+	SHS_ASSERT_INT_EQ(c.span[0], 0x6);
+	SHS_ASSERT_INT_EQ(c.part[0][1] * c.part[0][2], 35);
 	/* no mesh: one axis per physical axis of size > 1 */
 	c = make("v5p", "2x2x1", 0, 1, NULL);
 	SHS_ASSERT_STR_EQ(describe(&c), "x=2@x,y=2@y (v5p 2x2x1, no wraparound)");
@@ -335,9 +346,6 @@ static void mesh_errors(void)
 	make_fails("v5p", "4x4x4", 0, 1, "a=64x", "mesh 'a=64x': axis 'a': unexpected 'x'");
 	make_fails("v5p", "4x4x4", 0, 1, "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=64",
 		   "mesh 'a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=64': more than 8 axes");
-	make_fails("v5p", "4x4x12", 0, 1, "a=3,b=64",
-		   "mesh 'a=3,b=64': axis 'a' (size 3) cannot be laid on the free physical axes "
-		   "(x 4, y 4, z 12)");
 	make_fails("v5p", "4x4x4", 0, 1, "a=1048576,b=1048576,c=1048576,d=1048576",
 		   "mesh 'a=1048576,b=1048576,c=1048576,d=1048576': sizes multiply to more than "
 		   "8796093022207, the cluster has 64 devices");
