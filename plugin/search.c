@@ -8,7 +8,7 @@
 
 #include "search.h"
 
-enum { MAX_MESHES = 4096 };
+enum { MAX_MESHES = 4096, PATH_CAP = 512 };
 
 /* One plan seeding: the named plan's kind and whether fsdp splits only the optimizer state. */
 typedef struct seeding {
@@ -26,6 +26,8 @@ typedef struct searcher {
 	shs_search_result *out;
 	uint32_t cap_tries;
 	bool all_exact;         /* every candidate so far was refined exhaustively */
+	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
+	bool prune;             /* skip seedings whose state alone cannot fit */
 	double start;
 	shs_err *e;
 } searcher;
@@ -209,6 +211,50 @@ static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
 	return rc;
 }
 
+/* The bytes of the model state as the evaluator counts them: the float entry parameters that
+ * an output aliases, Adam's ("opt_state" in their path) apart from the weights. */
+static void model_state(const shs_module *m, double *weights, double *optimizer)
+{
+	const shs_computation *c = shs_module_entry(m);
+	char path[PATH_CAP];
+
+	*weights = *optimizer = 0;
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		double b;
+		bool aliased = false;
+		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank ||
+		    !shs_elem_is_float(in->shape.type))
+			continue;
+		for (uint32_t a = 0; a < m->n_aliases; a++)
+			aliased |= m->aliases[a].param_number == in->parameter_number;
+		if (!aliased)
+			continue;
+		b = (double)shs_elem_bytes(in->shape.type);
+		for (uint32_t d = 0; d < in->shape.rank; d++)
+			b *= (double)in->shape.dims[d];
+		shs_param_path(in, path, sizeof(path));
+		*(strstr(path, "opt_state") ? optimizer : weights) += b;
+	}
+}
+
+/* Whether seeding g on mesh cannot fit whatever propagation makes of it: its model state at
+ * the best sharding the seeds allow (weights and gradients over fsdp and tensor, or over tensor
+ * alone for ZeRO-1/2; Adam state over both) is over the HBM already. */
+static bool cannot_fit(const searcher *s, const shs_cluster *c, const seeding *g)
+{
+	double f = 1, t = 1;
+
+	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
+		if (!strcmp(c->mesh.names[a], "fsdp"))
+			f = (double)c->mesh.sizes[a];
+		if (!strcmp(c->mesh.names[a], "tensor"))
+			t = (double)c->mesh.sizes[a];
+	}
+	return 2 * s->weights / (g->state_only ? t : f * t) + s->optimizer / (f * t) >
+	       c->hw.hbm_bytes;
+}
+
 /* Lays mesh on the cluster and tries every seeding its axes call for. A mesh the physical axes
  * cannot hold is skipped, unless it is the one the caller pinned (an error). */
 static int try_mesh(searcher *s, const char *mesh, bool pinned)
@@ -228,8 +274,13 @@ static int try_mesh(searcher *s, const char *mesh, bool pinned)
 	} else if (rc == SHS_OK) {
 		n = seedings_of(&c->mesh, g);
 	}
-	for (uint32_t k = 0; k < n && rc == SHS_OK; k++)
+	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
+		if (!pinned && s->prune && cannot_fit(s, c, &g[k])) {
+			s->out->n_pruned++;
+			continue;
+		}
 		rc = try_plan(s, c, &g[k]);
+	}
 	free(c);
 	return rc;
 }
@@ -300,12 +351,19 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;
-	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
-		if (o->time_budget_s > 0 && out->plan && now_s() - s.start > o->time_budget_s) {
-			out->partial = true;
-			break;
+	/* seedings whose state cannot fit are skipped, unless then none would be tried */
+	model_state(m, &s.weights, &s.optimizer);
+	s.prune = true;
+	for (int round = 0; round < 2 && rc == SHS_OK && !out->plan; round++) {
+		for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
+			if (o->time_budget_s > 0 && out->plan &&
+			    now_s() - s.start > o->time_budget_s) {
+				out->partial = true;
+				break;
+			}
+			rc = try_mesh(&s, meshes[k], false);
 		}
-		rc = try_mesh(&s, meshes[k], false);
+		s.prune = false;
 	}
 done:
 	if (rc == SHS_OK && !out->plan)

@@ -58,6 +58,7 @@ typedef struct shs_search_result {
 	uint32_t n_tries;
 	shs_search_try *tries;     /* every candidate evaluated, best first (owned) */
 	uint32_t n_skipped;        /* meshes the physical axes cannot hold (default layout) */
+	uint32_t n_pruned;         /* seedings whose model state alone is over the HBM */
 	uint32_t refine_evals;     /* evaluations of per-instruction choices */
 	bool exact;                /* every combination of per-instruction choices was evaluated
 				    * on every mesh and seeding tried */
@@ -80,8 +81,9 @@ void shs_search_result_free(shs_search_result *r);
 
 /* Meshes the search tries on a cluster of n devices (search_mesh.c):
  * "data=d,fsdp=f,sequence=s,tensor=t" for every t dividing n, s dividing n / t and f dividing
- * n / (t s), where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) with s
- * dividing seq and d f dividing batch; the size-1 axes left out (all of them: "data=1"). At
+ * n / (t s), where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer
+ * than n sequences, s dividing seq and d f dividing batch; the size-1 axes left out (all of
+ * them: "data=1"). At
  * most cap texts of SHS_SEARCH_TEXT bytes into out; returns how many there are (which may
  * exceed cap). */
 uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,

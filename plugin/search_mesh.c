@@ -1,5 +1,5 @@
 /* The meshes the search tries: every split of the devices over data, fsdp and tensor, and with
- * a sequence axis where the token batch divides. */
+ * a sequence axis when the token batch has fewer sequences than devices. */
 #include <stdio.h>
 
 #include "search.h"
@@ -21,11 +21,13 @@ static void mesh_text(const int64_t sizes[AXES], char *buf, size_t cap)
 		snprintf(buf, cap, "data=1");
 }
 
-/* Whether a sequence axis of size s fits the tokens: it splits the sequence and data times fsdp
- * splits the batch. */
-static bool sequence_fits(int64_t s, int64_t d, int64_t f, int64_t batch, int64_t seq)
+/* Whether a sequence axis of size s is worth a mesh on n devices: the batch has fewer sequences
+ * than there are devices (else data and fsdp split it whole), s splits the sequence and data
+ * times fsdp splits the batch. */
+static bool sequence_fits(int64_t n, int64_t s, int64_t d, int64_t f, int64_t batch, int64_t seq)
 {
-	return s == 1 || (seq > 0 && seq % s == 0 && batch > 0 && batch % (d * f) == 0);
+	return s == 1 || (batch > 0 && batch < n && seq > 0 && seq % s == 0 &&
+			  batch % (d * f) == 0);
 }
 
 uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
@@ -38,7 +40,7 @@ uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
 		for (int64_t s = 1; n % t == 0 && s <= n / t; s++) {
 			for (int64_t f = 1; (n / t) % s == 0 && f <= n / t / s; f++) {
 				int64_t sizes[AXES] = { n / t / s / f, f, s, t };
-				if ((n / t / s) % f || !sequence_fits(s, sizes[0], f, batch, seq))
+				if ((n / t / s) % f || !sequence_fits(n, s, sizes[0], f, batch, seq))
 					continue;
 				if (count < cap)
 					mesh_text(sizes, out[count], SHS_SEARCH_TEXT);
