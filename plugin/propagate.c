@@ -299,24 +299,30 @@ static double result_bytes(const shs_cand *cand, const shs_shape *const *shapes,
 	return b;
 }
 
-/* Keeps the chosen candidate's FLOPs, bytes and collectives on its decision. */
-static void set_work(shs__prop *x, shs_decision *d, const shs_cand *cand)
+void shs__dec_set_work(shs__prop *x, shs_decision *d, double flops, double bytes,
+		       const shs_coll *colls, uint32_t n_colls)
 {
-	shs_coll *colls = NULL;
+	shs_coll *copy = NULL;
 
-	if (cand->n_colls) {
-		colls = malloc(cand->n_colls * sizeof(*colls));
-		if (!colls) {
+	if (n_colls) {
+		copy = malloc(n_colls * sizeof(*copy));
+		if (!copy) {
 			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 			return;
 		}
-		memcpy(colls, cand->colls, cand->n_colls * sizeof(*colls));
+		memcpy(copy, colls, n_colls * sizeof(*copy));
 	}
 	free(d->colls);
-	d->colls = colls;
-	d->n_colls = cand->n_colls;
-	d->flops = cand->flops;
-	d->bytes = cand->bytes;
+	d->colls = copy;
+	d->n_colls = n_colls;
+	d->flops = flops;
+	d->bytes = bytes;
+}
+
+/* Keeps the chosen candidate's FLOPs, bytes and collectives on its decision. */
+static void set_work(shs__prop *x, shs_decision *d, const shs_cand *cand)
+{
+	shs__dec_set_work(x, d, cand->flops, cand->bytes, cand->colls, cand->n_colls);
 }
 
 /* Replicated result and operands: for an instruction no plugin serves. */

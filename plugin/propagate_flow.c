@@ -164,22 +164,11 @@ static void copy_twin(shs__prop *x, uint32_t src, uint32_t c)
 	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
 		const shs_decision *s = &x->p->d[src][i];
 		shs_decision *d = &x->p->d[c][i];
-		shs_coll *colls = NULL;
 		if (!s->set || d->fixed)
 			continue;
 		shs__dec_set(x, d, s->leaves, s->n_leaves, s->n_req ? s->req : NULL, s->req_first,
 			     comp->instrs[i]->n_operands, s->strategy, s->label, s->cost);
-		if (s->n_colls && !(colls = malloc(s->n_colls * sizeof(*colls)))) {
-			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
-			return;
-		}
-		if (colls)
-			memcpy(colls, s->colls, s->n_colls * sizeof(*colls));
-		free(d->colls);
-		d->colls = colls;
-		d->n_colls = s->n_colls;
-		d->flops = s->flops;
-		d->bytes = s->bytes;
+		shs__dec_set_work(x, d, s->flops, s->bytes, s->colls, s->n_colls);
 	}
 }
 

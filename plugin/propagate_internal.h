@@ -69,6 +69,10 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, do
 /* The plan's decision of instruction i of computation c. */
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i);
 
+/* Keeps flops, bytes and a copy of the n_colls collectives on d (its own collectives freed). */
+void shs__dec_set_work(shs__prop *x, shs_decision *d, double flops, double bytes,
+		       const shs_coll *colls, uint32_t n_colls);
+
 /* Sets decision d's result leaves (copied) and operand requirements (copied, flat with first[]
  * of n_operands + 1 entries, may be NULL when req is NULL); marks a change when they differ. */
 int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_t n_leaves,
