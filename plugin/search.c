@@ -1,6 +1,8 @@
-/* The search: every mesh of the cluster, on each the plans its axes seed (ZeRO-3 and ZeRO-1/2
- * over fsdp, with tensor parallelism when it has a tensor axis), each made by propagation and
- * evaluated; the fastest that fits wins. */
+/* The search: every mesh of the cluster (search_mesh.c), on each the plans its axes seed (ZeRO-3
+ * and ZeRO-1/2 over fsdp, with tensor parallelism when it has a tensor axis, splitting the
+ * sequence when it has a sequence axis) unless their model state alone is over the HBM, each made
+ * by propagation, refined by per-instruction choices where they are few (search_refine.c) and
+ * evaluated with more remat while it does not fit; the fastest that fits wins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
