@@ -60,7 +60,9 @@ static int set_decision(shs_decision *d, const shs_pspec *leaves, uint32_t n_lea
 
 	nd.leaves = dup_array(leaves, n_leaves * sizeof(*leaves), &ok);
 	nd.req = dup_array(req, n_req * sizeof(*req), &ok);
-	nd.req_first = dup_array(req_first, (n_operands + 1) * sizeof(*req_first), &ok);
+	/* without requirements (a free instruction) there may be fewer firsts than operands */
+	nd.req_first = dup_array(req_first, n_req ? (n_operands + 1) * sizeof(*req_first) : 0,
+				 &ok);
 	nd.colls = dup_array(colls, n_colls * sizeof(*colls), &ok);
 	if (!ok) {
 		free(nd.leaves);

@@ -49,8 +49,8 @@ static void why_loses(const shs_search_result *r, const shs_search_try *t, char 
 			 t->bound, t->exposed_comm_s, b->exposed_comm_s);
 }
 
-/* Calls fn for every float weight parameter of the entry (path contains a "params" segment, or
- * any float parameter when none does): its path, shape text and named sharding. */
+/* Calls fn for every float weight parameter of the entry (its path contains "params", as in
+ * JAX's and the generator's state): its path, shape text and named sharding. */
 typedef void (*weight_fn)(void *user, const char *path, const char *shape, const char *spec);
 
 static void for_weights(const shs_module *m, const shs_search_result *r, weight_fn fn,
