@@ -131,14 +131,15 @@ static void assert_never_worse(shs_host *h, const shs_module *m, const shs_clust
 	CU_ASSERT_TRUE(checked > 0 || !r->eval.fits);
 }
 
-/* Every preset (2 layers, scanned) on 256 v5p chips and 64 H100s. */
+/* Every preset (2 layers, scanned) on 256 v5p chips and on 64 and 1024 H100s. */
 static void test_never_worse_than_canonical(void)
 {
 	static const shs_cluster_spec clusters[] = {
 		{ .hardware = "v5p", .devices = 256, .slices = 1 },
 		{ .hardware = "h100", .devices = 64, .slices = 1 },
+		{ .hardware = "h100", .devices = 1024, .slices = 1 },
 	};
-	static const int64_t sizes[] = { 256, 64 };
+	static const int64_t sizes[] = { 256, 64, 1024 };
 	static const char *const set[] = { "layers", "2", "scan", "true", NULL };
 	const char *const *names = shs_gen_preset_names();
 	shs_host *h = host();
