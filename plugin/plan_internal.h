@@ -42,4 +42,13 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 int shs__plan_seed(const shs_module *m, const shs_plan_request *r, shs_pspec **out, bool *set,
 		   shs_warn_fn warn, void *user, shs_err *e);
 
+/* Whether a parameter path (shs_param_path) has segment word, between '/' or '.' (seed.c). */
+bool shs__path_has_segment(const char *path, const char *word);
+
+/* Whether a parameter path names optimizer state (Adam's mu and nu) rather than a weight. */
+bool shs__path_is_optimizer_state(const char *path);
+
+/* Frees the arrays decision d owns (result, requirements, collectives) and clears them (plan.c). */
+void shs__decision_free(shs_decision *d);
+
 #endif

@@ -27,18 +27,6 @@ static bool split_over(const shs_decision *d, uint32_t mask)
 	return false;
 }
 
-/* Whether path has segment word (between '/' or '.'). */
-static bool has_segment(const char *path, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = path; (p = strstr(p, word)); p++)
-		if ((p == path || p[-1] == '/' || p[-1] == '.') &&
-		    (p[n] == '\0' || p[n] == '/' || p[n] == '.'))
-			return true;
-	return false;
-}
-
 int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev)
 {
 	const shs_computation *c = shs_module_entry(m);
@@ -52,10 +40,9 @@ int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev)
 		    !shs_elem_is_float(in->shape.type) || !split_over(&p->d[m->entry][i], mask))
 			continue;
 		shs_param_path(in, path, sizeof(path));
-		if (has_segment(path, "opt_state") || has_segment(path, "mu") ||
-		    has_segment(path, "nu"))
+		if (shs__path_is_optimizer_state(path))
 			state = true;
-		else if (has_segment(path, "params"))
+		else if (shs__path_has_segment(path, "params"))
 			weights = true;
 	}
 	/* the gradients leave the backward pass split when it reduce-scatters them */

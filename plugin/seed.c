@@ -22,8 +22,7 @@ typedef struct seeding {
 	void *user;
 } seeding;
 
-/* Whether path has a segment (between '/' or '.') equal to word. */
-static bool has_segment(const char *path, const char *word)
+bool shs__path_has_segment(const char *path, const char *word)
 {
 	size_t n = strlen(word);
 
@@ -39,7 +38,7 @@ static bool has_segment(const char *path, const char *word)
 static bool has_any(const char *path, const char *const *words)
 {
 	for (; *words; words++)
-		if (has_segment(path, *words))
+		if (shs__path_has_segment(path, *words))
 			return true;
 	return false;
 }
@@ -167,11 +166,11 @@ static bool dim_free(const shs_pspec *spec, int d, int layer)
 static int tp_dim(const seeding *s, const shs_instr *p, const char *path, int layer)
 {
 	const shs_shape *a = &p->shape;
-	bool attention = has_any(path, attention_words) && !has_segment(path, "moe");
+	bool attention = has_any(path, attention_words) && !shs__path_has_segment(path, "moe");
 	bool mlp = has_any(path, mlp_words), vocab = has_any(path, vocab_words);
 	int best = NO_DIM;
 
-	if (has_segment(path, "scale") || has_segment(path, "gate") || has_segment(path, "bias"))
+	if (shs__path_has_segment(path, "scale") || shs__path_has_segment(path, "gate") || shs__path_has_segment(path, "bias"))
 		return NO_DIM;
 	for (int d = 0; d < (int)a->rank; d++) {
 		if (d == layer || a->dims[d] == s->d_model)
@@ -219,8 +218,7 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 		try_axis(s, spec, a, (int)a->rank - 1, "tensor");
 }
 
-/* Whether path names optimizer state (Adam's mu and nu) rather than a weight. */
-static bool is_optimizer_state(const char *path)
+bool shs__path_is_optimizer_state(const char *path)
 {
 	static const char *const words[] = { "opt_state", "mu", "nu", NULL };
 
@@ -232,7 +230,7 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 {
 	const shs_shape *a = &p->shape;
 
-	if (has_segment(path, "moe") && !has_segment(path, "gate"))
+	if (shs__path_has_segment(path, "moe") && !shs__path_has_segment(path, "gate"))
 		for (int d = 0; d < (int)a->rank; d++)
 			if (d != layer && a->dims[d] != s->d_model) {
 				try_axis(s, spec, a, d, "expert");
@@ -243,7 +241,7 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 		if (d != NO_DIM && dim_free(spec, d, layer))
 			try_axis(s, spec, a, d, "tensor");
 	}
-	if (plan_has_fsdp(s->r->kind) && (!s->r->fsdp_state_only || is_optimizer_state(path))) {
+	if (plan_has_fsdp(s->r->kind) && (!s->r->fsdp_state_only || shs__path_is_optimizer_state(path))) {
 		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
 		shs_pspec tried = *spec;
 		for (int n = 0; n < (int)a->rank; n++) {
