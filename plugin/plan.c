@@ -100,17 +100,24 @@ void shs_param_path(const shs_instr *p, char *buf, size_t cap)
 	buf[n] = '\0';
 }
 
+void shs__decision_free(shs_decision *d)
+{
+	free(d->leaves);
+	free(d->req);
+	free(d->req_first);
+	free(d->colls);
+	d->leaves = d->req = NULL;
+	d->req_first = NULL;
+	d->colls = NULL;
+}
+
 void shs_plan_free(shs_plan *p)
 {
 	if (!p)
 		return;
 	for (uint32_t c = 0; p->d && c < p->n_comps; c++) {
-		for (uint32_t i = 0; p->d[c] && i < p->n_instrs[c]; i++) {
-			free(p->d[c][i].leaves);
-			free(p->d[c][i].req);
-			free(p->d[c][i].req_first);
-			free(p->d[c][i].colls);
-		}
+		for (uint32_t i = 0; p->d[c] && i < p->n_instrs[c]; i++)
+			shs__decision_free(&p->d[c][i]);
 		free(p->d[c]);
 	}
 	free(p->d);

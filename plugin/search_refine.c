@@ -65,16 +65,10 @@ static int set_decision(shs_decision *d, const shs_pspec *leaves, uint32_t n_lea
 				 &ok);
 	nd.colls = dup_array(colls, n_colls * sizeof(*colls), &ok);
 	if (!ok) {
-		free(nd.leaves);
-		free(nd.req);
-		free(nd.req_first);
-		free(nd.colls);
+		shs__decision_free(&nd);
 		return oom(e);
 	}
-	free(d->leaves);
-	free(d->req);
-	free(d->req_first);
-	free(d->colls);
+	shs__decision_free(d);
 	nd.set = true;
 	nd.n_leaves = n_leaves;
 	nd.n_req = n_req;
@@ -275,10 +269,7 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
 		rc = apply(&r, &r.slots[k], r.slots[k].best);
 	for (uint32_t k = 0; k < r.n; k++) {
 		shs_cands_free(&r.slots[k].cands);
-		free(r.slots[k].orig.leaves);
-		free(r.slots[k].orig.req);
-		free(r.slots[k].orig.req_first);
-		free(r.slots[k].orig.colls);
+		shs__decision_free(&r.slots[k].orig);
 	}
 	free(r.slots);
 	*evaluated = r.evaluated;
