@@ -141,8 +141,10 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		printf(" %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
 	printf("\nsearch          %u candidates in %.3g s (load %.3g s); %u skipped: the model "
-	       "state alone over the HBM%s\n", r->n_tries, r->search_time_s, load_s, r->n_pruned,
-	       r->partial ? "; the time budget ended it: the best plan found so far" : "");
+	       "state alone over the HBM", r->n_tries, r->search_time_s, load_s, r->n_pruned);
+	if (r->n_skipped)
+		printf("; %u meshes the physical axes cannot hold", r->n_skipped);
+	printf("%s\n", r->partial ? "; the time budget ended it: the best plan found so far" : "");
 	printf("choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
 	       r->exact ? ": every combination on every plan tried (exact)" :
 	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
@@ -213,6 +215,7 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 	json_object_set_new(o, "load_time_s", json_real(load_s));
 	json_object_set_new(o, "candidates", json_integer(r->n_tries));
 	json_object_set_new(o, "pruned", json_integer(r->n_pruned));
+	json_object_set_new(o, "skipped_meshes", json_integer(r->n_skipped));
 	json_object_set_new(o, "partial", json_boolean(r->partial));
 	json_object_set_new(o, "exact", json_boolean(r->exact));
 	json_object_set_new(o, "choice_evaluations", json_integer(r->refine_evals));
