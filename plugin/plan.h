@@ -38,8 +38,9 @@ typedef struct shs_plan_request {
 	bool ignore_hints;    /* drop the module's Sharding custom-call constraints */
 	bool fsdp_state_only; /* fsdp splits the optimizer state only, the weights stay whole
 			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
-	bool no_twins;        /* propagate every computation itself, even one structurally
-			       * identical to another that started from the same state (tests) */
+	bool no_reuse;        /* propagate every computation and instruction itself: no copy of
+			       * a structurally identical computation that started from the same
+			       * state, no decision kept because what it read is unchanged (tests) */
 	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
 	void *warn_user;
 } shs_plan_request;

@@ -381,15 +381,56 @@ static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
 	return want ? XXH3_64bits_withSeed(want, n_res * sizeof(*want), key) : key;
 }
 
-/* The candidates for instruction i given hints and want: the cached ones when an earlier pass
- * asked the same, else the plugins' (then cached). NULL after an error (x->rc set). */
+/* Hashes what the users u of value v (u < before, all when before is UINT32_MAX) require, into
+ * key. */
+static uint64_t users_key(shs__prop *x, uint32_t c, uint32_t v, uint32_t before, uint64_t key)
+{
+	const shs__users *u = &x->users[c];
+
+	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		uint32_t head[2] = { user, du->set ? du->n_req : UINT32_MAX };
+		if (user >= before)
+			continue;
+		key = XXH3_64bits_withSeed(head, sizeof(head), key);
+		if (du->set && du->n_req)
+			key = XXH3_64bits_withSeed(du->req, du->n_req * sizeof(*du->req), key);
+	}
+	return key;
+}
+
+/* The hash of everything decide_default reads besides the query (hashed as key): the pass's
+ * pull, what the earlier users of each operand require (a copy they made is free), and (pull)
+ * what the users of i and the caller of its computation require of it. */
+static uint64_t context_key(shs__prop *x, uint32_t c, uint32_t i, uint64_t key)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	uint8_t pull = x->pull;
+
+	key = XXH3_64bits_withSeed(&pull, sizeof(pull), key);
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		key = users_key(x, c, in->operands[k], i, key);
+	if (!x->pull)
+		return key;
+	key = users_key(x, c, i, UINT32_MAX, key);
+	if (i == comp->root && x->ext_req[c])
+		key = XXH3_64bits_withSeed(x->ext_req[c],
+					   shs__dec(x, c, i)->n_leaves * sizeof(*x->ext_req[c]),
+					   key);
+	return key;
+}
+
+/* The candidates for instruction i given the query key (hints and want): the cached ones when
+ * an earlier pass asked the same, else the plugins' (then cached). NULL after an error (x->rc
+ * set). */
 static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 				   const shs_pspec *const *hints, const shs_pspec *want,
-				   uint32_t n_res)
+				   uint64_t key)
 {
 	const shs_computation *comp = x->m->comps[c];
 	shs__cand_cache *cc = &x->cache[c][i];
-	uint64_t key = query_key(x, c, comp->instrs[i], hints, want, n_res);
 	int rc;
 
 	if (cc->valid && cc->key == key)
@@ -415,6 +456,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_cands *cands;
 	const shs_shape **res = NULL;
 	const shs_pspec *want;
+	shs__cand_cache *cc = &x->cache[c][i];
+	uint64_t key, context;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false;
@@ -430,12 +473,17 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	}
 	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
 		: x->pull ? shs__user_req(x, c, i) : NULL;
-	cands = candidates(x, c, i, hints, want, n_res);
+	key = query_key(x, c, in, hints, want, n_res);
+	context = context_key(x, c, i, key);
+	if (!x->r->no_reuse && cc->decided && cc->valid && cc->key == key && cc->context == context)
+		goto done; /* the same context makes the same decision */
+	cc->decided = false;
+	cands = candidates(x, c, i, hints, want, key);
 	if (!cands)
 		goto done;
 	if (!cands->n) {
 		decide_replicated(x, c, i);
-		goto done;
+		goto decided;
 	}
 	for (uint32_t k = 0; k < cands->n; k++) {
 		double s = score(x, c, i, &cands->v[k], hints, res, n_res);
@@ -459,6 +507,9 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		     cands->v[best].operand_first, in->n_operands, cands->v[best].strategy,
 		     cands->v[best].label, best_cost);
 	set_work(x, shs__dec(x, c, i), &cands->v[best]);
+decided:
+	cc->decided = x->rc == SHS_OK;
+	cc->context = context;
 done:
 	free(hints);
 	free((void *)res);

@@ -164,6 +164,7 @@ static void copy_twin(shs__prop *x, uint32_t src, uint32_t c)
 	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
 		const shs_decision *s = &x->p->d[src][i];
 		shs_decision *d = &x->p->d[c][i];
+		x->cache[c][i].decided = false; /* its decision no longer follows its context */
 		if (!s->set || d->fixed)
 			continue;
 		shs__dec_set(x, d, s->leaves, s->n_leaves, s->n_req ? s->req : NULL, s->req_first,
@@ -185,9 +186,9 @@ static void visit(shs__prop *x, uint32_t callee, const shs_pspec *ext)
 	x->visits[callee]++;
 	x->ext_req[callee] = ext;
 	memo = &x->memo[x->twin[callee]];
-	if (x->leaf[callee] && !x->r->no_twins)
+	if (x->leaf[callee] && !x->r->no_reuse)
 		key = state_key(x, callee, ext);
-	if (x->leaf[callee] && !x->r->no_twins && memo->valid && memo->key == key &&
+	if (x->leaf[callee] && !x->r->no_reuse && memo->valid && memo->key == key &&
 	    memo->src != callee) {
 		copy_twin(x, memo->src, callee);
 	} else {

@@ -12,10 +12,14 @@ typedef struct shs__users {
 } shs__users;
 
 /* The candidates an instruction got last, and the hash of the query that got them (its
- * operands' shardings and the wanted result): a later pass asking the same reuses them. */
+ * operands' shardings and the wanted result): a later pass asking the same reuses them. And the
+ * hash of everything its last decision read (the query, the pass's pull, what its users and its
+ * operands' earlier users require): a later pass from the same context keeps the decision. */
 typedef struct shs__cand_cache {
 	uint64_t key;
 	bool valid;
+	uint64_t context;
+	bool decided;
 	shs_cands cands;
 } shs__cand_cache;
 

@@ -248,23 +248,29 @@ static bool same_plans(const shs_plan *a, const shs_plan *b)
 }
 
 /* Repeated layers (unrolled: structurally identical computations) are propagated once per state
- * and copied to their twins: the plan is the same as propagating each of them. */
-static void test_twins_change_nothing(void)
+ * and copied to their twins, and an instruction whose context (query, pull, what its users and
+ * its operands' earlier users require) is unchanged keeps its decision: the plan is the same as
+ * deciding every instruction of every computation anew, unrolled and scanned. */
+static void test_reuse_changes_nothing(void)
 {
 	static const char *const llama[] = { "layers=4", "seq=64", "batch=8", "vocab=512", NULL };
+	static const char *const llama_scan[] = { "layers=4", "seq=64", "batch=8", "vocab=512",
+						  "scan=true", NULL };
 	static const char *const mlp[] = { "layers=6", NULL };
+	static const char *const *const sets[] = { llama, llama_scan, mlp };
+	static const char *const presets[] = { "llama3-8b", "llama3-8b", "mlp-only" };
 	shs_host *h = host();
 
-	for (int k = 0; k < 2; k++) {
-		shs_module *m = generate(k ? "mlp-only" : "llama3-8b", k ? mlp : llama);
+	for (int k = 0; k < 3; k++) {
+		shs_module *m = generate(presets[k], sets[k]);
 		for (int j = 0; j < N_PLAN_MESHES; j++) {
 			shs_plan_request *r = request(plan_meshes[j][0], plan_meshes[j][1]);
-			shs_plan *twins = make(h, m, r), *each;
-			r->no_twins = true;
+			shs_plan *reused = make(h, m, r), *each;
+			r->no_reuse = true;
 			each = make(h, m, r);
-			CU_ASSERT_TRUE(same_plans(twins, each));
-			CU_ASSERT_EQUAL(twins->passes, each->passes);
-			shs_plan_free(twins);
+			CU_ASSERT_TRUE(same_plans(reused, each));
+			CU_ASSERT_EQUAL(reused->passes, each->passes);
+			shs_plan_free(reused);
 			shs_plan_free(each);
 			free(r);
 		}
@@ -434,8 +440,8 @@ static void test_param_path(void)
 }
 
 CU_TestInfo propagate_tests[] = {
-	{ "repeated layers solved once: the same plan as each by itself",
-	  test_twins_change_nothing },
+	{ "repeated layers and unchanged decisions reused: the same plan as deciding anew",
+	  test_reuse_changes_nothing },
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
 	{ "every preset, unrolled and scanned, under every plan on 1-, 2-, 3-axis meshes",
 	  test_every_preset_every_plan },
