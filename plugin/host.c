@@ -31,6 +31,10 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user)
 
 	if (!h)
 		return NULL;
+	if (pthread_mutex_init(&h->lock, NULL)) {
+		free(h);
+		return NULL;
+	}
 	h->warn = warn;
 	h->user = user;
 	h->reg.h = h;
@@ -48,6 +52,7 @@ void shs_host_free(shs_host *h)
 		free(h->plugins[k].path);
 	}
 	free(h->plugins);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
 
@@ -61,7 +66,10 @@ void shs__host_warn(const shs_host *h, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* the lock is not part of the host's value: warning from a const host is fine */
+	pthread_mutex_lock((pthread_mutex_t *)&h->lock);
 	h->warn(h->user, msg);
+	pthread_mutex_unlock((pthread_mutex_t *)&h->lock);
 }
 
 uint32_t shs_host_plugin_count(const shs_host *h)
@@ -124,17 +132,21 @@ static bool seen_grow(shs_host *h)
 bool shs__host_first_time(shs_host *h, const void *m, const void *c, const void *i, int why)
 {
 	shs_host_seen key = { m, c, i, why }, *slot;
+	bool first = false;
 
 	if (!i)
 		return true;
-	if ((h->n_seen + 1) * 2 > h->cap_seen && !seen_grow(h))
-		return false;
-	slot = seen_slot(h->seen, h->cap_seen, &key);
-	if (slot->i)
-		return false;
-	*slot = key;
-	h->n_seen++;
-	return true;
+	pthread_mutex_lock(&h->lock);
+	if ((h->n_seen + 1) * 2 <= h->cap_seen || seen_grow(h)) {
+		slot = seen_slot(h->seen, h->cap_seen, &key);
+		first = !slot->i;
+		if (first) {
+			*slot = key;
+			h->n_seen++;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return first;
 }
 
 /* ---- Loading one plugin ---- */

@@ -2,6 +2,7 @@
 #ifndef SHS_HOST_INTERNAL_H
 #define SHS_HOST_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,8 @@ struct shs_host {
 	struct shs_registry reg;
 	uint32_t n_seen, cap_seen;  /* open-addressing set, cap a power of two */
 	shs_host_seen *seen;
+	pthread_mutex_t lock;       /* guards seen and the warning callback: candidates may be
+				     * asked from several threads at once (the search's) */
 };
 
 /* Formats a warning and hands it to the host's callback (if any). */

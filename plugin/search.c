@@ -1,38 +1,25 @@
-/* The search: every mesh of the cluster (search_mesh.c), on each the plans its axes seed (ZeRO-3
- * and ZeRO-1/2 over fsdp, with tensor parallelism when it has a tensor axis, splitting the
- * sequence when it has a sequence axis) unless their model state alone is over the HBM, each made
- * by propagation, refined by per-instruction choices where they are few (search_refine.c) and
- * evaluated with more remat while it does not fit; the fastest that fits wins. */
+/* The search: every mesh of the cluster (search_mesh.c), each a job (search_job.c) run on as
+ * many threads as asked (search_pool.c) and merged in mesh order: the fastest plan that fits
+ * wins; the winner, when its per-instruction choices were too many to enumerate, gets one
+ * sweep of coordinate descent. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "search.h"
+#include "search_internal.h"
 
 enum { MAX_MESHES = 4096, PATH_CAP = 512 };
 
-/* One plan seeding: the named plan's kind and whether fsdp splits only the optimizer state. */
-typedef struct seeding {
-	shs_plan_kind kind;
-	bool state_only;
-	const char *name;
-} seeding;
-
-typedef struct searcher {
-	shs_host *h;
-	const shs_module *m;
-	const shs_hw_catalog *cat;
-	const shs_cluster_spec *spec;
-	const shs_search_options *o;
+/* The merge's state: the result being built. Touched by one merge at a time. */
+typedef struct merger {
+	const shs__searcher *s;
 	shs_search_result *out;
 	uint32_t cap_tries;
 	bool all_exact;         /* every candidate so far was refined exhaustively */
-	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
-	bool prune;             /* skip seedings whose state alone cannot fit */
 	double start;
 	shs_err *e;
-} searcher;
+} merger;
 
 static double now_s(void)
 {
@@ -40,36 +27,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static bool has_axis(const shs_mesh *mesh, const char *name)
-{
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		if (!strcmp(mesh->names[a], name) && mesh->sizes[a] > 1)
-			return true;
-	return false;
-}
-
-/* The seedings a mesh's axes call for (a sequence axis splits the token batch's sequence under
- * every one of them: "+sp"). */
-static uint32_t seedings_of(const shs_mesh *mesh, seeding *out)
-{
-	static const char *const names[2][2][2] = {
-		{ { "dp", "dp+sp" }, { "tp", "tp+sp" } },
-		{ { "fsdp", "fsdp+sp" }, { "fsdp+tp", "fsdp+tp+sp" } },
-	};
-	static const char *const zero1[2][2] = { { "zero1", "zero1+sp" },
-						 { "zero1+tp", "zero1+tp+sp" } };
-	int fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
-	int sp = has_axis(mesh, "sequence");
-	shs_plan_kind kind = fsdp ? (tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP)
-				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
-	uint32_t n = 0;
-
-	out[n++] = (seeding){ kind, false, names[fsdp][tensor][sp] };
-	if (fsdp)
-		out[n++] = (seeding){ kind, true, zero1[tensor][sp] };
-	return n;
 }
 
 bool shs__search_beats(const shs_search_try *a, const shs_search_try *b)
@@ -86,24 +43,6 @@ bool shs__search_beats(const shs_search_try *a, const shs_search_try *b)
 	return a->comm_s < b->comm_s * (1 - SHS_SEARCH_TIE);
 }
 
-static int add_try(searcher *s, const shs_search_try *t)
-{
-	shs_search_result *r = s->out;
-
-	if (r->n_tries == s->cap_tries) {
-		uint32_t cap = s->cap_tries ? 2 * s->cap_tries : 16;
-		shs_search_try *grown = realloc(r->tries, cap * sizeof(*grown));
-		if (!grown)
-			return shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
-		r->tries = grown;
-		s->cap_tries = cap;
-	}
-	r->tries[r->n_tries] = *t;
-	r->tries[r->n_tries].order = r->n_tries;
-	r->n_tries++;
-	return SHS_OK;
-}
-
 void shs__search_summary(const shs_eval *ev, shs_search_try *t)
 {
 	t->step_time_s = ev->step_time_s;
@@ -116,101 +55,72 @@ void shs__search_summary(const shs_eval *ev, shs_search_try *t)
 	t->fits = ev->fits;
 }
 
-static void summarize(const shs_cluster *c, const seeding *g, const shs_eval *ev,
-		      shs_search_try *t)
+static int add_try(merger *g, const shs_search_try *t)
 {
-	memset(t, 0, sizeof(*t));
-	shs_cluster_describe(c, t->mesh, sizeof(t->mesh));
-	/* the mesh and its layout only, without the hardware in parentheses */
-	t->mesh[strcspn(t->mesh, " ")] = '\0';
-	snprintf(t->plan, sizeof(t->plan), "%s", g->name);
-	shs__search_summary(ev, t);
+	shs_search_result *r = g->out;
+
+	if (r->n_tries == g->cap_tries) {
+		uint32_t cap = g->cap_tries ? 2 * g->cap_tries : 16;
+		shs_search_try *grown = realloc(r->tries, cap * sizeof(*grown));
+		if (!grown)
+			return shs_seterr(g->e, SHS_ENOMEM, "search: out of memory");
+		r->tries = grown;
+		g->cap_tries = cap;
+	}
+	r->tries[r->n_tries] = *t;
+	r->tries[r->n_tries].order = r->n_tries;
+	r->n_tries++;
+	return SHS_OK;
 }
 
-/* Evaluates p on c: with the options' remat policy, or, unless it is fixed, with more remat
- * while the plan does not fit (dots, then full); *remat is the policy used. */
-static int evaluate(searcher *s, const shs_plan *p, const shs_cluster *c, shs_eval *ev,
-		    shs_remat *remat)
+/* Takes job j into the result: its warnings passed on, its counts added, each of its
+ * candidates listed in turn and kept when it beats the best so far (the same as trying the
+ * meshes one after another). */
+static int merge(void *user, shs__search_job *j)
 {
-	shs_eval_options o = s->o->eval;
-	int rc = shs_evaluate(s->m, p, c, &o, ev, s->e);
+	merger *g = user;
+	shs_search_result *out = g->out;
+	const shs_search_options *o = g->s->o;
+	int rc = j->rc;
 
-	while (rc == SHS_OK && !ev->fits && !s->o->fixed_remat && o.remat < SHS_REMAT_FULL) {
-		o.remat = (shs_remat)(o.remat + 1);
-		shs_eval_free(ev);
-		rc = shs_evaluate(s->m, p, c, &o, ev, s->e);
+	for (uint32_t k = 0; o->warn && k < j->n_warnings && k < SHS__SEARCH_JOB_WARNINGS; k++)
+		if (j->warnings[k])
+			o->warn(o->warn_user, j->warnings[k]);
+	if (rc != SHS_OK) {
+		*g->e = j->e;
+		return rc;
 	}
-	*remat = o.remat;
-	return rc;
-}
-
-/* Refines plan p (evaluated as *ev with remat) by per-instruction choices: exhaustively when
- * they are few, or (allow_sweep) by a sweep; counts the evaluations and whether every plan the
- * search kept was refined exhaustively. */
-static int refine(searcher *s, const shs_cluster *c, shs_remat remat, bool allow_sweep,
-		  shs_plan *p, shs_eval *ev)
-{
-	shs_eval_options o = s->o->eval;
-	uint32_t n = 0;
-	bool exact = false;
-	int rc;
-
-	o.remat = remat;
-	rc = shs__search_refine(s->h, s->m, c, &o, allow_sweep, p, ev, &n, &exact, s->e);
-	s->out->refine_evals += n;
-	s->all_exact &= exact;
-	return rc;
-}
-
-/* Makes and evaluates the plan seeding g calls for on cluster c; keeps it when it is the best. */
-static int try_plan(searcher *s, const shs_cluster *c, const seeding *g)
-{
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	shs_search_result *out = s->out;
-	char mesh[SHS_SEARCH_TEXT];
-	shs_search_try t;
-	shs_remat remat = SHS_REMAT_NONE;
-	shs_plan *p = NULL;
-	shs_eval ev = { 0 };
-	int rc = r ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
-
-	if (rc == SHS_OK) {
-		shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
-		rc = shs_plan_parse_mesh(r, mesh, s->e);
-	}
-	if (rc == SHS_OK) {
-		r->kind = g->kind;
-		r->fsdp_state_only = g->state_only;
-		r->ignore_hints = s->o->ignore_hints;
-		r->warn = s->o->warn;
-		r->warn_user = s->o->warn_user;
-		rc = shs_plan_make(s->h, s->m, r, &p, s->e);
-	}
-	if (rc == SHS_OK)
-		rc = evaluate(s, p, c, &ev, &remat);
-	if (rc == SHS_OK)
-		rc = refine(s, c, remat, false, p, &ev);
-	if (rc == SHS_OK) {
-		summarize(c, g, &ev, &t);
-		t.remat = remat;
-		rc = add_try(s, &t);
-	}
-	if (rc == SHS_OK && (!out->plan || shs__search_beats(&t, &out->best))) {
+	out->n_skipped += j->skipped;
+	out->n_pruned += j->pruned;
+	out->refine_evals += j->refine_evals;
+	g->all_exact &= j->exact;
+	for (uint32_t k = 0; k < j->n && rc == SHS_OK; k++) {
+		rc = add_try(g, &j->tries[k]);
+		if (rc != SHS_OK || (out->plan && !shs__search_beats(&j->tries[k], &out->best)))
+			continue;
 		shs_plan_free(out->plan);
 		shs_eval_free(&out->eval);
-		out->plan = p;
-		out->eval = ev;
-		out->cluster = *c;
-		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+		out->plan = j->plans[k];
+		out->eval = j->evals[k];
+		j->plans[k] = NULL;
+		j->evals[k] = (shs_eval){ 0 };
+		out->cluster = j->cluster;
+		for (uint32_t a = 0; a < out->cluster.mesh.n_axes; a++)
 			out->cluster.mesh.names[a] = out->cluster.axis_names[a];
-		out->best = t;
-		p = NULL;
-		ev = (shs_eval){ 0 };
+		out->best = out->tries[out->n_tries - 1];
 	}
-	shs_plan_free(p);
-	shs_eval_free(&ev);
-	free(r);
 	return rc;
+}
+
+/* The time budget is spent and there is a plan to return. */
+static bool out_of_time(void *user)
+{
+	merger *g = user;
+
+	if (g->s->o->time_budget_s > 0 && g->out->plan &&
+	    now_s() - g->start > g->s->o->time_budget_s)
+		g->out->partial = true;
+	return g->out->partial;
 }
 
 /* The bytes of the model state as the evaluator counts them: the float entry parameters that
@@ -240,59 +150,19 @@ static void model_state(const shs_module *m, double *weights, double *optimizer)
 	}
 }
 
-/* Whether seeding g on mesh cannot fit whatever propagation makes of it: its model state at
- * the best sharding the seeds allow (weights and gradients over fsdp and tensor, or over tensor
- * alone for ZeRO-1/2; Adam state over both) is over the HBM already. */
-static bool cannot_fit(const searcher *s, const shs_cluster *c, const seeding *g)
-{
-	double f = 1, t = 1;
-
-	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
-		if (!strcmp(c->mesh.names[a], "fsdp"))
-			f = (double)c->mesh.sizes[a];
-		if (!strcmp(c->mesh.names[a], "tensor"))
-			t = (double)c->mesh.sizes[a];
-	}
-	return 2 * s->weights / (g->state_only ? t : f * t) + s->optimizer / (f * t) >
-	       c->hw.hbm_bytes;
-}
-
-/* Lays mesh on the cluster and tries every seeding its axes call for. A mesh the physical axes
- * cannot hold is skipped, unless it is the one the caller pinned (an error). */
-static int try_mesh(searcher *s, const char *mesh, bool pinned)
-{
-	shs_cluster_spec spec = *s->spec;
-	shs_cluster *c = malloc(sizeof(*c));
-	seeding g[2];
-	uint32_t n = 0;
-	int rc = c ? SHS_OK : shs_seterr(s->e, SHS_ENOMEM, "search: out of memory");
-
-	spec.mesh = mesh;
-	if (rc == SHS_OK)
-		rc = shs_cluster_make(s->cat, &spec, c, s->e);
-	if (rc == SHS_EINVAL && !pinned) {
-		s->out->n_skipped++;
-		rc = SHS_OK;
-	} else if (rc == SHS_OK) {
-		n = seedings_of(&c->mesh, g);
-	}
-	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
-		if (!pinned && s->prune && cannot_fit(s, c, &g[k])) {
-			s->out->n_pruned++;
-			continue;
-		}
-		rc = try_plan(s, c, &g[k]);
-	}
-	free(c);
-	return rc;
-}
-
 /* One coordinate-descent sweep over the best plan's per-instruction choices. */
-static int sweep_best(searcher *s)
+static int sweep_best(merger *g)
 {
-	shs_search_result *out = s->out;
-	int rc = refine(s, &out->cluster, out->best.remat, true, out->plan, &out->eval);
+	shs_search_result *out = g->out;
+	shs_eval_options o = g->s->o->eval;
+	uint32_t evaluated = 0;
+	bool exact = false;
+	int rc;
 
+	o.remat = out->best.remat;
+	rc = shs__search_refine(g->s->h, g->s->m, &out->cluster, &o, true, out->plan, &out->eval,
+				&evaluated, &exact, g->e);
+	out->refine_evals += evaluated;
 	if (rc == SHS_OK)
 		shs__search_summary(&out->eval, &out->best);
 	return rc;
@@ -328,8 +198,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	       const shs_cluster_spec *spec, const shs_search_options *o,
 	       shs_search_result *out, shs_err *e)
 {
-	searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o, .out = out, .e = e,
-		       .all_exact = true };
+	shs__searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o };
+	merger g = { .s = &s, .out = out, .all_exact = true, .e = e };
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
@@ -338,17 +208,22 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	int rc = base ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 
 	memset(out, 0, sizeof(*out));
-	s.start = now_s();
+	g.start = now_s();
 	whole.mesh = NULL;
+	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
+		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK && o->mesh) {
-		rc = try_mesh(&s, o->mesh, true);
+		if ((size_t)snprintf(meshes[0], SHS_SEARCH_TEXT, "%s", o->mesh) >= SHS_SEARCH_TEXT)
+			rc = shs_seterr(e, SHS_EINVAL, "search: mesh '%.32s...' is too long",
+					o->mesh);
+		if (rc == SHS_OK)
+			rc = shs__search_pool(&s, (const char(*)[SHS_SEARCH_TEXT])meshes, 1, true, 1,
+					      merge, out_of_time, &g, e);
 		goto done;
 	}
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(cat, &whole, base, e);
 	token_batch(m, tokens);
-	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
-		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK)
 		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, MAX_MESHES);
 	if (n > MAX_MESHES)
@@ -357,27 +232,21 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	model_state(m, &s.weights, &s.optimizer);
 	s.prune = true;
 	for (int round = 0; round < 2 && rc == SHS_OK && !out->plan; round++) {
-		for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
-			if (o->time_budget_s > 0 && out->plan &&
-			    now_s() - s.start > o->time_budget_s) {
-				out->partial = true;
-				break;
-			}
-			rc = try_mesh(&s, meshes[k], false);
-		}
+		rc = shs__search_pool(&s, (const char(*)[SHS_SEARCH_TEXT])meshes, n, false,
+				      o->threads, merge, out_of_time, &g, e);
 		s.prune = false;
 	}
 done:
 	if (rc == SHS_OK && !out->plan)
 		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh fits the cluster's physical axes");
 	/* the winner, when the space was too large to enumerate, gets one sweep */
-	if (rc == SHS_OK && !s.all_exact && !out->partial)
-		rc = sweep_best(&s);
+	if (rc == SHS_OK && !g.all_exact && !out->partial)
+		rc = sweep_best(&g);
 	if (rc == SHS_OK) {
-		out->exact = s.all_exact && !out->partial;
+		out->exact = g.all_exact && !out->partial;
 		qsort(out->tries, out->n_tries, sizeof(*out->tries), compare_tries);
 		out->zero_stage = shs__zero_stage(m, out->plan, &out->eval);
-		out->search_time_s = now_s() - s.start;
+		out->search_time_s = now_s() - g.start;
 	} else {
 		shs_search_result_free(out);
 	}

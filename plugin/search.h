@@ -30,6 +30,8 @@ typedef struct shs_search_options {
 	const char *mesh;       /* a pinned mesh ("fsdp=16,tensor=4", @ layouts allowed), or NULL:
 				 * every mesh the search enumerates */
 	double time_budget_s;   /* stop after this long with the best plan so far (0: no limit) */
+	uint32_t threads;       /* meshes evaluated at once (0 or 1: one at a time); the result
+				 * is the same for any count */
 	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
 	shs_warn_fn warn;       /* propagation warnings, or NULL */
 	void *warn_user;
@@ -70,7 +72,11 @@ typedef struct shs_search_result {
  * one). A plan that fits beats every one that does not; of those that fit the fastest wins,
  * and of equally fast ones (within SHS_SEARCH_TIE) the one that moves the fewest bytes over
  * the links (all its collectives' time), then the earlier; when none fits, the one with the
- * least memory. Every mesh is evaluated in a fixed order, so the result is deterministic. On success *out is filled (free with shs_search_result_free).
+ * least memory. Candidates are taken in a fixed order (meshes as shs__search_meshes lists
+ * them, on as many threads as o->threads asks), so the result is deterministic; the host's own
+ * warnings (an instruction no strategy serves) may come in another order on several threads.
+ * The host's plugins must then allow being asked from several threads at once (the built-in
+ * ones do). On success *out is filled (free with shs_search_result_free).
  * Returns SHS_OK, SHS_EINVAL (bad cluster or pinned mesh, no mesh to try) or SHS_ENOMEM. */
 int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	       const shs_cluster_spec *spec, const shs_search_options *o,

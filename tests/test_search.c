@@ -36,16 +36,23 @@ static shs_host *host(void)
 	return h;
 }
 
-static void search(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
-		   shs_search_result *r)
+/* Searches m on spec's cluster on that many threads. */
+static void search_on(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
+		      uint32_t threads, shs_search_result *r)
 {
 	shs_hw_catalog cat;
-	shs_search_options o = { 0 };
+	shs_search_options o = { .threads = threads };
 	shs_err e = { 0 };
 
 	shs_hw_catalog_builtin(&cat);
 	SHS_ASSERT_OK(shs_search(h, m, &cat, spec, &o, r, &e), &e);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r->plan);
+}
+
+static void search(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
+		   shs_search_result *r)
+{
+	search_on(h, m, spec, 1, r);
 }
 
 /* The size of the chosen mesh's axis name (1 when it has none). */
@@ -228,11 +235,31 @@ static void test_book_choices(void)
 	shs_host_free(h);
 }
 
-/* The same search twice gives the same plan, candidates and order; a time budget too short
- * for more than one candidate marks the result partial. */
+/* The text of a fresh copy of m annotated with plan p (caller frees). */
+static char *annotated(const shs_module *m, const shs_plan *p)
+{
+	shs_buf b = { 0 };
+	shs_module *copy;
+	shs_err e = { 0 };
+	char *text;
+
+	shs_text_print(&b, m, NULL);
+	copy = shs_test_parse(b.data);
+	shs_buf_free(&b);
+	SHS_ASSERT_OK(shs_plan_annotate(p, copy, &e), &e);
+	shs_text_print(&b, copy, NULL);
+	text = strdup(b.data);
+	shs_buf_free(&b);
+	shs_module_free(copy);
+	return text;
+}
+
+/* The same search on 1, 2 and 3 threads gives the same plan (the same annotated module), the
+ * same candidates in the same order and the same warnings; a time budget too short for more
+ * than one candidate marks the result partial. */
 static void test_deterministic_and_budget(void)
 {
-	static const shs_cluster_spec spec = { .hardware = "v5p", .topology = "2x2x2",
+	static const shs_cluster_spec spec = { .hardware = "v5p", .topology = "4x4x4",
 					       .slices = 1 };
 	static const char *const set[] = { "layers", "2", "batch", "4096", NULL };
 	shs_module *m = generate("mlp-only", set);
@@ -241,22 +268,36 @@ static void test_deterministic_and_budget(void)
 	shs_search_options o = { .time_budget_s = 1e-12 };
 	shs_hw_catalog cat;
 	shs_err e = { 0 };
+	char *text_a;
 
-	search(h, m, &spec, &a);
-	search(h, m, &spec, &b);
-	SHS_ASSERT_STR_EQ(a.best.mesh, b.best.mesh);
-	SHS_ASSERT_INT_EQ(a.n_tries, b.n_tries);
-	for (uint32_t k = 0; k < a.n_tries && k < b.n_tries; k++) {
-		SHS_ASSERT_STR_EQ(a.tries[k].mesh, b.tries[k].mesh);
-		CU_ASSERT_EQUAL(a.tries[k].step_time_s, b.tries[k].step_time_s);
+	search_on(h, m, &spec, 1, &a);
+	text_a = annotated(m, a.plan);
+	CU_ASSERT_TRUE(a.n_tries > 20);
+	for (uint32_t threads = 1; threads <= 3; threads++) {
+		char *text_b;
+		search_on(h, m, &spec, threads, &b);
+		text_b = annotated(m, b.plan);
+		CU_ASSERT_STRING_EQUAL(text_a, text_b);
+		SHS_ASSERT_STR_EQ(a.best.mesh, b.best.mesh);
+		SHS_ASSERT_INT_EQ(a.n_tries, b.n_tries);
+		SHS_ASSERT_INT_EQ(a.refine_evals, b.refine_evals);
+		for (uint32_t k = 0; k < a.n_tries && k < b.n_tries; k++) {
+			SHS_ASSERT_STR_EQ(a.tries[k].mesh, b.tries[k].mesh);
+			SHS_ASSERT_STR_EQ(a.tries[k].plan, b.tries[k].plan);
+			CU_ASSERT_EQUAL(a.tries[k].step_time_s, b.tries[k].step_time_s);
+			CU_ASSERT_EQUAL(a.tries[k].memory_bytes, b.tries[k].memory_bytes);
+			CU_ASSERT_EQUAL(a.tries[k].order, b.tries[k].order);
+		}
+		free(text_b);
+		shs_search_result_free(&b);
 	}
 	CU_ASSERT_FALSE(a.partial);
 	shs_hw_catalog_builtin(&cat);
 	SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &c, &e), &e);
 	CU_ASSERT_TRUE(c.partial);
 	CU_ASSERT_TRUE(c.n_tries < a.n_tries);
+	free(text_a);
 	shs_search_result_free(&a);
-	shs_search_result_free(&b);
 	shs_search_result_free(&c);
 	shs_host_free(h);
 	shs_module_free(m);
@@ -500,6 +541,7 @@ CU_TestInfo search_tests[] = {
 	  test_meshes },
 	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
-	{ "deterministic; the time budget marks a partial result", test_deterministic_and_budget },
+	{ "deterministic on any thread count; the time budget marks a partial result",
+	  test_deterministic_and_budget },
 	CU_TEST_INFO_NULL,
 };

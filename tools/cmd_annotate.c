@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_cluster.h"
@@ -11,7 +12,7 @@
 #include "cli_report.h"
 #include "search.h"
 
-enum { JSON_PRECISION = 10 };
+enum { JSON_PRECISION = 10, MAX_THREADS = 256 };
 
 static const char usage_head[] =
 	"usage: shardsearch annotate IN --hardware NAME (--devices N | --topology AxBxC)\n"
@@ -39,6 +40,8 @@ static const char usage_head[] =
 
 static const char usage_tail[] =
 	"  --time-budget S       stop searching after S seconds with the best plan so far\n"
+	"  --threads N           meshes searched at once (default: the processors online); the\n"
+	"                        result is the same for any N\n"
 	"  --json                the search's report as one JSON object\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
@@ -52,6 +55,7 @@ typedef struct args {
 	shs_format format;
 	bool force, json;
 	double time_budget_s;
+	long threads;
 	shs_cli_plan_opts plan;
 	shs_cli_cluster_opts cluster;
 } args;
@@ -75,7 +79,8 @@ static int own_option(int argc, char **argv, int *k, args *a)
 		*(!strcmp(o, "--force") ? &a->force : &a->json) = true;
 		return 1;
 	}
-	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--time-budget"))
+	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--time-budget") &&
+	    strcmp(o, "--threads"))
 		return 0;
 	if (*k + 1 >= argc) {
 		shs_cli_usage_error("annotate", "%s needs a value", o);
@@ -87,6 +92,10 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	} else if (!strcmp(o, "--format")) {
 		if (!shs_cli_format(argv[*k], &a->format))
 			bad = "takes proto or text";
+	} else if (!strcmp(o, "--threads")) {
+		a->threads = strtol(argv[*k], &end, 10);
+		if (*end || end == argv[*k] || a->threads < 1 || a->threads > MAX_THREADS)
+			bad = "takes a count from 1 to 256";
 	} else {
 		a->time_budget_s = strtod(argv[*k], &end);
 		if (*end || end == argv[*k] || !(a->time_budget_s > 0))
@@ -184,6 +193,7 @@ static int annotate_search(const args *a, shs_host *h, shs_module *m, double loa
 	shs_search_options o = { .eval = a->cluster.eval, .mesh = a->plan.mesh,
 				 .fixed_remat = a->cluster.remat_given,
 				 .time_budget_s = a->time_budget_s,
+				 .threads = (uint32_t)a->threads,
 				 .ignore_hints = a->plan.ignore_hints };
 	shs_search_result r = { 0 };
 	int rc = SHS_EXIT_USAGE;
@@ -214,7 +224,9 @@ done:
 
 int shs_cmd_annotate(int argc, char **argv)
 {
-	args a = { .format = SHS_FORMAT_AUTO, .cluster = { .spec = { .slices = 1 } } };
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	args a = { .format = SHS_FORMAT_AUTO, .cluster = { .spec = { .slices = 1 } },
+		   .threads = online < 1 ? 1 : online > MAX_THREADS ? MAX_THREADS : online };
 	shs_module *m = NULL;
 	shs_host *h = NULL;
 	shs_err e = { 0 };

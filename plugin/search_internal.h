@@ -1,0 +1,64 @@
+/* Private parts of the search shared by search.c (the driver and the merge), search_job.c (one
+ * mesh's candidates) and search_pool.c (jobs on threads, merged in mesh order). */
+#ifndef SHS_SEARCH_INTERNAL_H
+#define SHS_SEARCH_INTERNAL_H
+
+#include "search.h"
+
+enum { SHS__SEARCH_SEEDINGS = 2, SHS__SEARCH_JOB_WARNINGS = 32 };
+
+/* What every job reads. Borrowed pointers; not written while jobs run. */
+typedef struct shs__searcher {
+	shs_host *h;
+	const shs_module *m;
+	const shs_hw_catalog *cat;
+	const shs_cluster_spec *spec;
+	const shs_search_options *o;
+	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
+	bool prune;                /* skip seedings whose state alone cannot fit */
+} shs__searcher;
+
+/* One mesh's candidates: its cluster and, per seeding tried, the plan (owned), its evaluation
+ * (owned) and summary; what it counted; the propagation warnings it got (owned copies, the
+ * first SHS__SEARCH_JOB_WARNINGS of n_warnings); its status and error. */
+typedef struct shs__search_job {
+	shs_cluster cluster;
+	uint32_t n;
+	shs_search_try tries[SHS__SEARCH_SEEDINGS];
+	shs_plan *plans[SHS__SEARCH_SEEDINGS];
+	shs_eval evals[SHS__SEARCH_SEEDINGS];
+	uint32_t skipped, pruned, refine_evals;
+	bool exact;                /* every plan tried was refined exhaustively */
+	uint32_t n_warnings;
+	char *warnings[SHS__SEARCH_JOB_WARNINGS];
+	int rc;
+	shs_err e;
+} shs__search_job;
+
+/* Fills the zeroed job j for mesh (search_job.c): lays it on the cluster (a mesh the physical
+ * axes cannot hold is counted skipped, unless pinned: then an error) and tries every seeding its
+ * axes call for, but those whose model state alone cannot fit (when s->prune and not pinned).
+ * Sets j->rc (and j->e) instead of returning it. */
+void shs__search_job_run(const shs__searcher *s, const char *mesh, bool pinned,
+			 shs__search_job *j);
+
+/* Frees what job j still owns (not j itself); NULL does nothing. */
+void shs__search_job_free(shs__search_job *j);
+
+/* Takes job j (may move its plans and evaluations out) into the caller's result; returns
+ * SHS_OK or an error status to stop the search. */
+typedef int (*shs__search_merge_fn)(void *user, shs__search_job *j);
+
+/* Whether to stop starting jobs (the time budget). */
+typedef bool (*shs__search_stop_fn)(void *user);
+
+/* Runs the jobs of meshes[0..n) (search_pool.c) on `threads` threads (0 or 1: on the calling
+ * thread), at most a few per thread ahead of the merge; calls merge on each job in mesh order,
+ * one at a time, so that the result is the same for any thread count. Starts no more jobs once
+ * stop() is true (every job started is still merged) or a merge or job failed. Returns SHS_OK,
+ * the first failing merge's status, or SHS_ENOMEM (with e set). */
+int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEXT], uint32_t n,
+		     bool pinned, uint32_t threads, shs__search_merge_fn merge,
+		     shs__search_stop_fn stop, void *user, shs_err *e);
+
+#endif

@@ -1,0 +1,183 @@
+/* One mesh's candidates: the plans its axes seed (ZeRO-3 and ZeRO-1/2 over fsdp, with tensor
+ * parallelism when it has a tensor axis, splitting the sequence when it has a sequence axis)
+ * unless their model state alone is over the HBM, each made by propagation, refined by
+ * per-instruction choices where they are few, and evaluated with more remat while it does not
+ * fit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_internal.h"
+
+/* One plan seeding: the named plan's kind and whether fsdp splits only the optimizer state. */
+typedef struct seeding {
+	shs_plan_kind kind;
+	bool state_only;
+	const char *name;
+} seeding;
+
+static bool has_axis(const shs_mesh *mesh, const char *name)
+{
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (!strcmp(mesh->names[a], name) && mesh->sizes[a] > 1)
+			return true;
+	return false;
+}
+
+/* The seedings a mesh's axes call for (a sequence axis splits the token batch's sequence under
+ * every one of them: "+sp"). */
+static uint32_t seedings_of(const shs_mesh *mesh, seeding out[SHS__SEARCH_SEEDINGS])
+{
+	static const char *const names[2][2][2] = {
+		{ { "dp", "dp+sp" }, { "tp", "tp+sp" } },
+		{ { "fsdp", "fsdp+sp" }, { "fsdp+tp", "fsdp+tp+sp" } },
+	};
+	static const char *const zero1[2][2] = { { "zero1", "zero1+sp" },
+						 { "zero1+tp", "zero1+tp+sp" } };
+	int fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
+	int sp = has_axis(mesh, "sequence");
+	shs_plan_kind kind = fsdp ? (tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP)
+				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
+	uint32_t n = 0;
+
+	out[n++] = (seeding){ kind, false, names[fsdp][tensor][sp] };
+	if (fsdp)
+		out[n++] = (seeding){ kind, true, zero1[tensor][sp] };
+	return n;
+}
+
+/* Keeps a propagation warning on job j (the merge passes them on in mesh order, so that they
+ * come out alike for any thread count). */
+static void job_warn(void *user, const char *msg)
+{
+	shs__search_job *j = user;
+
+	if (j->n_warnings < SHS__SEARCH_JOB_WARNINGS)
+		j->warnings[j->n_warnings] = strdup(msg);
+	j->n_warnings++;
+}
+
+/* Evaluates p on c: with the options' remat policy, or, unless it is fixed, with more remat
+ * while the plan does not fit (dots, then full); *remat is the policy used. */
+static int evaluate(const shs__searcher *s, const shs_plan *p, const shs_cluster *c,
+		    shs_eval *ev, shs_remat *remat, shs_err *e)
+{
+	shs_eval_options o = s->o->eval;
+	int rc = shs_evaluate(s->m, p, c, &o, ev, e);
+
+	while (rc == SHS_OK && !ev->fits && !s->o->fixed_remat && o.remat < SHS_REMAT_FULL) {
+		o.remat = (shs_remat)(o.remat + 1);
+		shs_eval_free(ev);
+		rc = shs_evaluate(s->m, p, c, &o, ev, e);
+	}
+	*remat = o.remat;
+	return rc;
+}
+
+static void summarize(const shs_cluster *c, const seeding *g, shs_remat remat,
+		      const shs_eval *ev, shs_search_try *t)
+{
+	memset(t, 0, sizeof(*t));
+	shs_cluster_describe(c, t->mesh, sizeof(t->mesh));
+	/* the mesh and its layout only, without the hardware in parentheses */
+	t->mesh[strcspn(t->mesh, " ")] = '\0';
+	snprintf(t->plan, sizeof(t->plan), "%s", g->name);
+	t->remat = remat;
+	shs__search_summary(ev, t);
+}
+
+/* Makes and evaluates the plan seeding g calls for on j's cluster, refined by per-instruction
+ * choices when they are few, as j's next candidate. */
+static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g)
+{
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_plan **p = &j->plans[j->n];
+	shs_eval *ev = &j->evals[j->n];
+	shs_eval_options o = s->o->eval;
+	char mesh[SHS_SEARCH_TEXT];
+	uint32_t evaluated = 0;
+	bool exact = false;
+	int rc = r ? SHS_OK : shs_seterr(&j->e, SHS_ENOMEM, "search: out of memory");
+
+	j->n++; /* what the slot gets is freed with the job, even after an error */
+	if (rc == SHS_OK) {
+		shs_mesh_text(&j->cluster.mesh, mesh, sizeof(mesh));
+		rc = shs_plan_parse_mesh(r, mesh, &j->e);
+	}
+	if (rc == SHS_OK) {
+		r->kind = g->kind;
+		r->fsdp_state_only = g->state_only;
+		r->ignore_hints = s->o->ignore_hints;
+		r->warn = s->o->warn ? job_warn : NULL;
+		r->warn_user = j;
+		rc = shs_plan_make(s->h, s->m, r, p, &j->e);
+	}
+	if (rc == SHS_OK)
+		rc = evaluate(s, *p, &j->cluster, ev, &o.remat, &j->e);
+	if (rc == SHS_OK)
+		rc = shs__search_refine(s->h, s->m, &j->cluster, &o, false, *p, ev, &evaluated,
+					&exact, &j->e);
+	if (rc == SHS_OK) {
+		j->refine_evals += evaluated;
+		j->exact &= exact;
+		summarize(&j->cluster, g, o.remat, ev, &j->tries[j->n - 1]);
+	}
+	free(r);
+	return rc;
+}
+
+/* Whether seeding g on mesh cannot fit whatever propagation makes of it: its model state at
+ * the best sharding the seeds allow (weights and gradients over fsdp and tensor, or over tensor
+ * alone for ZeRO-1/2; Adam state over both) is over the HBM already. */
+static bool cannot_fit(const shs__searcher *s, const shs_cluster *c, const seeding *g)
+{
+	double f = 1, t = 1;
+
+	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
+		if (!strcmp(c->mesh.names[a], "fsdp"))
+			f = (double)c->mesh.sizes[a];
+		if (!strcmp(c->mesh.names[a], "tensor"))
+			t = (double)c->mesh.sizes[a];
+	}
+	return 2 * s->weights / (g->state_only ? t : f * t) + s->optimizer / (f * t) >
+	       c->hw.hbm_bytes;
+}
+
+void shs__search_job_run(const shs__searcher *s, const char *mesh, bool pinned,
+			 shs__search_job *j)
+{
+	shs_cluster_spec spec = *s->spec;
+	seeding g[SHS__SEARCH_SEEDINGS];
+	uint32_t n = 0;
+	int rc;
+
+	j->exact = true;
+	spec.mesh = mesh;
+	rc = shs_cluster_make(s->cat, &spec, &j->cluster, &j->e);
+	if (rc == SHS_EINVAL && !pinned) {
+		j->skipped++;
+		rc = SHS_OK;
+	} else if (rc == SHS_OK) {
+		n = seedings_of(&j->cluster.mesh, g);
+	}
+	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
+		if (!pinned && s->prune && cannot_fit(s, &j->cluster, &g[k]))
+			j->pruned++;
+		else
+			rc = try_plan(s, j, &g[k]);
+	}
+	j->rc = rc;
+}
+
+void shs__search_job_free(shs__search_job *j)
+{
+	if (!j)
+		return;
+	for (uint32_t k = 0; k < j->n; k++) {
+		shs_plan_free(j->plans[k]);
+		shs_eval_free(&j->evals[k]);
+	}
+	for (uint32_t k = 0; k < j->n_warnings && k < SHS__SEARCH_JOB_WARNINGS; k++)
+		free(j->warnings[k]);
+	memset(j, 0, sizeof(*j));
+}
