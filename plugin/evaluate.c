@@ -346,15 +346,44 @@ static void adopt_sites(evaluator *x)
 	x->colls = NULL;
 }
 
-int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		 const shs_eval_options *o, shs_eval *out, shs_err *e)
+/* The step's figures with remat policy: base (the schedule's, without remat) plus the
+ * recomputation it costs, and the memory it leaves. */
+static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_err *e)
+{
+	shs_eval *out = x->ev;
+	shs__remat remat = { 0 };
+	shs_eval_coll *colls = out->colls;
+	uint32_t n_colls = out->n_colls;
+	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->fused, &remat, e);
+
+	if (rc == SHS_OK) {
+		*out = *base;
+		out->colls = colls;
+		out->n_colls = n_colls;
+		out->remat_s = remat.extra_s;
+		out->compute_s += remat.extra_s;
+		out->step_time_s += remat.extra_s;
+		out->flops += remat.extra_flops;
+		finish(x);
+		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, out, e);
+	}
+	shs__remat_free(&remat);
+	return rc;
+}
+
+int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+			    const shs_eval_options *o, shs_remat most, shs_eval *out,
+			    shs_remat *used, shs_err *e)
 {
 	static const shs_eval_options defaults = { 0 };
 	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e };
-	shs__remat remat = { 0 };
+	shs_remat policy = x.o->remat;
+	shs_eval base;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	if (used)
+		*used = policy;
 	if (p->n_comps != m->n_comps || p->mesh.n_axes != c->mesh.n_axes)
 		return shs_seterr(e, SHS_EINVAL,
 				  "evaluate: the plan is for another module or mesh");
@@ -376,30 +405,35 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		shs__edges_free(&x.edges);
 		return e->code;
 	}
+	/* the schedule does not depend on the remat policy: made once, then each policy in
+	 * turn adds its recomputation and its memory until one fits */
 	walk(&x, m->entry, 1, 0);
 	rc = x.rc;
-	if (rc == SHS_OK)
-		rc = shs__remat_plan(m, p, c, x.o->remat, x.fused, &remat, e);
 	if (rc == SHS_OK) {
-		out->remat_s = remat.extra_s;
-		out->compute_s += remat.extra_s;
-		out->step_time_s += remat.extra_s;
-		out->flops += remat.extra_flops;
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
 			rc = shs__eval_events(m, p, c, x.o, x.fused, &x.edges, out, e);
 	}
-	if (rc == SHS_OK) {
-		finish(&x);
-		rc = shs__eval_memory(m, p, c, &remat, &x.edges, out, e);
+	base = *out;
+	for (; rc == SHS_OK; policy = (shs_remat)(policy + 1)) {
+		rc = with_remat(&x, &base, policy, e);
+		if (used)
+			*used = policy;
+		if (rc != SHS_OK || out->fits || policy >= most)
+			break;
 	}
-	shs__remat_free(&remat);
 	free(x.colls);
 	shs__edges_free(&x.edges);
 	shs__fusion_free(m, x.fused);
 	if (rc != SHS_OK)
 		shs_eval_free(out);
 	return rc;
+}
+
+int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		 const shs_eval_options *o, shs_eval *out, shs_err *e)
+{
+	return shs_evaluate_until_fits(m, p, c, o, o ? o->remat : SHS_REMAT_NONE, out, NULL, e);
 }
 
 void shs_eval_free(shs_eval *ev)

@@ -78,6 +78,13 @@ typedef struct shs_eval {
 int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		 const shs_eval_options *o, shs_eval *out, shs_err *e);
 
+/* As shs_evaluate with o->remat, and while the plan does not fit, again with each stronger
+ * policy up to `most` (the schedule is made once: it does not depend on the policy). *used (may
+ * be NULL) receives the policy *out was evaluated with. Same returns as shs_evaluate. */
+int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+			    const shs_eval_options *o, shs_remat most, shs_eval *out,
+			    shs_remat *used, shs_err *e);
+
 /* Frees what shs_evaluate allocated in ev (not ev itself). */
 void shs_eval_free(shs_eval *ev);
 

@@ -62,16 +62,9 @@ static void job_warn(void *user, const char *msg)
 static int evaluate(const shs__searcher *s, const shs_plan *p, const shs_cluster *c,
 		    shs_eval *ev, shs_remat *remat, shs_err *e)
 {
-	shs_eval_options o = s->o->eval;
-	int rc = shs_evaluate(s->m, p, c, &o, ev, e);
+	shs_remat most = s->o->fixed_remat ? s->o->eval.remat : SHS_REMAT_FULL;
 
-	while (rc == SHS_OK && !ev->fits && !s->o->fixed_remat && o.remat < SHS_REMAT_FULL) {
-		o.remat = (shs_remat)(o.remat + 1);
-		shs_eval_free(ev);
-		rc = shs_evaluate(s->m, p, c, &o, ev, e);
-	}
-	*remat = o.remat;
-	return rc;
+	return shs_evaluate_until_fits(s->m, p, c, &s->o->eval, most, ev, remat, e);
 }
 
 static void summarize(const shs_cluster *c, const seeding *g, shs_remat remat,

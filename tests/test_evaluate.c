@@ -314,6 +314,27 @@ static void test_remat(void)
 	CU_ASSERT_TRUE(ev[1].memory_bytes > ev[2].memory_bytes);
 	CU_ASSERT_TRUE(ev[2].flops / ev[0].flops > 1.2 && ev[2].flops / ev[0].flops < 1.45);
 	CU_ASSERT_TRUE(ev[1].flops / ev[0].flops < 1.05);
+	/* evaluating until it fits makes the schedule once and gives each policy's figures:
+	 * an HBM between dots' and none's peak stops at dots, one below full's goes to full */
+	for (int k = 1; k < 3; k++) {
+		shs_cluster small = cl;
+		shs_eval_options o = { .remat = SHS_REMAT_NONE };
+		shs_remat used = SHS_REMAT_NONE;
+		shs_eval got;
+		small.hw.hbm_bytes = k == 1 ? (ev[0].memory_bytes + ev[1].memory_bytes) / 2
+					    : ev[2].memory_bytes / 2;
+		SHS_ASSERT_OK(shs_evaluate_until_fits(m, p, &small, &o, SHS_REMAT_FULL, &got, &used,
+						      &e), &e);
+		CU_ASSERT_EQUAL(used, policies[k]);
+		CU_ASSERT_EQUAL(got.fits, k == 1);
+		CU_ASSERT_EQUAL(got.step_time_s, ev[k].step_time_s);
+		CU_ASSERT_EQUAL(got.memory_bytes, ev[k].memory_bytes);
+		CU_ASSERT_EQUAL(got.state_bytes, ev[k].state_bytes);
+		CU_ASSERT_EQUAL(got.flops, ev[k].flops);
+		CU_ASSERT_EQUAL(got.mfu, ev[k].mfu);
+		CU_ASSERT_EQUAL(got.n_colls, ev[k].n_colls);
+		shs_eval_free(&got);
+	}
 	for (int k = 0; k < 3; k++)
 		shs_eval_free(&ev[k]);
 	shs_plan_free(p);
@@ -395,7 +416,8 @@ CU_TestInfo evaluate_tests[] = {
 	  test_tp_regimes },
 	{ "every preset under fsdp+tp on v5p and H100: state memory is the closed form",
 	  test_state_memory_every_preset },
-	{ "remat none/dots/full: less memory kept, more recomputed", test_remat },
+	{ "remat none/dots/full: less memory kept, more recomputed; until it fits",
+	  test_remat },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
 	{ "fusion keeps elementwise chains out of HBM", test_fusion },

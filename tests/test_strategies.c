@@ -195,7 +195,7 @@ static size_t cand_fmt(char *buf, size_t cap, const fixture *f, const shs_cand *
 static void fx_ask(fixture *f, const char *name, const shs_pspec *const *hints,
 		   const shs_pspec *result_hint, int mode)
 {
-	const shs_computation *c;
+	const shs_computation *c = NULL;
 	const shs_instr *i = fx_find(f, name, &c);
 	uint32_t n_op_leaves = 0;
 	shs_err e = { 0 };

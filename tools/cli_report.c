@@ -32,9 +32,13 @@ static void why_loses(const shs_search_result *r, const shs_search_try *t, char 
 {
 	const shs_search_try *b = &r->best;
 
-	if (t->fits && t->step_time_s <= b->step_time_s * (1 + SHS_SEARCH_TIE))
+	if (t->fits && t->step_time_s <= b->step_time_s * (1 + SHS_SEARCH_TIE) &&
+	    t->comm_s > b->comm_s * (1 + SHS_SEARCH_TIE))
 		snprintf(buf, cap, "as fast, but its collectives take %.4g s of link time against "
 			 "%.4g s", t->comm_s, b->comm_s);
+	else if (t->fits && t->step_time_s <= b->step_time_s * (1 + SHS_SEARCH_TIE))
+		snprintf(buf, cap, "as fast, with as much link time (%.4g s): the earlier tried wins",
+			 t->comm_s);
 	else if (!t->fits)
 		snprintf(buf, cap, "does not fit (%.2f GiB of %.2f GiB HBM)", t->memory_bytes / GIB,
 			 r->eval.hbm_bytes / GIB);
