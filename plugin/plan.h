@@ -41,6 +41,8 @@ typedef struct shs_plan_request {
 	bool no_reuse;        /* propagate every computation and instruction itself: no copy of
 			       * a structurally identical computation that started from the same
 			       * state, no decision kept because what it read is unchanged (tests) */
+	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
+				    * the module; borrowed), or NULL: computed */
 	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
 	void *warn_user;
 } shs_plan_request;

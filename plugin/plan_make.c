@@ -155,7 +155,9 @@ static int find_twins(shs__prop *x, shs_err *e)
 	x->memo = calloc(n + 1, sizeof(*x->memo));
 	if (!hash || !x->twin || !x->leaf || !x->memo)
 		rc = oom(e);
-	if (rc == SHS_OK)
+	if (rc == SHS_OK && x->r->comp_hash)
+		memcpy(hash, x->r->comp_hash, n * sizeof(*hash));
+	else if (rc == SHS_OK)
 		rc = shs_module_hash(x->m, hash, e);
 	for (uint32_t c = 0; rc == SHS_OK && c < n; c++) {
 		const shs_computation *comp = x->m->comps[c];

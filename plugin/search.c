@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io.h"
 #include "search_internal.h"
 
 enum { MAX_MESHES = 4096, PATH_CAP = 512 };
@@ -201,6 +202,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	shs__searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o };
 	merger g = { .s = &s, .out = out, .all_exact = true, .e = e };
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
+	uint64_t *hash = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
 	int64_t tokens[2] = { 0, 0 };
@@ -210,8 +212,12 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	memset(out, 0, sizeof(*out));
 	g.start = now_s();
 	whole.mesh = NULL;
-	if (rc == SHS_OK && !(meshes = malloc(MAX_MESHES * sizeof(*meshes))))
+	if (rc == SHS_OK && (!(meshes = malloc(MAX_MESHES * sizeof(*meshes))) ||
+			     !(hash = calloc(m->n_comps + 1, sizeof(*hash)))))
 		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
+	if (rc == SHS_OK)
+		rc = shs_module_hash(m, hash, e);
+	s.comp_hash = hash;
 	if (rc == SHS_OK && o->mesh) {
 		if ((size_t)snprintf(meshes[0], SHS_SEARCH_TEXT, "%s", o->mesh) >= SHS_SEARCH_TEXT)
 			rc = shs_seterr(e, SHS_EINVAL, "search: mesh '%.32s...' is too long",
@@ -251,6 +257,7 @@ done:
 		shs_search_result_free(out);
 	}
 	free(meshes);
+	free(hash);
 	free(base);
 	return rc;
 }

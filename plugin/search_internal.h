@@ -14,6 +14,7 @@ typedef struct shs__searcher {
 	const shs_hw_catalog *cat;
 	const shs_cluster_spec *spec;
 	const shs_search_options *o;
+	const uint64_t *comp_hash; /* each computation's structural hash (twins), computed once */
 	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
 	bool prune;                /* skip seedings whose state alone cannot fit */
 } shs__searcher;

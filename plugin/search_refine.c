@@ -140,15 +140,18 @@ static bool refinable(const shs_instr *in, const shs_decision *d)
 	}
 }
 
-/* The instructions to choose for, over the computations that run. */
-static uint32_t count_refinable(const refiner *r)
+/* The instructions to choose for, over the computations that run (counted up to just over
+ * limit). */
+static uint32_t count_refinable(const refiner *r, uint32_t limit)
 {
 	uint32_t n = 0;
 
-	for (uint32_t c = 0; c < r->m->n_comps; c++)
-		for (uint32_t i = 0; !shs_comp_is_reducer(r->m, c) && i < r->m->comps[c]->n_instrs;
-		     i++)
+	for (uint32_t c = 0; c < r->m->n_comps && n <= limit; c++) {
+		if (shs_comp_is_reducer(r->m, c))
+			continue;
+		for (uint32_t i = 0; i < r->m->comps[c]->n_instrs; i++)
 			n += refinable(r->m->comps[c]->instrs[i], &r->p->d[c][i]);
+	}
 	return n;
 }
 
@@ -158,7 +161,8 @@ static uint32_t count_refinable(const refiner *r)
 static int collect(refiner *r, bool allow_sweep)
 {
 	const shs_pspec *hints[MAX_LEAVES];
-	uint32_t cap = 0, n = count_refinable(r);
+	uint32_t cap = 0, n = count_refinable(r, allow_sweep ? SHS_SEARCH_REFINE_MAX
+							      : EXHAUSTIVE_MAX_SLOTS);
 	int rc = SHS_OK;
 
 	/* with at least two options each, more slots than log2(SHS_SEARCH_EXHAUSTIVE) cannot be
