@@ -12,13 +12,18 @@
 
 enum { MAX_MESHES = 4096, PATH_CAP = 512 };
 
-/* The merge's state: the result being built. Touched by one merge at a time. */
+/* The merge's state: the result being built, and per mesh of the enumeration whether it was
+ * tried and its best candidate. Touched by one merge at a time. */
 typedef struct merger {
 	const shs__searcher *s;
 	shs_search_result *out;
 	uint32_t cap_tries;
 	bool all_exact;         /* every candidate so far was refined exhaustively */
 	double start;
+	const uint32_t *list;   /* the pool's k-th mesh is the enumeration's list[k] */
+	bool *tried;            /* per mesh of the enumeration */
+	bool *has_best;
+	shs_search_try *best;   /* per mesh: its best candidate */
 	shs_err *e;
 } merger;
 
@@ -77,11 +82,12 @@ static int add_try(merger *g, const shs_search_try *t)
 /* Takes job j into the result: its warnings passed on, its counts added, each of its
  * candidates listed in turn and kept when it beats the best so far (the same as trying the
  * meshes one after another). */
-static int merge(void *user, shs__search_job *j)
+static int merge(void *user, uint32_t k_list, shs__search_job *j)
 {
 	merger *g = user;
 	shs_search_result *out = g->out;
 	const shs_search_options *o = g->s->o;
+	uint32_t mesh = g->list ? g->list[k_list] : 0;
 	int rc = j->rc;
 
 	for (uint32_t k = 0; o->warn && k < j->n_warnings && k < SHS__SEARCH_JOB_WARNINGS; k++)
@@ -95,8 +101,15 @@ static int merge(void *user, shs__search_job *j)
 	out->n_pruned += j->pruned;
 	out->refine_evals += j->refine_evals;
 	g->all_exact &= j->exact;
+	if (g->tried)
+		g->tried[mesh] = true;
 	for (uint32_t k = 0; k < j->n && rc == SHS_OK; k++) {
 		rc = add_try(g, &j->tries[k]);
+		if (g->has_best && (!g->has_best[mesh] ||
+				    shs__search_beats(&j->tries[k], &g->best[mesh]))) {
+			g->best[mesh] = j->tries[k];
+			g->has_best[mesh] = true;
+		}
 		if (rc != SHS_OK || (out->plan && !shs__search_beats(&j->tries[k], &out->best)))
 			continue;
 		shs_plan_free(out->plan);
@@ -195,6 +208,85 @@ static int compare_tries(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Tries the meshes list[0..n) of the enumeration (texts) on the options' threads. */
+static int try_list(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_TEXT],
+		    const uint32_t *list, uint32_t n)
+{
+	char (*picked)[SHS_SEARCH_TEXT] = malloc((n + 1) * sizeof(*picked));
+	int rc;
+
+	if (!picked)
+		return shs_seterr(g->e, SHS_ENOMEM, "search: out of memory");
+	for (uint32_t k = 0; k < n; k++)
+		memcpy(picked[k], texts[list[k]], sizeof(picked[k]));
+	g->list = list;
+	rc = shs__search_pool(s, (const char(*)[SHS_SEARCH_TEXT])picked, n, false,
+			      s->o->threads, merge, out_of_time, g, g->e);
+	g->out->n_meshes_tried += n;
+	free(picked);
+	return rc;
+}
+
+/* Whether mesh x ranks before mesh y: its best candidate beats y's, or neither beats the
+ * other and x comes earlier in the enumeration. */
+static bool ranks_before(const merger *g, uint32_t x, uint32_t y)
+{
+	if (shs__search_beats(&g->best[x], &g->best[y]))
+		return true;
+	return !shs__search_beats(&g->best[y], &g->best[x]) && x < y;
+}
+
+/* The (at most SHS_SEARCH_LOCAL_TOP) best meshes tried so far, best first, into top; returns
+ * how many. */
+static uint32_t best_meshes(const merger *g, uint32_t n, uint32_t *top)
+{
+	uint32_t count = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t at = count;
+		if (!g->has_best[k])
+			continue;
+		while (at > 0 && ranks_before(g, k, top[at - 1]))
+			at--;
+		if (at >= SHS_SEARCH_LOCAL_TOP)
+			continue;
+		if (count < SHS_SEARCH_LOCAL_TOP)
+			count++;
+		memmove(&top[at + 1], &top[at], (count - 1 - at) * sizeof(*top));
+		top[at] = k;
+	}
+	return count;
+}
+
+/* Every mesh when they are few (or the options ask), else the canonical ones and then, round
+ * after round, the untried neighbours of the best ones so far, until there are none. */
+static int try_meshes(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_TEXT],
+		      const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n)
+{
+	uint32_t *list = calloc(n + 1, sizeof(*list));
+	uint32_t top[SHS_SEARCH_LOCAL_TOP], n_list = 0, n_top;
+	int rc = list ? SHS_OK : shs_seterr(g->e, SHS_ENOMEM, "search: out of memory");
+
+	memset(g->tried, 0, n * sizeof(*g->tried));
+	memset(g->has_best, 0, n * sizeof(*g->has_best));
+	if (rc == SHS_OK && (s->o->exhaustive || n <= SHS_SEARCH_ALL_MESHES)) {
+		for (uint32_t k = 0; k < n; k++)
+			list[n_list++] = k;
+	} else if (rc == SHS_OK) {
+		n_list = shs__search_canonical(sizes, n, list);
+		g->out->local = true;
+	}
+	while (rc == SHS_OK && n_list && !g->out->partial) {
+		rc = try_list(s, g, texts, list, n_list);
+		if (rc != SHS_OK || !g->out->local)
+			break;
+		n_top = best_meshes(g, n, top);
+		n_list = shs__search_frontier(sizes, n, g->tried, top, n_top, list);
+	}
+	free(list);
+	return rc;
+}
+
 int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	       const shs_cluster_spec *spec, const shs_search_options *o,
 	       shs_search_result *out, shs_err *e)
@@ -202,6 +294,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	shs__searcher s = { .h = h, .m = m, .cat = cat, .spec = spec, .o = o };
 	merger g = { .s = &s, .out = out, .all_exact = true, .e = e };
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
+	int64_t (*sizes)[SHS_SEARCH_AXES] = NULL;
 	uint64_t *hash = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
@@ -213,33 +306,43 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	g.start = now_s();
 	whole.mesh = NULL;
 	if (rc == SHS_OK && (!(meshes = malloc(MAX_MESHES * sizeof(*meshes))) ||
+			     !(sizes = malloc(MAX_MESHES * sizeof(*sizes))) ||
+			     !(g.tried = calloc(MAX_MESHES, sizeof(*g.tried))) ||
+			     !(g.has_best = calloc(MAX_MESHES, sizeof(*g.has_best))) ||
+			     !(g.best = calloc(MAX_MESHES, sizeof(*g.best))) ||
 			     !(hash = calloc(m->n_comps + 1, sizeof(*hash)))))
 		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK)
 		rc = shs_module_hash(m, hash, e);
 	s.comp_hash = hash;
 	if (rc == SHS_OK && o->mesh) {
+		static const uint32_t first = 0;
 		if ((size_t)snprintf(meshes[0], SHS_SEARCH_TEXT, "%s", o->mesh) >= SHS_SEARCH_TEXT)
 			rc = shs_seterr(e, SHS_EINVAL, "search: mesh '%.32s...' is too long",
 					o->mesh);
+		g.list = &first;
 		if (rc == SHS_OK)
 			rc = shs__search_pool(&s, (const char(*)[SHS_SEARCH_TEXT])meshes, 1, true, 1,
 					      merge, out_of_time, &g, e);
+		out->n_meshes = out->n_meshes_tried = 1;
 		goto done;
 	}
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(cat, &whole, base, e);
 	token_batch(m, tokens);
 	if (rc == SHS_OK)
-		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, MAX_MESHES);
+		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, sizes,
+				       MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;
+	out->n_meshes = n;
 	/* seedings whose state cannot fit are skipped, unless then none would be tried */
 	model_state(m, &s.weights, &s.optimizer);
 	s.prune = true;
 	for (int round = 0; round < 2 && rc == SHS_OK && !out->plan; round++) {
-		rc = shs__search_pool(&s, (const char(*)[SHS_SEARCH_TEXT])meshes, n, false,
-				      o->threads, merge, out_of_time, &g, e);
+		out->n_meshes_tried = 0;
+		rc = try_meshes(&s, &g, (const char(*)[SHS_SEARCH_TEXT])meshes,
+				(const int64_t(*)[SHS_SEARCH_AXES])sizes, n);
 		s.prune = false;
 	}
 done:
@@ -257,6 +360,10 @@ done:
 		shs_search_result_free(out);
 	}
 	free(meshes);
+	free(sizes);
+	free(g.tried);
+	free(g.has_best);
+	free(g.best);
 	free(hash);
 	free(base);
 	return rc;

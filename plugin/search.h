@@ -11,7 +11,7 @@
 #include "host.h"
 #include "plan.h"
 
-enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16 };
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 4 };
 
 /* Step times within this relative difference are equally fast. */
 #define SHS_SEARCH_TIE 1e-6
@@ -22,6 +22,12 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16 };
 #define SHS_SEARCH_EXHAUSTIVE 5000.0
 #define SHS_SEARCH_SWEEP 2000.0
 #define SHS_SEARCH_REFINE_MAX 256
+/* Meshes: all of them when they number at most SHS_SEARCH_ALL_MESHES, else the canonical ones
+ * (at most two of data, fsdp, tensor: every dp, fsdp, tp and fsdp+tp degree), then round after
+ * round the untried neighbours (a prime factor moved between two axes) of the
+ * SHS_SEARCH_LOCAL_TOP best so far, until there are none. */
+#define SHS_SEARCH_ALL_MESHES 192
+#define SHS_SEARCH_LOCAL_TOP 8
 
 typedef struct shs_search_options {
 	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
@@ -32,6 +38,7 @@ typedef struct shs_search_options {
 	double time_budget_s;   /* stop after this long with the best plan so far (0: no limit) */
 	uint32_t threads;       /* meshes evaluated at once (0 or 1: one at a time); the result
 				 * is the same for any count */
+	bool exhaustive;        /* try every mesh, even more than SHS_SEARCH_ALL_MESHES */
 	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
 	shs_warn_fn warn;       /* propagation warnings, or NULL */
 	void *warn_user;
@@ -62,6 +69,9 @@ typedef struct shs_search_result {
 	uint32_t n_skipped;        /* meshes the physical axes cannot hold (default layout) */
 	uint32_t n_pruned;         /* seedings whose model state alone is over the HBM */
 	uint32_t refine_evals;     /* evaluations of per-instruction choices */
+	uint32_t n_meshes;         /* the meshes the cluster has (as enumerated) */
+	uint32_t n_meshes_tried;   /* those tried */
+	bool local;                /* too many to try all: canonical ones, then local search */
 	bool exact;                /* every combination of per-instruction choices was evaluated
 				    * on every mesh and seeding tried */
 	bool partial;              /* the time budget ended the search: the best found so far */
@@ -89,11 +99,12 @@ void shs_search_result_free(shs_search_result *r);
  * "data=d,fsdp=f,sequence=s,tensor=t" for every t dividing n, s dividing n / t and f dividing
  * n / (t s), where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer
  * than n sequences, s dividing seq and d f dividing batch; the size-1 axes left out (all of
- * them: "data=1"). At
- * most cap texts of SHS_SEARCH_TEXT bytes into out; returns how many there are (which may
- * exceed cap). */
+ * them: "data=1"). At most cap texts of SHS_SEARCH_TEXT bytes into out, and when sizes is not
+ * NULL their sizes {d, f, s, t} into sizes; returns how many there are (which may exceed
+ * cap). */
 uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
-			    char (*out)[SHS_SEARCH_TEXT], uint32_t cap);
+			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
+			    uint32_t cap);
 
 /* Whether candidate a beats b (search.c): fitting first, then the faster (within
  * SHS_SEARCH_TIE), then the one whose collectives take less link time; when neither fits, the

@@ -46,9 +46,9 @@ void shs__search_job_run(const shs__searcher *s, const char *mesh, bool pinned,
 /* Frees what job j still owns (not j itself); NULL does nothing. */
 void shs__search_job_free(shs__search_job *j);
 
-/* Takes job j (may move its plans and evaluations out) into the caller's result; returns
- * SHS_OK or an error status to stop the search. */
-typedef int (*shs__search_merge_fn)(void *user, shs__search_job *j);
+/* Takes job j, of the k-th mesh of the pool's list (may move its plans and evaluations out),
+ * into the caller's result; returns SHS_OK or an error status to stop the search. */
+typedef int (*shs__search_merge_fn)(void *user, uint32_t k, shs__search_job *j);
 
 /* Whether to stop starting jobs (the time budget). */
 typedef bool (*shs__search_stop_fn)(void *user);
@@ -61,5 +61,18 @@ typedef bool (*shs__search_stop_fn)(void *user);
 int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEXT], uint32_t n,
 		     bool pinned, uint32_t threads, shs__search_merge_fn merge,
 		     shs__search_stop_fn stop, void *user, shs_err *e);
+
+/* The meshes to try first when there are too many to try all (search_local.c): the canonical
+ * ones, whose axes are at most two of data, fsdp and tensor (every degree of dp, fsdp, tp and
+ * fsdp+tp), as indices into sizes[0..n) (data, fsdp, sequence, tensor) into out; returns how
+ * many. */
+uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
+			       uint32_t *out);
+
+/* The untried neighbours of the meshes top[0..n_top) (a prime factor of one axis moved to
+ * another), as indices into sizes[0..n) in ascending order, into out; returns how many. */
+uint32_t shs__search_frontier(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
+			      const bool *tried, const uint32_t *top, uint32_t n_top,
+			      uint32_t *out);
 
 #endif

@@ -30,7 +30,7 @@ static void merge_ready(pool *p)
 {
 	while (p->merged < p->n && p->done[p->merged]) {
 		shs__search_job *j = p->done[p->merged];
-		int rc = p->rc == SHS_OK ? p->merge(p->user, j) : p->rc;
+		int rc = p->rc == SHS_OK ? p->merge(p->user, p->merged, j) : p->rc;
 		if (rc != SHS_OK && p->rc == SHS_OK) {
 			p->rc = rc;
 			p->halt = true;

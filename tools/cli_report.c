@@ -144,8 +144,10 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	printf("exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		printf(" %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
-	printf("\nsearch          %u candidates in %.3g s (load %.3g s); %u skipped: the model "
-	       "state alone over the HBM", r->n_tries, r->search_time_s, load_s, r->n_pruned);
+	printf("\nsearch          %u candidates on %u of %u meshes%s in %.3g s (load %.3g s); %u "
+	       "skipped: the model state alone over the HBM", r->n_tries, r->n_meshes_tried,
+	       r->n_meshes, r->local ? " (the canonical ones, then around the best)" : "",
+	       r->search_time_s, load_s, r->n_pruned);
 	if (r->n_skipped)
 		printf("; %u meshes the physical axes cannot hold", r->n_skipped);
 	printf("%s\n", r->partial ? "; the time budget ended it: the best plan found so far" : "");
@@ -218,6 +220,9 @@ json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, dou
 	json_object_set_new(o, "search_time_s", json_real(r->search_time_s));
 	json_object_set_new(o, "load_time_s", json_real(load_s));
 	json_object_set_new(o, "candidates", json_integer(r->n_tries));
+	json_object_set_new(o, "meshes", json_integer(r->n_meshes));
+	json_object_set_new(o, "meshes_tried", json_integer(r->n_meshes_tried));
+	json_object_set_new(o, "local_search", json_boolean(r->local));
 	json_object_set_new(o, "pruned", json_integer(r->n_pruned));
 	json_object_set_new(o, "skipped_meshes", json_integer(r->n_skipped));
 	json_object_set_new(o, "partial", json_boolean(r->partial));

@@ -42,6 +42,8 @@ static const char usage_tail[] =
 	"  --time-budget S       stop searching after S seconds with the best plan so far\n"
 	"  --threads N           meshes searched at once (default: the processors online); the\n"
 	"                        result is the same for any N\n"
+	"  --exhaustive          try every mesh (default: every one when there are at most 192,\n"
+	"                        else the canonical ones and a local search from the best)\n"
 	"  --json                the search's report as one JSON object\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
@@ -53,7 +55,7 @@ static const char usage_tail[] =
 typedef struct args {
 	const char *in, *out;
 	shs_format format;
-	bool force, json;
+	bool force, json, exhaustive;
 	double time_budget_s;
 	long threads;
 	shs_cli_plan_opts plan;
@@ -75,8 +77,9 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	const char *o = argv[*k], *bad = NULL;
 	char *end;
 
-	if (!strcmp(o, "--force") || !strcmp(o, "--json")) {
-		*(!strcmp(o, "--force") ? &a->force : &a->json) = true;
+	if (!strcmp(o, "--force") || !strcmp(o, "--json") || !strcmp(o, "--exhaustive")) {
+		*(!strcmp(o, "--force") ? &a->force : !strcmp(o, "--json") ? &a->json
+									 : &a->exhaustive) = true;
 		return 1;
 	}
 	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--time-budget") &&
@@ -194,6 +197,7 @@ static int annotate_search(const args *a, shs_host *h, shs_module *m, double loa
 				 .fixed_remat = a->cluster.remat_given,
 				 .time_budget_s = a->time_budget_s,
 				 .threads = (uint32_t)a->threads,
+				 .exhaustive = a->exhaustive,
 				 .ignore_hints = a->plan.ignore_hints };
 	shs_search_result r = { 0 };
 	int rc = SHS_EXIT_USAGE;
