@@ -101,6 +101,7 @@ static int merge(void *user, uint32_t k_list, shs__search_job *j)
 	out->n_pruned += j->pruned;
 	out->refine_evals += j->refine_evals;
 	g->all_exact &= j->exact;
+	out->n_meshes_tried++;
 	if (g->tried)
 		g->tried[mesh] = true;
 	for (uint32_t k = 0; k < j->n && rc == SHS_OK; k++) {
@@ -222,7 +223,6 @@ static int try_list(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_
 	g->list = list;
 	rc = shs__search_pool(s, (const char(*)[SHS_SEARCH_TEXT])picked, n, false,
 			      s->o->threads, merge, out_of_time, g, g->e);
-	g->out->n_meshes_tried += n;
 	free(picked);
 	return rc;
 }
@@ -324,7 +324,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 		if (rc == SHS_OK)
 			rc = shs__search_pool(&s, (const char(*)[SHS_SEARCH_TEXT])meshes, 1, true, 1,
 					      merge, out_of_time, &g, e);
-		out->n_meshes = out->n_meshes_tried = 1;
+		out->n_meshes = 1;
 		goto done;
 	}
 	if (rc == SHS_OK)
