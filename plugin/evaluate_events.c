@@ -48,6 +48,8 @@ typedef struct sim {
 	double layer_start[MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
 	double **waits;                      /* per instruction: the stream's waits it caused */
+	double **hbm;                        /* per instruction: its HBM bytes (fused), once known */
+	bool **hbm_known;
 	bool *const *fused;                  /* values fused into their reader, or NULL */
 	int rc;
 	shs_err *e;
@@ -190,10 +192,15 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	double tf = d->flops / s->peak, end;
-	double tb = shs__fused_bytes(s->m, s->p, s->fused, &s->c->mesh, c, i) / s->hbm_bw;
+	double tf = d->flops / s->peak, end, tb;
 	avail need = { 0 }, floor = { 0 }, *ready = &s->ready[c][i];
 
+	/* a loop body runs trip after trip: its instructions' bytes are counted once */
+	if (!s->hbm_known[c][i]) {
+		s->hbm[c][i] = shs__fused_bytes(s->m, s->p, s->fused, &s->c->mesh, c, i);
+		s->hbm_known[c][i] = true;
+	}
+	tb = s->hbm[c][i] / s->hbm_bw;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
 		later(&need, &r);
@@ -402,8 +409,11 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.floor = (avail **)per_instr(m, sizeof(avail), true, edges);
 	s.issued = (uint32_t **)per_instr(m, sizeof(uint32_t), true, edges);
 	s.waits = (double **)per_instr(m, sizeof(double), false, edges);
+	s.hbm = (double **)per_instr(m, sizeof(double), false, edges);
+	s.hbm_known = (bool **)per_instr(m, sizeof(bool), false, edges);
 	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
-	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
+	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.hbm || !s.hbm_known ||
+	    !s.stamp)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		run(&s, m->entry, NULL, 0, 0);
@@ -429,6 +439,8 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	free_per_instr(m, (void **)s.ready);
 	free_per_instr(m, (void **)s.edge);
 	free_per_instr(m, (void **)s.waits);
+	free_per_instr(m, (void **)s.hbm);
+	free_per_instr(m, (void **)s.hbm_known);
 	free_per_instr(m, (void **)s.floor);
 	free_per_instr(m, (void **)s.issued);
 	free(s.stamp);

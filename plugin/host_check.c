@@ -42,6 +42,14 @@ static bool strategy_complete(const shs_strategy *s)
 	       s->generate;
 }
 
+static bool in_list(const char *const *list, const char *s)
+{
+	for (size_t k = 0; list && list[k]; k++)
+		if (!strcmp(list[k], s))
+			return true;
+	return false;
+}
+
 static int register_strategy(shs_registry *reg, const shs_strategy *s)
 {
 	shs_host *h = reg ? reg->h : NULL;
@@ -69,6 +77,9 @@ static int register_strategy(shs_registry *reg, const shs_strategy *s)
 	memcpy(&h->strats[h->n_strats].s, s, sizeof(*s) < s->struct_size ? sizeof(*s) :
 									  s->struct_size);
 	h->strats[h->n_strats].s.struct_size = sizeof(*s);
+	for (int op = 0; op < SHS_OP_COUNT; op++)
+		h->strats[h->n_strats].by_op[op] =
+			in_list(h->strats[h->n_strats].s.opcodes, shs_opcode_name((shs_opcode)op));
 	h->n_strats++;
 	return 0;
 }
@@ -523,19 +534,13 @@ static void drop_strategy(shs_pemit *out)
 
 /* ---- Asking the strategies ---- */
 
-static bool in_list(const char *const *list, const char *s)
+static bool serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i)
 {
-	for (size_t k = 0; list && list[k]; k++)
-		if (!strcmp(list[k], s))
-			return true;
-	return false;
-}
+	const shs_strategy *s = &st->s;
 
-static bool serves(const shs_strategy *s, const shs_pinstr *i, bool custom_call)
-{
-	if (in_list(s->opcodes, i->opcode))
+	if (op < SHS_OP_COUNT && st->by_op[op])
 		return true;
-	if (custom_call && in_list(s->custom_call_targets, i->custom_call_target))
+	if (op == SHS_OP_CUSTOM_CALL && in_list(s->custom_call_targets, i->custom_call_target))
 		return true;
 	return s->match && s->match(i, s->user);
 }
@@ -567,16 +572,15 @@ static uint32_t cand_limit(uint32_t n_leaves)
 	return by_specs < SHS_HOST_MAX_CANDS ? by_specs : SHS_HOST_MAX_CANDS;
 }
 
-static int ask(shs_host *h, const shs_host_iview *v, const shs_pquery *q, shs_cands *out,
-	       shs_err *e)
+static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pquery *q,
+	       shs_cands *out, shs_err *e)
 {
 	shs_pemit em = { .h = h, .v = v, .mesh = q->mesh, .list = out,
 			 .limit = cand_limit(v->n_leaves) };
-	bool custom = !strcmp(v->instr.opcode, "custom-call");
 	int rc = SHS_OK;
 
 	for (uint32_t k = 0; k < h->n_strats && !em.oom; k++) {
-		if (!serves(&h->strats[k].s, &v->instr, custom))
+		if (!serves(&h->strats[k], op, &v->instr))
 			continue;
 		out->served = true;
 		run_strategy(&em, &h->strats[k], q);
@@ -667,7 +671,7 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 		rc = shs_seterr(e, rc, "%s: out of memory", i->name);
 		goto out_free;
 	}
-	rc = ask(h, &v, &q, out, e);
+	rc = ask(h, i->op, &v, &q, out, e);
 	if (rc != SHS_OK)
 		shs_cands_free(out);
 	else if (!out->served)

@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "host.h"
+#include "opcode.h"
 
 enum {
 	SHS_HOST_MAX_CANDS = 100000,      /* candidates kept per instruction */
@@ -28,6 +29,7 @@ typedef struct shs_host_plugin {
 typedef struct shs_host_strat {
 	shs_strategy s;
 	uint32_t plugin;
+	bool by_op[SHS_OP_COUNT]; /* its opcodes list names the opcode (looked up once) */
 } shs_host_strat;
 
 /* The registry a plugin's init registers into. Open only while an init runs. */

@@ -462,11 +462,11 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false;
 
-	res = leaf_shapes(&in->shape, &n_res);
-	if (!hints || !res) {
+	if (!hints) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 		goto done;
 	}
+	n_res = shs_shape_leaves(&in->shape);
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		const shs_decision *od = shs__dec(x, c, in->operands[k]);
 		hints[k] = od->set ? od->leaves : NULL;
@@ -478,6 +478,10 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	if (!x->r->no_reuse && cc->decided && cc->valid && cc->key == key && cc->context == context)
 		goto done; /* the same context makes the same decision */
 	cc->decided = false;
+	if (!(res = leaf_shapes(&in->shape, &n_res))) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
 	cands = candidates(x, c, i, hints, want, key);
 	if (!cands)
 		goto done;
