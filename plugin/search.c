@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "io.h"
+#include "plan_internal.h"
 #include "search_internal.h"
 
 enum { MAX_MESHES = 4096, PATH_CAP = 512 };
@@ -200,6 +201,25 @@ static void token_batch(const shs_module *m, int64_t tokens[2])
 	}
 }
 
+/* The experts of a mixture-of-experts model: the last dim of its router ("moe" and "gate" in
+ * the path of an entry parameter that is not optimizer state); 0 for a dense model. */
+static int64_t experts_of(const shs_module *m)
+{
+	const shs_computation *c = shs_module_entry(m);
+	char path[PATH_CAP];
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank)
+			continue;
+		shs_param_path(in, path, sizeof(path));
+		if (shs__path_has_segment(path, "moe") && shs__path_has_segment(path, "gate") &&
+		    !shs__path_is_optimizer_state(path))
+			return in->shape.dims[in->shape.rank - 1];
+	}
+	return 0;
+}
+
 static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
@@ -331,7 +351,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 		rc = shs_cluster_make(cat, &whole, base, e);
 	token_batch(m, tokens);
 	if (rc == SHS_OK)
-		n = shs__search_meshes(base->devices, tokens[0], tokens[1], meshes, sizes,
+		n = shs__search_meshes(base->devices, tokens[0], tokens[1], experts_of(m), meshes,
+				       sizes,
 				       MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;

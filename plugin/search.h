@@ -11,7 +11,7 @@
 #include "host.h"
 #include "plan.h"
 
-enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 4 };
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 5 };
 
 /* Step times within this relative difference are equally fast. */
 #define SHS_SEARCH_TIE 1e-6
@@ -96,13 +96,13 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 void shs_search_result_free(shs_search_result *r);
 
 /* Meshes the search tries on a cluster of n devices (search_mesh.c):
- * "data=d,fsdp=f,sequence=s,tensor=t" for every t dividing n, s dividing n / t and f dividing
- * n / (t s), where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer
- * than n sequences, s dividing seq and d f dividing batch; the size-1 axes left out (all of
- * them: "data=1"). At most cap texts of SHS_SEARCH_TEXT bytes into out, and when sizes is not
- * NULL their sizes {d, f, s, t} into sizes; returns how many there are (which may exceed
- * cap). */
-uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq,
+ * "data=d,fsdp=f,sequence=s,expert=e,tensor=t" for every t dividing n, s dividing n / t, e
+ * dividing n / (t s) and the model's experts (0: none, no expert axis), f dividing the rest,
+ * where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer than n
+ * sequences, s dividing seq and d f e dividing batch; the size-1 axes left out (all of them:
+ * "data=1"). At most cap texts of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL
+ * their sizes {d, f, s, e, t} into sizes; returns how many there are (which may exceed cap). */
+uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t experts,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap);
 

@@ -13,7 +13,7 @@
 typedef struct seeding {
 	shs_plan_kind kind;
 	bool state_only;
-	const char *name;
+	char name[SHS_SEARCH_PLAN_NAME];
 } seeding;
 
 static bool has_axis(const shs_mesh *mesh, const char *name)
@@ -25,24 +25,24 @@ static bool has_axis(const shs_mesh *mesh, const char *name)
 }
 
 /* The seedings a mesh's axes call for (a sequence axis splits the token batch's sequence under
- * every one of them: "+sp"). */
+ * every one of them: "+sp"; an expert axis splits the experts and the batch: "+ep"). */
 static uint32_t seedings_of(const shs_mesh *mesh, seeding out[SHS__SEARCH_SEEDINGS])
 {
-	static const char *const names[2][2][2] = {
-		{ { "dp", "dp+sp" }, { "tp", "tp+sp" } },
-		{ { "fsdp", "fsdp+sp" }, { "fsdp+tp", "fsdp+tp+sp" } },
-	};
-	static const char *const zero1[2][2] = { { "zero1", "zero1+sp" },
-						 { "zero1+tp", "zero1+tp+sp" } };
-	int fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
-	int sp = has_axis(mesh, "sequence");
+	bool fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
 	shs_plan_kind kind = fsdp ? (tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP)
 				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
+	const char *suffix = has_axis(mesh, "sequence") ? has_axis(mesh, "expert") ? "+sp+ep" : "+sp"
+				: has_axis(mesh, "expert") ? "+ep" : "";
 	uint32_t n = 0;
 
-	out[n++] = (seeding){ kind, false, names[fsdp][tensor][sp] };
-	if (fsdp)
-		out[n++] = (seeding){ kind, true, zero1[tensor][sp] };
+	out[n] = (seeding){ .kind = kind, .state_only = false };
+	snprintf(out[n++].name, sizeof(out[0].name), "%s%s", fsdp ? (tensor ? "fsdp+tp" : "fsdp")
+		 : (tensor ? "tp" : "dp"), suffix);
+	if (fsdp) {
+		out[n] = (seeding){ .kind = kind, .state_only = true };
+		snprintf(out[n++].name, sizeof(out[0].name), "%s%s", tensor ? "zero1+tp" : "zero1",
+			 suffix);
+	}
 	return n;
 }
 
@@ -122,7 +122,8 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 
 /* Whether seeding g on mesh cannot fit whatever propagation makes of it: its model state at
  * the best sharding the seeds allow (weights and gradients over fsdp and tensor, or over tensor
- * alone for ZeRO-1/2; Adam state over both) is over the HBM already. */
+ * alone for ZeRO-1/2; Adam state over both; and over expert, as if every weight were an
+ * expert's) is over the HBM already. */
 static bool cannot_fit(const shs__searcher *s, const shs_cluster *c, const seeding *g)
 {
 	double f = 1, t = 1;
@@ -130,8 +131,8 @@ static bool cannot_fit(const shs__searcher *s, const shs_cluster *c, const seedi
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
 		if (!strcmp(c->mesh.names[a], "fsdp"))
 			f = (double)c->mesh.sizes[a];
-		if (!strcmp(c->mesh.names[a], "tensor"))
-			t = (double)c->mesh.sizes[a];
+		if (!strcmp(c->mesh.names[a], "tensor") || !strcmp(c->mesh.names[a], "expert"))
+			t *= (double)c->mesh.sizes[a];
 	}
 	return 2 * s->weights / (g->state_only ? t : f * t) + s->optimizer / (f * t) >
 	       c->hw.hbm_bytes;

@@ -3,8 +3,6 @@
  * divisors: a prime factor moved from one axis to another). */
 #include "search_internal.h"
 
-enum { DATA, FSDP, SEQUENCE, TENSOR };
-
 uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
 			       uint32_t *out)
 {

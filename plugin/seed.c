@@ -211,6 +211,8 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 	try_axis(s, spec, a, 0, "data");
 	if (plan_has_fsdp(s->r->kind))
 		try_axis(s, spec, a, 0, "fsdp");
+	/* the expert axis splits the batch outside the experts (expert parallelism) */
+	try_axis(s, spec, a, 0, "expert");
 	if (a->rank >= 2 && !shs_elem_is_float(a->type))
 		try_axis(s, spec, a, 1, "sequence");
 	/* activations given as input (the book's In[B, D]) carry D on tensor under TP */

@@ -315,7 +315,7 @@ static void test_deterministic_and_budget(void)
 static void test_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
-	uint32_t n = shs__search_meshes(8, 0, 0, out, NULL, 64);
+	uint32_t n = shs__search_meshes(8, 0, 0, 0, out, NULL, 64);
 	int with_sequence = 0;
 	bool found = false;
 
@@ -327,11 +327,11 @@ static void test_meshes(void)
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = i + 1; j < n; j++)
 			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
-	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, out, NULL, 64), 1);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, 0, out, NULL, 64), 1);
 	SHS_ASSERT_STR_EQ(out[0], "data=1");
 	/* a token batch of 2 sequences of 8: a sequence axis s where s divides 8 and data x fsdp
 	 * divides 2 (t s in {4, 8}): 7 more */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 2, 8, out, NULL, 64), 17);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 2, 8, 0, out, NULL, 64), 17);
 	for (uint32_t i = 0; i < 17; i++) {
 		with_sequence += strstr(out[i], "sequence=") != NULL;
 		found |= !strcmp(out[i], "data=2,sequence=4");
@@ -340,7 +340,61 @@ static void test_meshes(void)
 	SHS_ASSERT_INT_EQ(with_sequence, 7);
 	CU_ASSERT_TRUE(found);
 	/* more than fit: counted, not written */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, out, NULL, 2), 405);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, 0, out, NULL, 2), 405);
+	/* with 8 experts an expert axis of 2, 4 or 8: every split of 8 over four axes (20); with
+	 * 4 experts all but expert=8 */
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 8, out, NULL, 64), 20);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 4, out, NULL, 64), 19);
+	found = false;
+	for (uint32_t i = 0; i < 19; i++) {
+		found |= !strcmp(out[i], "data=2,expert=2,tensor=2");
+		CU_ASSERT_PTR_NULL(strstr(out[i], "expert=8"));
+	}
+	CU_ASSERT_TRUE(found);
+}
+
+/* A mixture-of-experts model: the search tries meshes with an expert axis (seedings "+ep"),
+ * whose plans split the experts' weights on it and the batch elsewhere. */
+static void test_expert_axis(void)
+{
+	static const shs_cluster_spec spec = { .hardware = "v5p", .devices = 256, .slices = 1 };
+	static const char *const set[] = { "layers", "2", "scan", "true", NULL };
+	shs_module *m = generate("mixtral-8x7b", set);
+	shs_host *h = host();
+	shs_search_result r, pinned;
+	shs_search_options o = { .threads = 2, .mesh = "data=32,expert=8" };
+	shs_hw_catalog cat;
+	shs_err e = { 0 };
+	int with_expert = 0, split = 0;
+
+	search(h, m, &spec, &r);
+	for (uint32_t k = 0; k < r.n_tries; k++)
+		if (strstr(r.tries[k].mesh, "expert=")) {
+			with_expert++;
+			CU_ASSERT_PTR_NOT_NULL(strstr(r.tries[k].plan, "+ep"));
+		}
+	CU_ASSERT_TRUE(with_expert > 10);
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &pinned, &e), &e);
+	for (uint32_t i = 0; i < shs_module_entry(m)->n_instrs; i++) {
+		const shs_instr *in = shs_module_entry(m)->instrs[i];
+		const shs_decision *d = &pinned.plan->d[m->entry][i];
+		char path[256];
+		if (in->op != SHS_OP_PARAMETER || !d->set || d->n_leaves != 1)
+			continue;
+		shs_param_path(in, path, sizeof(path));
+		if (!strstr(path, "moe/wi_0/parameter") || strstr(path, "opt_state"))
+			continue;
+		/* [layers, experts, d_model, d_ff]: the experts dim on the expert axis (1) */
+		SHS_ASSERT_INT_EQ(d->leaves[0].dims[1].n, 1);
+		SHS_ASSERT_INT_EQ(d->leaves[0].dims[1].axes[0], 1);
+		split++;
+	}
+	SHS_ASSERT_INT_EQ(split, 1);
+	shs_search_result_free(&r);
+	shs_search_result_free(&pinned);
+	shs_host_free(h);
+	shs_module_free(m);
 }
 
 /* Local search over meshes: the canonical ones are those with at most two axes; a frontier is
@@ -349,7 +403,7 @@ static void test_local_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
 	int64_t sizes[64][SHS_SEARCH_AXES];
-	uint32_t list[64], n = shs__search_meshes(12, 0, 0, out, sizes, 64), top = 0, count;
+	uint32_t list[64], n = shs__search_meshes(12, 0, 0, 0, out, sizes, 64), top = 0, count;
 	bool tried[64] = { false };
 
 	/* 12 = 2^2 3 over data, fsdp, tensor: C(4,2) * 3 = 18 splits, all but the 6 with three
@@ -624,6 +678,7 @@ CU_TestInfo search_tests[] = {
 	{ "meshes: every split over data, fsdp, tensor, and sequence where tokens divide",
 	  test_meshes },
 	{ "local search: canonical meshes, then a prime factor moved", test_local_meshes },
+	{ "an expert axis for mixture-of-experts models splits the experts", test_expert_axis },
 	{ "local search finds the plan trying every mesh finds", test_local_search_finds_the_best },
 	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
