@@ -306,44 +306,67 @@ static int alias_root(shs__prop *x, shs_err *e)
 	const shs_computation *c = shs_module_entry(x->m);
 	const shs_instr *root = c->instrs[c->root];
 	const shs_decision *rd = shs__dec(x, x->m->entry, c->root);
-	shs_pspec *want;
+	shs_pspec *want = NULL;
+	uint32_t *param_at = NULL, *alias_of = NULL, n_params = 0;
 	bool any = false;
+	int rc = SHS_OK;
 
 	if (root->op != SHS_OP_TUPLE || !x->m->n_aliases)
 		return SHS_OK;
+	/* the entry instruction of each parameter number, and the alias of each root element
+	 * (UINT32_MAX: none), so that matching them is linear */
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER &&
+		    c->instrs[i]->parameter_number >= (int64_t)n_params &&
+		    c->instrs[i]->parameter_number < (int64_t)c->n_instrs)
+			n_params = (uint32_t)c->instrs[i]->parameter_number + 1;
 	want = calloc(rd->n_leaves + 1, sizeof(*want));
-	if (!want)
-		return oom(e);
+	param_at = malloc((n_params + 1) * sizeof(*param_at));
+	alias_of = malloc((root->n_operands + 1) * sizeof(*alias_of));
+	if (!want || !param_at || !alias_of) {
+		rc = oom(e);
+		goto done;
+	}
+	memset(param_at, 0xff, (n_params + 1) * sizeof(*param_at));
+	memset(alias_of, 0xff, (root->n_operands + 1) * sizeof(*alias_of));
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *p = c->instrs[i];
+		if (p->op == SHS_OP_PARAMETER && p->parameter_number >= 0 &&
+		    p->parameter_number < (int64_t)n_params)
+			param_at[p->parameter_number] = i;
+	}
+	for (uint32_t a = 0; a < x->m->n_aliases; a++) {
+		const shs_alias *al = &x->m->aliases[a];
+		if (al->output_index.n == 1 && !al->param_index.n &&
+		    al->output_index.v[0] >= 0 && al->output_index.v[0] < root->n_operands &&
+		    alias_of[al->output_index.v[0]] == UINT32_MAX)
+			alias_of[al->output_index.v[0]] = a;
+	}
 	for (uint32_t k = 0, off = 0; k < root->n_operands; k++) {
 		const shs_instr *op = c->instrs[root->operands[k]];
-		uint32_t n = shs_shape_leaves(&op->shape);
-		for (uint32_t a = 0; a < x->m->n_aliases; a++) {
-			const shs_alias *al = &x->m->aliases[a];
-			if (al->output_index.n != 1 || al->output_index.v[0] != k ||
-			    al->param_index.n)
-				continue;
-			for (uint32_t i = 0; i < c->n_instrs; i++) {
-				const shs_instr *p = c->instrs[i];
-				const shs_decision *pd = shs__dec(x, x->m->entry, i);
-				if (p->op == SHS_OP_PARAMETER &&
-				    p->parameter_number == al->param_number && pd->set &&
-				    pd->n_leaves == n) {
-					memcpy(&want[off], pd->leaves, n * sizeof(*want));
-					any = true;
-				}
-			}
-		}
+		uint32_t n = shs_shape_leaves(&op->shape), a = alias_of[k], i;
+		const shs_decision *pd;
 		if (off + n > rd->n_leaves)
 			break;
+		if (a != UINT32_MAX && x->m->aliases[a].param_number >= 0 &&
+		    x->m->aliases[a].param_number < (int64_t)n_params &&
+		    (i = param_at[x->m->aliases[a].param_number]) != UINT32_MAX &&
+		    (pd = shs__dec(x, x->m->entry, i))->set && pd->n_leaves == n) {
+			memcpy(&want[off], pd->leaves, n * sizeof(*want));
+			any = true;
+		}
 		off += n;
 	}
-	if (!any) {
-		free(want);
-		return SHS_OK;
+	if (any) {
+		x->root_want = want;
+		x->ext_req[x->m->entry] = want;
+		want = NULL;
 	}
-	x->root_want = want;
-	x->ext_req[x->m->entry] = want;
-	return SHS_OK;
+done:
+	free(want);
+	free(param_at);
+	free(alias_of);
+	return rc;
 }
 
 static bool same_dims(const shs_shape *a, const shs_shape *b)

@@ -21,7 +21,7 @@
 
 #include "propagate_internal.h"
 
-enum { MAX_LEAVES = 4096 };
+enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64 };
 
 /* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
  * the same sharding; or what the update makes of it at its shape) costs this many times its
@@ -400,6 +400,21 @@ static uint64_t users_key(shs__prop *x, uint32_t c, uint32_t v, uint32_t before,
 	return key;
 }
 
+/* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: hashing their
+ * requirements on every decision would cost more than deciding (a constant read by thousands). */
+static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+
+	if (u->first[i + 1] - u->first[i] > MEMO_MAX_USERS)
+		return true;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (u->first[in->operands[k] + 1] - u->first[in->operands[k]] > MEMO_MAX_USERS)
+			return true;
+	return false;
+}
+
 /* The hash of everything decide_default reads besides the query (hashed as key): the pass's
  * pull, what the earlier users of each operand require (a copy they made is free), and (pull)
  * what the users of i and the caller of its computation require of it. */
@@ -460,7 +475,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	uint64_t key, context;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
-	bool best_wanted = false;
+	bool best_wanted = false, memo;
 
 	if (!hints) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
@@ -474,8 +489,9 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
 		: x->pull ? shs__user_req(x, c, i) : NULL;
 	key = query_key(x, c, in, hints, want, n_res);
-	context = context_key(x, c, i, key);
-	if (!x->r->no_reuse && cc->decided && cc->valid && cc->key == key && cc->context == context)
+	memo = !x->r->no_reuse && !too_many_users(x, c, i);
+	context = memo ? context_key(x, c, i, key) : 0;
+	if (memo && cc->decided && cc->valid && cc->key == key && cc->context == context)
 		goto done; /* the same context makes the same decision */
 	cc->decided = false;
 	if (!(res = leaf_shapes(&in->shape, &n_res))) {
@@ -512,7 +528,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		     cands->v[best].label, best_cost);
 	set_work(x, shs__dec(x, c, i), &cands->v[best]);
 decided:
-	cc->decided = x->rc == SHS_OK;
+	cc->decided = memo && x->rc == SHS_OK;
 	cc->context = context;
 done:
 	free(hints);
