@@ -246,13 +246,10 @@ static void test_book_choices(void)
 static char *annotated(const shs_module *m, const shs_plan *p)
 {
 	shs_buf b = { 0 };
-	shs_module *copy;
+	shs_module *copy = shs_test_copy(m);
 	shs_err e = { 0 };
 	char *text;
 
-	shs_text_print(&b, m, NULL);
-	copy = shs_test_parse(b.data);
-	shs_buf_free(&b);
 	SHS_ASSERT_OK(shs_plan_annotate(p, copy, &e), &e);
 	shs_text_print(&b, copy, NULL);
 	text = strdup(b.data);

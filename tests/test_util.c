@@ -61,6 +61,17 @@ shs_module *shs_test_parse(const char *text)
 	return m;
 }
 
+shs_module *shs_test_copy(const shs_module *m)
+{
+	shs_buf b = { 0 };
+	shs_module *copy;
+
+	shs_text_print(&b, m, NULL);
+	copy = shs_test_parse(b.data);
+	shs_buf_free(&b);
+	return copy;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

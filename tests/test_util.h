@@ -57,6 +57,10 @@ uint8_t *shs_test_read_file(const char *path, size_t *len);
 /* Parses HLO text given inline; fails the test on error. Caller frees with shs_module_free. */
 shs_module *shs_test_parse(const char *text);
 
+/* A fresh copy of m (printed as text and parsed back); fails the test on error. Caller frees
+ * with shs_module_free. */
+shs_module *shs_test_copy(const shs_module *m);
+
 /* The generator preset name (fails the test when there is none). */
 shs_gen_config shs_test_preset(const char *name);
 
