@@ -1,7 +1,8 @@
-/* The search: every mesh of the cluster (search_mesh.c), each a job (search_job.c) run on as
- * many threads as asked (search_pool.c) and merged in mesh order: the fastest plan that fits
- * wins; the winner, when its per-instruction choices were too many to enumerate, gets one
- * sweep of coordinate descent. */
+/* The search: the meshes of the cluster (search_mesh.c; all of them, or when they are many the
+ * canonical ones and then a local search from the best: search_local.c), each a job
+ * (search_job.c) run on as many threads as asked (search_pool.c) and merged in mesh order: the
+ * fastest plan that fits wins; the winner, when its per-instruction choices were too many to
+ * enumerate, gets one sweep of coordinate descent. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

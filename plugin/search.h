@@ -23,9 +23,9 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 5 };
 #define SHS_SEARCH_SWEEP 2000.0
 #define SHS_SEARCH_REFINE_MAX 256
 /* Meshes: all of them when they number at most SHS_SEARCH_ALL_MESHES, else the canonical ones
- * (at most two of data, fsdp, tensor: every dp, fsdp, tp and fsdp+tp degree), then round after
- * round the untried neighbours (a prime factor moved between two axes) of the
- * SHS_SEARCH_LOCAL_TOP best so far, until there are none. */
+ * (at most two axes: every dp, fsdp, tp and fsdp+tp degree, and the sequence or expert split
+ * with one other axis), then round after round the untried neighbours (a prime factor moved
+ * between two axes) of the SHS_SEARCH_LOCAL_TOP best so far, until there are none. */
 #define SHS_SEARCH_ALL_MESHES 192
 #define SHS_SEARCH_LOCAL_TOP 8
 
