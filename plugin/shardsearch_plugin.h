@@ -121,7 +121,9 @@ typedef struct shs_pemit shs_pemit;
 struct shs_host_api;
 
 /* A generator: emits candidates for q->instr through api and out. Returns 0, or non-zero after
- * api->fail() to report an error (the instruction is then served by the other strategies). */
+ * api->fail() to report an error (the instruction is then served by the other strategies).
+ * The search asks from several threads at once: generate and match must be reentrant (keep
+ * no state between calls other than what user points to, read-only). */
 typedef int (*shs_pgenerate_fn)(const shs_pquery *q, shs_pemit *out,
 				const struct shs_host_api *api, void *user);
 
