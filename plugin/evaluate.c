@@ -51,6 +51,7 @@ typedef struct evaluator {
 	shs__edges edges;   /* operand edges and the reshards they repeat */
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
+	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
 	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
@@ -202,7 +203,10 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
 	double t_flops = d->flops / x->peak;
-	double t_hbm = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i) / x->hbm_bw;
+	double t_hbm;
+
+	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i);
+	t_hbm = x->hbm[c][i] / x->hbm_bw;
 
 	x->cur_comp = c;
 	x->cur_instr = i;
@@ -320,13 +324,12 @@ static int cmp_sites(const void *a, const void *b)
 	return strcmp(x->where, y->where);
 }
 
+/* MFU and the bound from the figures (ev->model_flops already set). */
 static void finish(evaluator *x)
 {
 	shs_eval *ev = x->ev;
-	double devices = (double)x->c->devices;
 
 	ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
-	ev->model_flops = shs_comp_dot_flops(x->m, shs_module_entry(x->m), NULL) / devices;
 	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * x->peak) : 0;
 	if (ev->exposed_comm_s >= COMM_BOUND_SHARE * ev->compute_s)
 		ev->bound = "communication";
@@ -344,6 +347,16 @@ static void adopt_sites(evaluator *x)
 	x->ev->colls = x->colls;
 	x->ev->n_colls = x->n_colls;
 	x->colls = NULL;
+}
+
+/* x->hbm: a zeroed array per computation, one element per instruction. */
+static int alloc_hbm(evaluator *x, shs_err *e)
+{
+	x->hbm = calloc(x->m->n_comps + 1, sizeof(*x->hbm));
+	for (uint32_t k = 0; x->hbm && k < x->m->n_comps; k++)
+		if (!(x->hbm[k] = calloc(x->m->comps[k]->n_instrs + 1, sizeof(**x->hbm))))
+			return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	return x->hbm ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 }
 
 /* The step's figures with remat policy: base (the schedule's, without remat) plus the
@@ -407,13 +420,17 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	}
 	/* the schedule does not depend on the remat policy: made once, then each policy in
 	 * turn adds its recomputation and its memory until one fits */
-	walk(&x, m->entry, 1, 0);
-	rc = x.rc;
+	rc = alloc_hbm(&x, e);
+	if (rc == SHS_OK) {
+		walk(&x, m->entry, 1, 0);
+		rc = x.rc;
+	}
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
-			rc = shs__eval_events(m, p, c, x.o, x.fused, &x.edges, out, e);
+			rc = shs__eval_events(m, p, c, x.o, x.hbm, &x.edges, out, e);
 	}
+	out->model_flops = shs_comp_dot_flops(m, shs_module_entry(m), NULL) / (double)c->devices;
 	base = *out;
 	for (; rc == SHS_OK; policy = (shs_remat)(policy + 1)) {
 		rc = with_remat(&x, &base, policy, e);
@@ -423,6 +440,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 			break;
 	}
 	free(x.colls);
+	for (uint32_t k = 0; x.hbm && k < m->n_comps; k++)
+		free(x.hbm[k]);
+	free(x.hbm);
 	shs__edges_free(&x.edges);
 	shs__fusion_free(m, x.fused);
 	if (rc != SHS_OK)

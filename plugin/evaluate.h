@@ -145,9 +145,9 @@ void shs__link_free(shs__link *l);
  * matmul runs under it (collective matmul), other reshards make the stream wait; an
  * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
  * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
- * must already be filled). */
+ * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted (borrowed). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, bool *const *fused, const shs__edges *edges,
+		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
 		     shs_eval *ev, shs_err *e);
 
 /* Fusion (evaluate_fusion.c): *out[c][i] tells that value i of computation c is fused into its

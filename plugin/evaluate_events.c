@@ -48,9 +48,7 @@ typedef struct sim {
 	double layer_start[MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
 	double **waits;                      /* per instruction: the stream's waits it caused */
-	double **hbm;                        /* per instruction: its HBM bytes (fused), once known */
-	bool **hbm_known;
-	bool *const *fused;                  /* values fused into their reader, or NULL */
+	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
 	int rc;
 	shs_err *e;
 } sim;
@@ -195,11 +193,6 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	double tf = d->flops / s->peak, end, tb;
 	avail need = { 0 }, floor = { 0 }, *ready = &s->ready[c][i];
 
-	/* a loop body runs trip after trip: its instructions' bytes are counted once */
-	if (!s->hbm_known[c][i]) {
-		s->hbm[c][i] = shs__fused_bytes(s->m, s->p, s->fused, &s->c->mesh, c, i);
-		s->hbm_known[c][i] = true;
-	}
 	tb = s->hbm[c][i] / s->hbm_bw;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
@@ -394,10 +387,10 @@ static void **per_instr(const shs_module *m, size_t size, bool edges, const shs_
 }
 
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, bool *const *fused, const shs__edges *edges,
+		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
 		     shs_eval *ev, shs_err *e)
 {
-	sim s = { .m = m, .p = p, .c = c, .e = e, .fused = fused, .edges = edges };
+	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .edges = edges };
 	double end;
 	int rc = SHS_OK;
 
@@ -409,11 +402,8 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.floor = (avail **)per_instr(m, sizeof(avail), true, edges);
 	s.issued = (uint32_t **)per_instr(m, sizeof(uint32_t), true, edges);
 	s.waits = (double **)per_instr(m, sizeof(double), false, edges);
-	s.hbm = (double **)per_instr(m, sizeof(double), false, edges);
-	s.hbm_known = (bool **)per_instr(m, sizeof(bool), false, edges);
 	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
-	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.hbm || !s.hbm_known ||
-	    !s.stamp)
+	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		run(&s, m->entry, NULL, 0, 0);
@@ -439,8 +429,6 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	free_per_instr(m, (void **)s.ready);
 	free_per_instr(m, (void **)s.edge);
 	free_per_instr(m, (void **)s.waits);
-	free_per_instr(m, (void **)s.hbm);
-	free_per_instr(m, (void **)s.hbm_known);
 	free_per_instr(m, (void **)s.floor);
 	free_per_instr(m, (void **)s.issued);
 	free(s.stamp);
