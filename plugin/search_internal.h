@@ -63,9 +63,9 @@ int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEX
 		     shs__search_stop_fn stop, void *user, shs_err *e);
 
 /* The meshes to try first when there are too many to try all (search_local.c): the canonical
- * ones, whose axes are at most two of data, fsdp and tensor (every degree of dp, fsdp, tp and
- * fsdp+tp), as indices into sizes[0..n) (data, fsdp, sequence, tensor) into out; returns how
- * many. */
+ * ones, with at most two axes above 1 (every degree of dp, fsdp, tp and fsdp+tp, and the
+ * sequence or expert split with one other axis), as indices into sizes[0..n) (data, fsdp,
+ * sequence, expert, tensor) into out; returns how many. */
 uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
 			       uint32_t *out);
 
