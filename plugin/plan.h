@@ -80,6 +80,7 @@ typedef struct shs_decision {
 	double flops, bytes;    /* the chosen candidate's local FLOPs and HBM bytes per device */
 	uint32_t n_colls;       /* the collectives it performs itself */
 	shs_coll *colls;
+	uint64_t tick;          /* the propagation's clock when it last changed */
 } shs_decision;
 
 /* A plan: the mesh and a decision per instruction of every computation (d[c][i]). */

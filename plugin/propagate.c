@@ -56,6 +56,7 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 	if (same)
 		return SHS_OK;
 	x->changed = true;
+	d->tick = ++x->clock;
 	if (n_req != d->n_req || !d->req_first) {
 		free(d->req);
 		free(d->req_first);
@@ -381,23 +382,16 @@ static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
 	return want ? XXH3_64bits_withSeed(want, n_res * sizeof(*want), key) : key;
 }
 
-/* Hashes what the users u of value v (u < before, all when before is UINT32_MAX) require, into
- * key. */
-static uint64_t users_key(shs__prop *x, uint32_t c, uint32_t v, uint32_t before, uint64_t key)
+/* Whether a user of value v before instruction before (all when UINT32_MAX) changed after
+ * tick. */
+static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before, uint64_t tick)
 {
 	const shs__users *u = &x->users[c];
 
-	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
-		uint32_t user = u->list[k];
-		const shs_decision *du = shs__dec(x, c, user);
-		uint32_t head[2] = { user, du->set ? du->n_req : UINT32_MAX };
-		if (user >= before)
-			continue;
-		key = XXH3_64bits_withSeed(head, sizeof(head), key);
-		if (du->set && du->n_req)
-			key = XXH3_64bits_withSeed(du->req, du->n_req * sizeof(*du->req), key);
-	}
-	return key;
+	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++)
+		if (u->list[k] < before && shs__dec(x, c, u->list[k])->tick > tick)
+			return true;
+	return false;
 }
 
 /* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: hashing their
@@ -415,26 +409,30 @@ static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)
 	return false;
 }
 
-/* The hash of everything decide_default reads besides the query (hashed as key): the pass's
- * pull, what the earlier users of each operand require (a copy they made is free), and (pull)
- * what the users of i and the caller of its computation require of it. */
-static uint64_t context_key(shs__prop *x, uint32_t c, uint32_t i, uint64_t key)
+/* The hash of what the caller of i's computation wants of it (0 when nothing or not a
+ * root). */
+static uint64_t ext_key(shs__prop *x, uint32_t c, uint32_t i)
 {
-	const shs_computation *comp = x->m->comps[c];
-	const shs_instr *in = comp->instrs[i];
-	uint8_t pull = x->pull;
+	if (i != x->m->comps[c]->root || !x->ext_req[c])
+		return 0;
+	return XXH3_64bits(x->ext_req[c], shs__dec(x, c, i)->n_leaves * sizeof(*x->ext_req[c]));
+}
 
-	key = XXH3_64bits_withSeed(&pull, sizeof(pull), key);
+/* Whether i's last decision still holds: made in a pass of the same kind (pull), from the same
+ * query (key) and caller's want (ext), and nothing else it read changed since: what the
+ * earlier users of each operand require (a copy they made is free) and (pull) what the users
+ * of i require. */
+static bool still_decided(shs__prop *x, uint32_t c, uint32_t i, uint64_t key, uint64_t ext)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs__cand_cache *cc = &x->cache[c][i];
+
+	if (!cc->decided || !cc->valid || cc->key != key || cc->pull != x->pull || cc->ext != ext)
+		return false;
 	for (uint32_t k = 0; k < in->n_operands; k++)
-		key = users_key(x, c, in->operands[k], i, key);
-	if (!x->pull)
-		return key;
-	key = users_key(x, c, i, UINT32_MAX, key);
-	if (i == comp->root && x->ext_req[c])
-		key = XXH3_64bits_withSeed(x->ext_req[c],
-					   shs__dec(x, c, i)->n_leaves * sizeof(*x->ext_req[c]),
-					   key);
-	return key;
+		if (users_changed(x, c, in->operands[k], i, cc->tick))
+			return false;
+	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
 }
 
 /* The candidates for instruction i given the query key (hints and want): the cached ones when
@@ -472,7 +470,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_shape **res = NULL;
 	const shs_pspec *want;
 	shs__cand_cache *cc = &x->cache[c][i];
-	uint64_t key, context;
+	uint64_t key, ext = 0;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false, memo;
@@ -490,8 +488,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		: x->pull ? shs__user_req(x, c, i) : NULL;
 	key = query_key(x, c, in, hints, want, n_res);
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
-	context = memo ? context_key(x, c, i, key) : 0;
-	if (memo && cc->decided && cc->valid && cc->key == key && cc->context == context)
+	ext = memo && x->pull ? ext_key(x, c, i) : 0;
+	if (memo && still_decided(x, c, i, key, ext))
 		goto done; /* the same context makes the same decision */
 	cc->decided = false;
 	if (!(res = leaf_shapes(&in->shape, &n_res))) {
@@ -529,7 +527,9 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	set_work(x, shs__dec(x, c, i), &cands->v[best]);
 decided:
 	cc->decided = memo && x->rc == SHS_OK;
-	cc->context = context;
+	cc->pull = x->pull;
+	cc->ext = ext;
+	cc->tick = x->clock;
 done:
 	free(hints);
 	free((void *)res);

@@ -12,14 +12,18 @@ typedef struct shs__users {
 } shs__users;
 
 /* The candidates an instruction got last, and the hash of the query that got them (its
- * operands' shardings and the wanted result): a later pass asking the same reuses them. And the
- * hash of everything its last decision read (the query, the pass's pull, what its users and its
- * operands' earlier users require): a later pass from the same context keeps the decision. */
+ * operands' shardings and the wanted result): a later pass asking the same reuses them. And
+ * when its last decision was made (a tick of the propagation's clock), in which kind of pass
+ * and from what its caller wanted of it: a later pass of the same kind asking the same query,
+ * where none of its users and none of its operands' earlier users changed since that tick,
+ * keeps the decision. */
 typedef struct shs__cand_cache {
 	uint64_t key;
 	bool valid;
-	uint64_t context;
 	bool decided;
+	bool pull;
+	uint64_t tick;
+	uint64_t ext;
 	shs_cands cands;
 } shs__cand_cache;
 
@@ -55,6 +59,7 @@ typedef struct shs__prop {
 	bool reverse;         /* this pass runs users before producers */
 	bool pull;            /* users' requirements count (every pass after the first) */
 	bool changed;
+	uint64_t clock;       /* ticks once per decision that changes (stamped on it) */
 	shs_err *e;
 	int rc;
 } shs__prop;
