@@ -105,3 +105,11 @@ char *shs_buf_take(shs_buf *b)
 	memset(b, 0, sizeof(*b));
 	return p;
 }
+
+void shs_str_copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}

@@ -30,6 +30,10 @@ void shs_buf_printf(shs_buf *b, const char *fmt, ...) SHS_PRINTF(2, 3);
 /* Appends v in decimal. */
 void shs_buf_put_i64(shs_buf *b, int64_t v);
 
+/* Copies the NUL-terminated src into dst[0..cap), truncated and NUL-terminated (cap > 0):
+ * what snprintf(dst, cap, "%s", src) does, without formatting (labels copied per candidate). */
+void shs_str_copy(char *dst, size_t cap, const char *src);
+
 /* Hands the bytes to the caller (caller frees with free()) and resets b; NULL if empty or oom. */
 char *shs_buf_take(shs_buf *b);
 

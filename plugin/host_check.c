@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "host_internal.h"
 
 enum {
@@ -188,7 +189,7 @@ static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
 			 .plugin = out->h->plugins[out->st->plugin].path };
 	if (!block)
 		return false;
-	snprintf(c->label, sizeof(c->label), "%s", label ? label : "");
+	shs_str_copy(c->label, sizeof(c->label), label ? label : "");
 	c->result = (shs_pspec *)block;
 	c->n_result = v->n_result;
 	c->operands = c->result + v->n_result;
@@ -381,16 +382,19 @@ static void axes_text(const shs_pmesh *mesh, const shs_pdim *dim, char *buf, siz
 					mesh->names[dim->axes[j]]);
 }
 
-/* The axes of a spec exist and none repeats; writes the fault to msg when not. */
-static bool check_axes(const shs_pmesh *mesh, const shs_pspec *s, const char *at, char *msg,
-		       size_t n)
+/* The axes of spec s (leaf k of v) exist and none repeats; writes the fault to msg when
+ * not. */
+static bool check_axes(const shs_host_iview *v, uint32_t k, const shs_pmesh *mesh,
+		       const shs_pspec *s, char *msg, size_t n)
 {
+	char at[WHERE_MAX];
 	uint32_t used = 0;
 
 	for (uint32_t d = 0; d < s->rank; d++) {
 		const shs_pdim *dim = &s->dims[d];
 
 		if (dim->n > SHS_PLUGIN_MAX_AXES) {
+			where(v, k, false, at, sizeof(at));
 			snprintf(msg, n, "%s dim %u lists %u axes, at most %d", at, d, dim->n,
 				 SHS_PLUGIN_MAX_AXES);
 			return false;
@@ -399,12 +403,14 @@ static bool check_axes(const shs_pmesh *mesh, const shs_pspec *s, const char *at
 			uint8_t x = dim->axes[j];
 
 			if (x >= mesh->n_axes) {
+				where(v, k, false, at, sizeof(at));
 				snprintf(msg, n,
 					 "%s dim %u: axis index %u but the mesh has %u axes", at,
 					 d, x, mesh->n_axes);
 				return false;
 			}
 			if (used & (1u << x)) {
+				where(v, k, false, at, sizeof(at));
 				snprintf(msg, n, "%s uses axis '%s' twice", at, mesh->names[x]);
 				return false;
 			}
@@ -438,13 +444,13 @@ static bool check_spec(const shs_host_iview *v, const shs_pmesh *mesh, uint32_t 
 		snprintf(msg, n, "%s has rank %u, the shape has rank %u", at, s->rank, leaf->rank);
 		return false;
 	}
-	where(v, k, false, at, sizeof(at));
-	if (!check_axes(mesh, s, at, msg, n))
+	if (!check_axes(v, k, mesh, s, msg, n))
 		return false;
 	for (uint32_t d = 0; d < s->rank && !s->padded; d++) {
 		int64_t prod = axes_product(mesh, &s->dims[d]);
 
 		if (s->dims[d].n && (prod < 1 || leaf->dims[d] % prod)) {
+			where(v, k, false, at, sizeof(at));
 			axes_text(mesh, &s->dims[d], axes, sizeof(axes));
 			snprintf(msg, n, "%s dim %u (size %lld) does not divide by %lld (%s)",
 				 at, d, (long long)leaf->dims[d], (long long)prod, axes);

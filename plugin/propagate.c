@@ -19,6 +19,7 @@
 
 #include <xxhash.h>
 
+#include "buf.h"
 #include "propagate_internal.h"
 
 enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64 };
@@ -51,7 +52,7 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 		    d->n_req == n_req && (!n_req || specs_equal(d->req, req, n_req));
 
 	d->strategy = strategy;
-	snprintf(d->label, sizeof(d->label), "%s", label);
+	shs_str_copy(d->label, sizeof(d->label), label);
 	d->cost = cost;
 	if (same)
 		return SHS_OK;

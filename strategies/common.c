@@ -259,6 +259,19 @@ int sc_enum_specs(const shs_pshape *shape, const shs_pmesh *mesh, const uint64_t
 	return sc_enum_assign(shape->rank, shape->dims, allowed, mesh, spec_from_slots, &w);
 }
 
+/* "rs" and dim d (< SHS_PLUGIN_MAX_RANK, two digits at most) into suffix. */
+static void rs_suffix(char *suffix, uint32_t d)
+{
+	char *p = suffix;
+
+	*p++ = 'r';
+	*p++ = 's';
+	if (d >= 10)
+		*p++ = (char)('0' + d / 10);
+	*p++ = (char)('0' + d % 10);
+	*p = '\0';
+}
+
 uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 			  const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
 			  sc_psum *out)
@@ -268,7 +281,7 @@ uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 	if (partial->n == 0)
 		return 0;
 	out[n] = (sc_psum){ .kind = SHS_PCOLL_ALL_REDUCE, .dim = -1, .result = *result };
-	snprintf(out[n].suffix, sizeof(out[n].suffix), "ar");
+	memcpy(out[n].suffix, "ar", sizeof("ar"));
 	n++;
 	if (sc_axes_mask(result) & sc_dim_mask(partial))
 		return n;
@@ -284,20 +297,19 @@ uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 		dim->n = (uint8_t)(dim->n + partial->n);
 		if (!dim_divides(shape->dims[d], dim, mesh))
 			continue;
-		snprintf(out[n].suffix, sizeof(out[n].suffix), "rs%u", d);
+		rs_suffix(out[n].suffix, d);
 		n++;
 		if (!with_cm)
 			continue;
 		out[n] = out[n - 1];
 		out[n].overlappable = true;
-		snprintf(out[n].suffix, sizeof(out[n].suffix), "rs%u cm", d);
+		strcat(out[n].suffix, " cm");
 		n++;
 	}
 	return n;
 }
 
-/* Appends str to buf[*len..cap), keeping buf NUL-terminated; *len counts as if not truncated. */
-static void append(char *buf, size_t cap, size_t *len, const char *str)
+void sc_append(char *buf, size_t cap, size_t *len, const char *str)
 {
 	size_t n = strlen(str);
 
@@ -316,21 +328,21 @@ static void append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
 		       const shs_pmesh *mesh)
 {
 	if (d->n == 0) {
-		append(buf, cap, len, "-");
+		sc_append(buf, cap, len, "-");
 		return;
 	}
 	for (uint32_t k = 0; k < d->n && k < SHS_PLUGIN_MAX_AXES; k++) {
 		uint32_t a = d->axes[k];
 
 		if (k > 0)
-			append(buf, cap, len, "+");
+			sc_append(buf, cap, len, "+");
 		if (a < mesh->n_axes && mesh->names && mesh->names[a]) {
-			append(buf, cap, len, mesh->names[a]);
+			sc_append(buf, cap, len, mesh->names[a]);
 		} else {
 			char num[16];
 
 			snprintf(num, sizeof(num), "#%u", a);
-			append(buf, cap, len, num);
+			sc_append(buf, cap, len, num);
 		}
 	}
 }
@@ -351,12 +363,12 @@ size_t sc_format_spec(char *buf, size_t cap, const shs_pspec *s, const shs_pmesh
 
 	if (cap > 0)
 		buf[0] = '\0';
-	append(buf, cap, &len, "[");
+	sc_append(buf, cap, &len, "[");
 	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
 		if (d > 0)
-			append(buf, cap, &len, ",");
+			sc_append(buf, cap, &len, ",");
 		append_dim(buf, cap, &len, &s->dims[d], mesh);
 	}
-	append(buf, cap, &len, "]");
+	sc_append(buf, cap, &len, "]");
 	return len;
 }

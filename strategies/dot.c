@@ -161,13 +161,15 @@ static void label_group(char *label, size_t cap, const char *name, const shs_pdi
 
 	if (n == 0)
 		return;
-	snprintf(label + len, cap - len, "%s%s=", len ? " " : "", name);
+	sc_append(label, cap, &len, len ? " " : "");
+	sc_append(label, cap, &len, name);
+	sc_append(label, cap, &len, "=");
 	for (uint32_t k = 0; k < n; k++) {
 		char dim[SC_LABEL_MAX];
 
 		sc_format_dim(dim, sizeof(dim), &slots[first + k], mesh);
-		len = strlen(label);
-		snprintf(label + len, cap - len, "%s%s", k ? ":" : "", dim);
+		sc_append(label, cap, &len, k ? ":" : "");
+		sc_append(label, cap, &len, dim);
 	}
 }
 
@@ -238,9 +240,12 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	}
 	n_ps = sc_psum_variants(&result, &partial, &g->q->instr->shape, mesh, true, ps);
 	for (uint32_t k = 0; k < n_ps; k++) {
-		char label[SC_LABEL_MAX * 3];
+		char label[SC_LABEL_MAX * 3] = "";
+		size_t len = 0;
 
-		snprintf(label, sizeof(label), "%s %s", base, ps[k].suffix);
+		sc_append(label, sizeof(label), &len, base);
+		sc_append(label, sizeof(label), &len, " ");
+		sc_append(label, sizeof(label), &len, ps[k].suffix);
 		emit(g, label, specs, &ps[k].result, flops, &ps[k], sc_dim_mask(&partial),
 		     sc_local_bytes(g->api, &g->q->instr->shape, &result, mesh));
 	}
