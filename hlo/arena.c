@@ -15,15 +15,18 @@ typedef struct chunk {
 struct shs_arena {
 	chunk *head;
 	size_t budget, total;
-	size_t reserve; /* size of the next block, when larger than CHUNK_SIZE */
+	size_t reserve; /* size of the next block, when larger than chunk */
+	size_t chunk;   /* the usual block size */
 };
 
 shs_arena *shs_arena_new(size_t budget)
 {
 	shs_arena *a = calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		a->budget = budget;
+		a->chunk = CHUNK_SIZE;
+	}
 	return a;
 }
 
@@ -42,13 +45,13 @@ void shs_arena_free(shs_arena *a)
 
 static chunk *add_chunk(shs_arena *a, size_t need)
 {
-	size_t size = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+	size_t size = need > a->chunk ? need : a->chunk;
 	chunk *c;
 
 	if (a->reserve > size) {
 		size = a->reserve;
 		if (a->budget && size > a->budget - a->total)
-			size = need > CHUNK_SIZE ? need : CHUNK_SIZE; /* the hint must not break the budget */
+			size = need > a->chunk ? need : a->chunk; /* the hint must not break the budget */
 	}
 	a->reserve = 0;
 	if (a->budget && (a->total + size > a->budget || size > a->budget))
@@ -59,7 +62,7 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 	c->size = size;
 	c->used = 0;
 	a->total += size;
-	if (a->head && size > CHUNK_SIZE) {
+	if (a->head && size > a->chunk) {
 		/* keep the current chunk first so its free space is still used */
 		c->next = a->head->next;
 		a->head->next = c;
@@ -68,6 +71,11 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 		a->head = c;
 	}
 	return c;
+}
+
+void shs_arena_set_chunk(shs_arena *a, size_t size)
+{
+	a->chunk = size > ALIGN ? size : ALIGN;
 }
 
 void shs_arena_reserve(shs_arena *a, size_t size)

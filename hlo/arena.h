@@ -16,6 +16,11 @@ shs_arena *shs_arena_new(size_t budget);
  * keeps the C library from handing the pages back and faulting them in again on every load). */
 void shs_arena_reserve(shs_arena *a, size_t size);
 
+/* Makes every later block the arena takes from the system at least size bytes instead of 64 KiB:
+ * an arena that lives for one small job (the candidates of one instruction) takes a few small
+ * blocks rather than one large one. */
+void shs_arena_set_chunk(shs_arena *a, size_t size);
+
 /* Frees the arena and every block it handed out. NULL does nothing. */
 void shs_arena_free(shs_arena *a);
 

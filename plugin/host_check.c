@@ -12,7 +12,8 @@ enum {
 	FAULT_MAX = 256,   /* one candidate's fault text */
 	WHERE_MAX = 64,    /* "operand 12 leaf 3" */
 	AXES_TEXT_MAX = 96, /* "fsdp,tensor" */
-	GROW_MIN = 8        /* first capacity of a growing array */
+	GROW_MIN = 8,       /* first capacity of a growing array */
+	CANDS_CHUNK = 4096  /* block size of a candidate list's arena */
 };
 
 /* Kinds of instructions warned about once. */
@@ -183,7 +184,8 @@ static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
 	const shs_host_iview *v = out->v;
 	size_t specs = (size_t)v->n_leaves * sizeof(shs_pspec);
 	uint32_t n_ops = v->instr.n_operands;
-	uint8_t *block = calloc(1, specs + ((size_t)n_ops + 1) * sizeof(uint32_t));
+	uint8_t *block = shs_arena_calloc(out->list->a, 1,
+					  specs + ((size_t)n_ops + 1) * sizeof(uint32_t));
 
 	*c = (shs_cand){ .strategy = out->st->s.name,
 			 .plugin = out->h->plugins[out->st->plugin].path };
@@ -201,12 +203,6 @@ static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
 		c->operand_first[k] = v->operand_first[k] - v->n_result;
 	c->operand_first[n_ops] = v->n_leaves - v->n_result;
 	return true;
-}
-
-static void cand_free(shs_cand *c)
-{
-	free(c->result);
-	free(c->colls);
 }
 
 static uint32_t api_candidate(shs_pemit *out, const char *label)
@@ -300,11 +296,14 @@ static void api_add_collective(shs_pemit *out, uint32_t c, int kind, uint32_t ax
 		fault(out, c, "more than %d collectives", SHS_HOST_MAX_COLLS);
 		return;
 	}
-	grown = realloc(x->colls, (x->n_colls + 1u) * sizeof(*grown));
+	/* a candidate has a few collectives at most: the arena keeps the shorter copies */
+	grown = shs_arena_alloc(out->list->a, (x->n_colls + 1u) * sizeof(*grown));
 	if (!grown) {
 		out->oom = true;
 		return;
 	}
+	if (x->n_colls)
+		memcpy(grown, x->colls, x->n_colls * sizeof(*grown));
 	x->colls = grown;
 	x->colls[x->n_colls++] = (shs_coll){ kind, axes_mask, bytes, overlappable };
 }
@@ -513,7 +512,6 @@ static void check_strategy(shs_pemit *out)
 		} else {
 			prefix(out, pre, sizeof(pre));
 			shs__host_warn(out->h, "%s: candidate '%s': %s", pre, c->label, msg);
-			cand_free(c);
 		}
 		free(*rec);
 		*rec = NULL;
@@ -531,7 +529,6 @@ static void drop_strategy(shs_pemit *out)
 	shs__host_warn(out->h, "%s: generator failed: %s (%u candidates dropped)", pre,
 		       out->failed ? out->fail_msg : "no reason given", n);
 	for (uint32_t k = out->first; k < out->list->n; k++) {
-		cand_free(&out->list->v[k]);
 		free(out->faults[k - out->first]);
 		out->faults[k - out->first] = NULL;
 	}
@@ -651,9 +648,10 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 		return shs_seterr(e, SHS_EINVAL, "shs_host_candidates: NULL argument");
 	if (hq->mode != SHS_PMODE_PROPAGATE && hq->mode != SHS_PMODE_ENUMERATE)
 		return shs_seterr(e, SHS_EINVAL, "%s: unknown mode %d", i->name, hq->mode);
-	a = shs_arena_new(0);
+	a = out->a = shs_arena_new(0);
 	if (!a)
 		return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", i->name);
+	shs_arena_set_chunk(a, CANDS_CHUNK);
 	rc = shs__host_view(a, c, i, &v, &why);
 	if (rc == SHS_EINVAL) {
 		if (shs__host_first_time(h, m, c, i, SEEN_TOO_LARGE))
@@ -678,12 +676,14 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 		goto out_free;
 	}
 	rc = ask(h, i->op, &v, &q, out, e);
-	if (rc != SHS_OK)
-		shs_cands_free(out);
-	else if (!out->served)
+	if (rc == SHS_OK && !out->served)
 		unserved(h, m, c, i, &v, SEEN_UNSERVED, "no strategy");
 out_free:
-	shs_arena_free(a);
+	if (rc != SHS_OK || !out->n) {
+		bool served = out->served;
+		shs_cands_free(out);
+		out->served = served && rc == SHS_OK;
+	}
 	return rc;
 }
 
@@ -701,8 +701,7 @@ void shs_cands_free(shs_cands *c)
 {
 	if (!c)
 		return;
-	for (uint32_t k = 0; k < c->n; k++)
-		cand_free(&c->v[k]);
 	free(c->v);
+	shs_arena_free(c->a);
 	*c = (shs_cands){ 0 };
 }
