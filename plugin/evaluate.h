@@ -28,6 +28,7 @@ typedef struct shs_eval_options {
 	shs_remat remat;
 	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
 				  * 0 means 1 */
+	bool every_trip;      /* simulate every trip of a loop, also once it repeats itself */
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its
@@ -70,6 +71,8 @@ typedef struct shs_eval {
 	bool fits;
 	uint32_t n_colls;
 	shs_eval_coll *colls;             /* by step time, largest first */
+	int64_t trips_skipped;            /* loop trips added at once once the schedule repeated
+					   * itself (not simulated one by one) */
 } shs_eval;
 
 /* Evaluates plan p of module m on cluster c (p's mesh must be c's mesh). On success *out holds
@@ -137,6 +140,19 @@ int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t,
 /* When the last transfer placed on l ends. */
 double shs__link_end(const shs__link *l);
 void shs__link_free(shs__link *l);
+
+/* Loops in steady state (evaluate_loop.c): a window of a timeline, copied and compared. */
+/* Appends to out (emptied first) l's busy time within [a, b), clipped, shifted by -a.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__link_window(const shs__link *l, double a, double b, shs__link *out);
+/* Whether windows x and y hold the same intervals, to within tol seconds (false when either
+ * was too long to keep whole). */
+bool shs__link_same(const shs__link *x, const shs__link *y, double tol);
+/* Forgets l's busy time from t on. */
+void shs__link_cut(shs__link *l, double t);
+/* Marks busy on l each interval of window w shifted by t; they must lie after l's last one.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__link_append(shs__link *l, const shs__link *w, double t);
 
 /* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
  * runs the instructions in order; each collective runs on the links of its mesh axes in their

@@ -17,41 +17,13 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "evaluate.h"
+#include "evaluate_sim.h"
 #include "plan_internal.h"
 
-enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, MAX_LAYERS_BACK = 17, ISSUE_AHEAD = 64 };
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, ISSUE_AHEAD = 64 };
 
-/* When a value is usable, and the collective that made it that late: its axes (0: none) and
- * its site (the instruction it is listed at). */
-typedef struct avail {
-	double t;
-	uint32_t mask;
-	uint32_t comp, instr;
-} avail;
-
-typedef struct sim {
-	const shs_module *m;
-	const shs_plan *p;
-	const shs_cluster *c;
-	const shs__edges *edges;
-	double peak, hbm_bw;
-	uint32_t depth;
-	double now;                          /* the compute stream's clock */
-	shs__link link[SHS_MESH_MAX_AXES];   /* each axis's links */
-	avail **ready;                       /* per computation and instruction: its value */
-	avail **edge;                        /* per computation and operand edge: its reshard */
-	avail **floor;                       /* ... and the earliest end of the matmul it feeds */
-	uint32_t **issued;                   /* ... and the run of its computation that placed it */
-	uint32_t *stamp;                     /* per computation: its current run */
-	avail tail;                          /* the collective that ends last */
-	double layer_start[MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
-	double exposed[SHS_MESH_MAX_AXES];
-	double **waits;                      /* per instruction: the stream's waits it caused */
-	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
-	int rc;
-	shs_err *e;
-} sim;
+typedef shs__avail avail;
+typedef shs__sim sim;
 
 /* Runs a collective over axes mask of v bytes (the book's V), not before t, listed at
  * instruction i of computation c; returns when its result is usable. */
@@ -61,6 +33,9 @@ static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uin
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
 	double dur = shs_coll_time(s->c, (shs_coll_kind)kind, mask, v);
 
+	if (s->recording && t < s->min_start)
+		s->min_start = t;
+
 	if (s->rc == SHS_OK &&
 	    shs__links_place(s->link, s->c->mesh.n_axes, mask, t, dur, &out.t) != SHS_OK)
 		s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
@@ -69,14 +44,29 @@ static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uin
 	return out;
 }
 
-/* Charges w seconds of waiting to the axes and the site of collective a. */
+/* Charges w seconds of waiting to the axes and the site of collective a (and records it while
+ * a loop trip is recorded). */
 static void charge(sim *s, const avail *a, double w)
 {
 	for (uint32_t x = 0; x < s->c->mesh.n_axes; x++)
 		if (a->mask & (1u << x))
 			s->exposed[x] += w;
-	if (a->mask)
-		s->waits[a->comp][a->instr] += w;
+	if (!a->mask)
+		return;
+	s->waits[a->comp][a->instr] += w;
+	if (!s->recording)
+		return;
+	if (s->n_log == s->cap_log) {
+		uint32_t cap = s->cap_log ? 2 * s->cap_log : 64;
+		shs__charge *grown = realloc(s->log, cap * sizeof(*grown));
+		if (!grown) {
+			s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+			return;
+		}
+		s->log = grown;
+		s->cap_log = cap;
+	}
+	s->log[s->n_log++] = (shs__charge){ a->comp, a->instr, w };
 }
 
 /* Waits the stream until a is usable. */
@@ -94,7 +84,6 @@ static void later(avail *a, const avail *b)
 		*a = *b;
 }
 
-static void run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32_t depth);
 
 /* Places the reshard of operand k of instruction i on the links once the operand is ready:
  * s->edge[c][f] when the copy is usable, s->floor[c][f] when the matmul it runs under (a gather
@@ -122,8 +111,8 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 			/* a weight is ready from the start: its gather waits only for the prefetch
 			 * window, the start of the layer `depth` layers back */
 			if (shs__is_weight(comp, in->operands[k])) {
-				double window = s->layer_start[s->depth < MAX_LAYERS_BACK ?
-							       s->depth : MAX_LAYERS_BACK - 1];
+				double window = s->layer_start[s->depth < SHS__MAX_LAYERS_BACK ?
+							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
 			end = collective(s, SHS_COLL_ALL_GATHER, gathered,
@@ -233,11 +222,10 @@ static void step_carry(sim *s, uint32_t c, uint32_t i)
 	later(ready, &floor);
 }
 
-/* A new layer starts: remembers the stream's clock for prefetching. */
-static void layer_starts(sim *s)
+void shs__sim_layer_starts(sim *s)
 {
 	memmove(&s->layer_start[1], &s->layer_start[0],
-		(MAX_LAYERS_BACK - 1) * sizeof(s->layer_start[0]));
+		(SHS__MAX_LAYERS_BACK - 1) * sizeof(s->layer_start[0]));
 	s->layer_start[0] = s->now;
 }
 
@@ -271,21 +259,11 @@ static void flow(sim *s, uint32_t c, uint32_t i, uint32_t depth)
 {
 	const shs_computation *comp = s->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
-	avail args[1], *argv;
-	int64_t trips = 1;
+	avail *argv;
 
 	switch (in->op) {
 	case SHS_OP_WHILE:
-		if (!shs_while_trip_count(s->m, comp, in, &trips))
-			trips = 1;
-		args[0] = max_ready(s, c, in);
-		for (int64_t t = 0; t < trips && s->rc == SHS_OK; t++) {
-			const shs_computation *body = s->m->comps[in->called[0]];
-			layer_starts(s);
-			run(s, in->called[0], args, 1, depth + 1);
-			args[0] = s->ready[in->called[0]][body->root];
-		}
-		s->ready[c][i] = args[0];
+		shs__sim_loop(s, c, i, depth);
 		return;
 	default: /* call, conditional: the first callee inline */
 		argv = malloc((in->n_operands + 1) * sizeof(*argv));
@@ -295,15 +273,15 @@ static void flow(sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		}
 		for (uint32_t k = 0; k < in->n_operands; k++)
 			argv[k] = s->ready[c][in->operands[k]];
-		layer_starts(s);
-		run(s, in->called[0], argv + (in->op == SHS_OP_CONDITIONAL),
+		shs__sim_layer_starts(s);
+		shs__sim_run(s, in->called[0], argv + (in->op == SHS_OP_CONDITIONAL),
 		    in->n_operands - (in->op == SHS_OP_CONDITIONAL), depth + 1);
 		s->ready[c][i] = s->ready[in->called[0]][s->m->comps[in->called[0]]->root];
 		free(argv);
 	}
 }
 
-static void run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32_t depth)
+void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32_t depth)
 {
 	const shs_computation *comp = s->m->comps[c];
 
@@ -397,6 +375,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.peak = c->hw.flops[SHS_HW_BF16];
 	s.hbm_bw = c->hw.hbm_bw;
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
+	s.every_trip = o && o->every_trip;
 	s.ready = (avail **)per_instr(m, sizeof(avail), false, edges);
 	s.edge = (avail **)per_instr(m, sizeof(avail), true, edges);
 	s.floor = (avail **)per_instr(m, sizeof(avail), true, edges);
@@ -406,7 +385,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
-		run(&s, m->entry, NULL, 0, 0);
+		shs__sim_run(&s, m->entry, NULL, 0, 0);
 		rc = s.rc;
 	}
 	if (rc == SHS_OK) {
@@ -419,6 +398,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
 			ev->exposed_by_axis[a] = s.exposed[a];
 		ev->step_time_s = end + ev->remat_s;
+		ev->trips_skipped = s.skipped;
 		ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
 		if (ev->exposed_comm_s < 0)
 			ev->exposed_comm_s = 0;
@@ -432,5 +412,6 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	free_per_instr(m, (void **)s.floor);
 	free_per_instr(m, (void **)s.issued);
 	free(s.stamp);
+	free(s.log);
 	return rc;
 }

@@ -5,6 +5,7 @@
  * comes in gaps between collectives placed before it (a latency-hiding scheduler starts a
  * transfer whose input is ready early into idle link time; a ring collective pauses between
  * its steps when another transfer has the link). Collectives placed earlier keep their times. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,4 +133,46 @@ void shs__link_free(shs__link *l)
 	free(l->lo);
 	free(l->hi);
 	memset(l, 0, sizeof(*l));
+}
+
+int shs__link_window(const shs__link *l, double a, double b, shs__link *out)
+{
+	int rc = SHS_OK;
+
+	out->n = 0;
+	out->floor = 0;
+	for (uint32_t k = first_after(l, a); k < l->n && l->lo[k] < b && rc == SHS_OK; k++) {
+		double lo = l->lo[k] > a ? l->lo[k] : a, hi = l->hi[k] < b ? l->hi[k] : b;
+		if (hi - lo > EPS)
+			rc = mark(out, lo - a, hi - a);
+	}
+	return rc;
+}
+
+bool shs__link_same(const shs__link *x, const shs__link *y, double tol)
+{
+	if (x->n != y->n || x->floor != 0 || y->floor != 0)
+		return false; /* a window too long to keep whole is never the same */
+	for (uint32_t k = 0; k < x->n; k++)
+		if (fabs(x->lo[k] - y->lo[k]) > tol || fabs(x->hi[k] - y->hi[k]) > tol)
+			return false;
+	return true;
+}
+
+void shs__link_cut(shs__link *l, double t)
+{
+	uint32_t k = first_after(l, t);
+
+	if (k < l->n && l->lo[k] < t)
+		l->hi[k++] = t;
+	l->n = k;
+}
+
+int shs__link_append(shs__link *l, const shs__link *w, double t)
+{
+	int rc = SHS_OK;
+
+	for (uint32_t k = 0; k < w->n && rc == SHS_OK; k++)
+		rc = mark(l, w->lo[k] + t, w->hi[k] + t);
+	return rc;
 }

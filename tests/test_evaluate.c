@@ -277,6 +277,85 @@ static void test_state_memory_every_preset(void)
 	shs_host_free(h);
 }
 
+/* Whether two figures agree to within 1e-9 of the larger (and 1e-12 s). */
+static bool near(double a, double b)
+{
+	return fabs(a - b) <= 1e-12 + 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* a and b, the same plan evaluated with and without the loop shortcut, agree on the step
+ * time, the exposure per axis and at every site. */
+static void assert_same_schedule(const shs_eval *a, const shs_eval *b, uint32_t n_axes)
+{
+	CU_ASSERT_TRUE(near(a->step_time_s, b->step_time_s));
+	CU_ASSERT_TRUE(near(a->exposed_comm_s, b->exposed_comm_s));
+	for (uint32_t x = 0; x < n_axes; x++)
+		CU_ASSERT_TRUE(near(a->exposed_by_axis[x], b->exposed_by_axis[x]));
+	SHS_ASSERT_INT_EQ(a->n_colls, b->n_colls);
+	for (uint32_t k = 0; k < a->n_colls && k < b->n_colls; k++)
+		CU_ASSERT_TRUE(near(a->colls[k].exposed_s, b->colls[k].exposed_s));
+	if (!near(a->step_time_s, b->step_time_s))
+		fprintf(stderr, "\n  step %.15g s with the shortcut, %.15g s trip by trip\n",
+			a->step_time_s, b->step_time_s);
+}
+
+/* Every preset, scanned, under fsdp and fsdp+tp on a v5p slice and on H100 nodes, prefetching
+ * one and three layers ahead: the loops' shortcut (the remaining trips at once, once the
+ * schedule repeats itself) takes and gives the same schedule as simulating every trip. */
+static void test_loop_shortcut(void)
+{
+	static const shs_cluster_spec clusters[] = {
+		{ .hardware = "v5p", .topology = "8x8x8", .slices = 1,
+		  .mesh = "data=2,fsdp=64,tensor=4" },
+		{ .hardware = "h100", .devices = 64, .slices = 1,
+		  .mesh = "fsdp=8@net,tensor=8@node" },
+	};
+	static const char *const plans[] = { "fsdp", "fsdp+tp" };
+	const char *const *names = shs_gen_preset_names();
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_hw_catalog cat;
+	int64_t skipped = 0;
+	shs_err e = { 0 };
+
+	shs_hw_catalog_builtin(&cat);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	for (int k = 0; names[k]; k++) {
+		shs_gen_config g = shs_test_preset(names[k]);
+		shs_module *m = NULL;
+		SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", "true", &e), &e);
+		SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+		for (size_t j = 0; j < 2 * sizeof(clusters) / sizeof(clusters[0]); j++) {
+			shs_plan_request *r = calloc(1, sizeof(*r));
+			shs_eval_options o = { .prefetch_depth = 1 + 2 * (uint32_t)(j % 2) };
+			shs_eval_options every = o;
+			shs_eval fast, slow;
+			shs_plan *p = NULL;
+			shs_cluster cl;
+			char mesh[256];
+			CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+			every.every_trip = true;
+			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j / 2], &cl, &e), &e);
+			shs_mesh_text(&cl.mesh, mesh, sizeof(mesh));
+			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
+			SHS_ASSERT_OK(shs_plan_parse_kind(r, plans[(k + j) % 2], &e), &e);
+			SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+			SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &fast, &e), &e);
+			SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &every, &slow, &e), &e);
+			assert_same_schedule(&fast, &slow, cl.mesh.n_axes);
+			SHS_ASSERT_INT_EQ(slow.trips_skipped, 0);
+			skipped += fast.trips_skipped;
+			shs_eval_free(&fast);
+			shs_eval_free(&slow);
+			shs_plan_free(p);
+			free(r);
+		}
+		shs_module_free(m);
+	}
+	/* the shortcut is taken: most of the layers' trips are not simulated one by one */
+	CU_ASSERT_TRUE(skipped > 0);
+	shs_host_free(h);
+}
+
 /* Remat on the scanned LLaMA-3 8B step under fsdp+tp on v5p 4x8x8: dots keeps less than none
  * and full less than dots; full recomputes each forward layer (about a third more FLOPs, the
  * book's 6 -> 8 P T), dots only the work between the matmuls. */
@@ -416,6 +495,8 @@ CU_TestInfo evaluate_tests[] = {
 	  test_tp_regimes },
 	{ "every preset under fsdp+tp on v5p and H100: state memory is the closed form",
 	  test_state_memory_every_preset },
+	{ "loops in steady state: the shortcut gives the schedule of every trip",
+	  test_loop_shortcut },
 	{ "remat none/dots/full: less memory kept, more recomputed; until it fits",
 	  test_remat },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
