@@ -151,6 +151,17 @@ static void fault(shs_pemit *out, uint32_t c, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A copy of the n elements of size bytes at old in a new array of cap from arena a (the old
+ * one stays in the arena: growing by doubling keeps the waste under the final size). */
+static void *grow_array(shs_arena *a, const void *old, uint32_t n, uint32_t cap, size_t size)
+{
+	void *grown = shs_arena_alloc(a, (size_t)cap * size);
+
+	if (grown && n)
+		memcpy(grown, old, (size_t)n * size);
+	return grown;
+}
+
 static bool grow(shs_pemit *out)
 {
 	uint32_t mine = out->list->n - out->first;
@@ -160,7 +171,7 @@ static bool grow(shs_pemit *out)
 	if (out->list->n == out->cap) {
 		uint32_t cap = out->cap ? out->cap * 2 : GROW_MIN;
 
-		v = realloc(out->list->v, cap * sizeof(*v));
+		v = grow_array(out->list->a, out->list->v, out->list->n, cap, sizeof(*v));
 		if (!v)
 			return false;
 		out->list->v = v;
@@ -169,7 +180,7 @@ static bool grow(shs_pemit *out)
 	if (mine == out->cap_faults) {
 		uint32_t cap = out->cap_faults ? out->cap_faults * 2 : GROW_MIN;
 
-		f = realloc(out->faults, cap * sizeof(*f));
+		f = grow_array(out->list->a, out->faults, mine, cap, sizeof(*f));
 		if (!f)
 			return false;
 		out->faults = f;
@@ -593,7 +604,6 @@ static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pq
 			free(em.faults[k - em.first]);
 		rc = shs_seterr(e, SHS_ENOMEM, "%s: candidates: out of memory", v->instr.name);
 	}
-	free(em.faults);
 	return rc;
 }
 
@@ -701,7 +711,6 @@ void shs_cands_free(shs_cands *c)
 {
 	if (!c)
 		return;
-	free(c->v);
 	shs_arena_free(c->a);
 	*c = (shs_cands){ 0 };
 }
