@@ -73,6 +73,14 @@ typedef struct shs_cand {
 	shs_coll *colls;
 } shs_cand;
 
+/* The views plugins read of every instruction of a module, made once (a search asks for the
+ * candidates of each instruction many times). Read-only once made: may be shared by threads. */
+typedef struct shs_host_views shs_host_views;
+/* Makes m's views into *out (caller frees with shs_host_views_free; m must outlive them).
+ * SHS_OK or SHS_ENOMEM; an instruction too large to view gets none (its queries say why). */
+int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e);
+void shs_host_views_free(shs_host_views *v);
+
 /* The candidates of one instruction. Caller frees with shs_cands_free(). */
 typedef struct shs_cands {
 	uint32_t n;

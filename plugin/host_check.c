@@ -645,6 +645,8 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 			   const shs_instr *i, const shs_host_query *hq, shs_cands *out,
 			   shs_err *e)
 {
+	const shs_host_iview *kept = shs__host_views_get(hq ? hq->views : NULL, hq ? hq->comp : 0,
+							 hq ? hq->instr : 0);
 	shs_err why = { 0 };
 	shs_mesh_view mv;
 	shs_host_iview v;
@@ -662,7 +664,9 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 	if (!a)
 		return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", i->name);
 	shs_arena_set_chunk(a, CANDS_CHUNK);
-	rc = shs__host_view(a, c, i, &v, &why);
+	if (kept)
+		v = *kept;
+	rc = kept ? SHS_OK : shs__host_view(a, c, i, &v, &why);
 	if (rc == SHS_EINVAL) {
 		if (shs__host_first_time(h, m, c, i, SEEN_TOO_LARGE))
 			shs__host_warn(h, "%s (%s): %s; replicated", i->name ? i->name : "?",

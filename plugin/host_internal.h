@@ -97,6 +97,9 @@ typedef struct shs_host_iview {
 int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
 		   shs_host_iview *out, shs_err *e);
 
+/* The view of instruction i of computation c in v, or NULL when it has none. */
+const shs_host_iview *shs__host_views_get(const shs_host_views *v, uint32_t c, uint32_t i);
+
 /* Array leaves of a plugin shape view (saturating; 0 for NULL). */
 uint32_t shs__pshape_leaves(const shs_pshape *s);
 
@@ -112,6 +115,8 @@ const shs_pspec *shs__host_annotation_hint(shs_arena *a, const shs_instr *i,
  * use_annotation: derive it from the instruction's sharding annotation when NULL) and the
  * called computations' roots (n_called entries, or NULL: none known). */
 typedef struct shs_host_query {
+	const shs_host_views *views; /* the module's views, or NULL: the instruction's is made */
+	uint32_t comp, instr;        /* c and i as indices into the module (with views) */
 	const shs_mesh *mesh;
 	int mode;
 	const shs_pspec *const *hints;

@@ -1,4 +1,5 @@
 /* The const views plugins read: an instruction, its shapes and leaves, the mesh, result hints. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "host_internal.h"
@@ -228,6 +229,65 @@ int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
 	if (rc == SHS_OK)
 		rc = flatten(a, out, e);
 	return rc;
+}
+
+/* ---- Every instruction's, once ---- */
+
+struct shs_host_views {
+	shs_arena *a;
+	uint32_t n_comps;
+	shs_host_iview **v; /* per computation and instruction */
+	bool **ok;          /* ... and whether it has one */
+};
+
+int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e)
+{
+	shs_host_views *v = calloc(1, sizeof(*v));
+	int rc = SHS_OK;
+
+	*out = NULL;
+	if (!v || !(v->a = shs_arena_new(0)))
+		rc = SHS_ENOMEM;
+	if (rc == SHS_OK) {
+		v->n_comps = m->n_comps;
+		v->v = shs_arena_calloc(v->a, m->n_comps + 1u, sizeof(*v->v));
+		v->ok = shs_arena_calloc(v->a, m->n_comps + 1u, sizeof(*v->ok));
+		if (!v->v || !v->ok)
+			rc = SHS_ENOMEM;
+	}
+	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
+		const shs_computation *comp = m->comps[c];
+		v->v[c] = shs_arena_calloc(v->a, comp->n_instrs + 1u, sizeof(*v->v[c]));
+		v->ok[c] = shs_arena_calloc(v->a, comp->n_instrs + 1u, sizeof(*v->ok[c]));
+		if (!v->v[c] || !v->ok[c])
+			rc = SHS_ENOMEM;
+		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
+			shs_err why = { 0 };
+			int r = shs__host_view(v->a, comp, comp->instrs[i], &v->v[c][i], &why);
+			v->ok[c][i] = r == SHS_OK;
+			if (r == SHS_ENOMEM)
+				rc = r;
+		}
+	}
+	if (rc != SHS_OK) {
+		shs_host_views_free(v);
+		return shs_seterr(e, SHS_ENOMEM, "views: out of memory");
+	}
+	*out = v;
+	return SHS_OK;
+}
+
+const shs_host_iview *shs__host_views_get(const shs_host_views *v, uint32_t c, uint32_t i)
+{
+	return v && c < v->n_comps && v->ok[c][i] ? &v->v[c][i] : NULL;
+}
+
+void shs_host_views_free(shs_host_views *v)
+{
+	if (!v)
+		return;
+	shs_arena_free(v->a);
+	free(v);
 }
 
 /* ---- The mesh ---- */

@@ -43,6 +43,7 @@ typedef struct shs_plan_request {
 			       * state, no decision kept because what it read is unchanged (tests) */
 	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
 				    * the module; borrowed), or NULL: computed */
+	const shs_host_views *views; /* the module's instruction views (borrowed), or NULL: made */
 	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
 	void *warn_user;
 } shs_plan_request;

@@ -194,6 +194,13 @@ static int setup(shs__prop *x, shs_err *e)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
+	x->views = x->r->views;
+	if (!x->views) {
+		int rc = shs_host_views_make(x->m, &x->own_views, e);
+		if (rc != SHS_OK)
+			return rc;
+		x->views = x->own_views;
+	}
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
 		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs; i++)
 			if (x->p->d[c][i].n_leaves > x->scratch_cap)
@@ -238,6 +245,7 @@ static void teardown(shs__prop *x)
 			free(x->cache[c]);
 	}
 	free(x->cache);
+	shs_host_views_free(x->own_views);
 	free(x->twin);
 	free(x->leaf);
 	free(x->memo);

@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "buf.h"
+#include "host_internal.h"
 #include "propagate_internal.h"
 
 enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64 };
@@ -449,10 +450,12 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 
 	if (cc->valid && cc->key == key)
 		return &cc->cands;
+	shs_host_query q = { .views = x->views, .comp = c, .instr = i, .mesh = &x->r->mesh,
+			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want };
+
 	shs_cands_free(&cc->cands);
 	cc->valid = false;
-	rc = shs_host_candidates(x->h, x->m, comp, comp->instrs[i], &x->r->mesh, hints, want,
-				 SHS_PMODE_PROPAGATE, &cc->cands, x->e);
+	rc = shs__host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands, x->e);
 	if (rc != SHS_OK) {
 		x->rc = rc;
 		return NULL;

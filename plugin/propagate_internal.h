@@ -51,6 +51,8 @@ typedef struct shs__prop {
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	shs__cand_cache **cache; /* per computation and instruction */
+	const shs_host_views *views; /* the request's, or own_views */
+	shs_host_views *own_views;
 	uint32_t *twin;       /* per computation: the first one structurally identical to it */
 	bool *leaf;           /* per computation: it calls no computation (call, while, cond.) */
 	shs__twin_memo *memo; /* per twin class (indexed by its first computation) */

@@ -317,6 +317,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	char (*meshes)[SHS_SEARCH_TEXT] = NULL;
 	int64_t (*sizes)[SHS_SEARCH_AXES] = NULL;
 	uint64_t *hash = NULL;
+	shs_host_views *views = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
 	int64_t tokens[2] = { 0, 0 };
@@ -335,7 +336,10 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 		rc = shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 	if (rc == SHS_OK)
 		rc = shs_module_hash(m, hash, e);
+	if (rc == SHS_OK)
+		rc = shs_host_views_make(m, &views, e);
 	s.comp_hash = hash;
+	s.views = views;
 	if (rc == SHS_OK && o->mesh) {
 		static const uint32_t first = 0;
 		if ((size_t)snprintf(meshes[0], SHS_SEARCH_TEXT, "%s", o->mesh) >= SHS_SEARCH_TEXT)
@@ -387,6 +391,7 @@ done:
 	free(g.has_best);
 	free(g.best);
 	free(hash);
+	shs_host_views_free(views);
 	free(base);
 	return rc;
 }

@@ -15,6 +15,7 @@ typedef struct shs__searcher {
 	const shs_cluster_spec *spec;
 	const shs_search_options *o;
 	const uint64_t *comp_hash; /* each computation's structural hash (twins), computed once */
+	const shs_host_views *views; /* every instruction's view for the plugins, made once */
 	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
 	bool prune;                /* skip seedings whose state alone cannot fit */
 } shs__searcher;

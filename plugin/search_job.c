@@ -102,6 +102,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		r->fsdp_state_only = g->state_only;
 		r->ignore_hints = s->o->ignore_hints;
 		r->comp_hash = s->comp_hash;
+		r->views = s->views;
 		r->warn = s->o->warn ? job_warn : NULL;
 		r->warn_user = j;
 		rc = shs_plan_make(s->h, s->m, r, p, &j->e);
