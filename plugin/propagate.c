@@ -367,6 +367,13 @@ done:
 	free(req);
 }
 
+/* key and a count mixed (an odd multiplier and a rotation; the specs go through XXH3). */
+static uint64_t mix(uint64_t key, uint32_t n)
+{
+	key = (key ^ n) * 0x9e3779b97f4a7c15ull;
+	return key ^ (key >> 29);
+}
+
 /* The hash of a query: each operand's shardings (or that it has none) and the wanted result,
  * chained chunk by chunk. */
 static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
@@ -376,11 +383,11 @@ static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
 
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		uint32_t n = hints[k] ? shs__dec(x, c, in->operands[k])->n_leaves : 0;
-		key = XXH3_64bits_withSeed(&n, sizeof(n), key);
+		key = mix(key, n);
 		if (n)
 			key = XXH3_64bits_withSeed(hints[k], n * sizeof(*hints[k]), key);
 	}
-	key = XXH3_64bits_withSeed(&n_res, sizeof(n_res), key);
+	key = mix(key, n_res + (want ? 1u << 31 : 0));
 	return want ? XXH3_64bits_withSeed(want, n_res * sizeof(*want), key) : key;
 }
 
