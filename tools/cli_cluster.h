@@ -7,13 +7,12 @@
 #include "cluster.h"
 #include "evaluate.h"
 #include "hardware.h"
+#include "options.h"
 
-typedef struct shs_cli_cluster_opts {
-	shs_cluster_spec spec;    /* --hardware, --topology, --devices, --slices (borrowed) */
-	const char *hw_file;      /* --hardware-file, or NULL */
-	shs_eval_options eval;    /* --remat, --schedule, --prefetch, --no-overlap, --no-fusion */
-	bool remat_given;         /* --remat was given */
-} shs_cli_cluster_opts;
+/* The cluster and evaluation options (--hardware, --hardware-file, --topology, --devices,
+ * --slices, --remat, --schedule, --prefetch, --no-overlap, --no-fusion) as the library takes
+ * them; the search's own fields are annotate's to fill. */
+typedef shs_run_options shs_cli_cluster_opts;
 
 /* Help text of the cluster options, and of the evaluation options. */
 extern const char shs_cli_cluster_usage[];

@@ -55,11 +55,9 @@ static const char usage_tail[] =
 typedef struct args {
 	const char *in, *out;
 	shs_format format;
-	bool force, json, exhaustive;
-	double time_budget_s;
-	long threads;
+	bool force, json;
 	shs_cli_plan_opts plan;
-	shs_cli_cluster_opts cluster;
+	shs_cli_cluster_opts cluster; /* also the search's --threads, --time-budget, --exhaustive */
 } args;
 
 static void usage(void)
@@ -75,15 +73,16 @@ static void usage(void)
 static int own_option(int argc, char **argv, int *k, args *a)
 {
 	const char *o = argv[*k], *bad = NULL;
-	char *end;
+	bool search = !strcmp(o, "--time-budget") || !strcmp(o, "--threads");
+	shs_err e = { 0 };
 
-	if (!strcmp(o, "--force") || !strcmp(o, "--json") || !strcmp(o, "--exhaustive")) {
-		*(!strcmp(o, "--force") ? &a->force : !strcmp(o, "--json") ? &a->json
-									 : &a->exhaustive) = true;
+	if (!strcmp(o, "--force") || !strcmp(o, "--json")) {
+		*(!strcmp(o, "--force") ? &a->force : &a->json) = true;
 		return 1;
 	}
-	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--time-budget") &&
-	    strcmp(o, "--threads"))
+	if (!strcmp(o, "--exhaustive"))
+		return shs_run_option_set(&a->cluster, "exhaustive", NULL, &e) == SHS_OK ? 1 : -1;
+	if (strcmp(o, "-o") && strcmp(o, "--format") && !search)
 		return 0;
 	if (*k + 1 >= argc) {
 		shs_cli_usage_error("annotate", "%s needs a value", o);
@@ -95,14 +94,8 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	} else if (!strcmp(o, "--format")) {
 		if (!shs_cli_format(argv[*k], &a->format))
 			bad = "takes proto or text";
-	} else if (!strcmp(o, "--threads")) {
-		a->threads = strtol(argv[*k], &end, 10);
-		if (*end || end == argv[*k] || a->threads < 1 || a->threads > MAX_THREADS)
-			bad = "takes a count from 1 to 256";
-	} else {
-		a->time_budget_s = strtod(argv[*k], &end);
-		if (*end || end == argv[*k] || !(a->time_budget_s > 0))
-			bad = "takes seconds > 0";
+	} else if (shs_run_option_set(&a->cluster, o + 2, argv[*k], &e) != SHS_OK) {
+		bad = e.msg;
 	}
 	if (bad) {
 		shs_cli_usage_error("annotate", "%s %s", o, bad);
@@ -195,9 +188,9 @@ static int annotate_search(const args *a, shs_host *h, shs_module *m, double loa
 	shs_hw_catalog *cat = calloc(1, sizeof(*cat));
 	shs_search_options o = { .eval = a->cluster.eval, .mesh = a->plan.mesh,
 				 .fixed_remat = a->cluster.remat_given,
-				 .time_budget_s = a->time_budget_s,
-				 .threads = (uint32_t)a->threads,
-				 .exhaustive = a->exhaustive,
+				 .time_budget_s = a->cluster.time_budget_s,
+				 .threads = a->cluster.threads,
+				 .exhaustive = a->cluster.exhaustive,
 				 .ignore_hints = a->plan.ignore_hints };
 	shs_search_result r = { 0 };
 	int rc = SHS_EXIT_USAGE;
@@ -229,8 +222,10 @@ done:
 int shs_cmd_annotate(int argc, char **argv)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	args a = { .format = SHS_FORMAT_AUTO, .cluster = { .spec = { .slices = 1 } },
-		   .threads = online < 1 ? 1 : online > MAX_THREADS ? MAX_THREADS : online };
+	args a = { .format = SHS_FORMAT_AUTO,
+		   .cluster = { .spec = { .slices = 1 },
+				.threads = online < 1 ? 1 : online > MAX_THREADS ? MAX_THREADS :
+									   (uint32_t)online } };
 	shs_module *m = NULL;
 	shs_host *h = NULL;
 	shs_err e = { 0 };
