@@ -365,8 +365,10 @@ static bool is_dir(const char *path)
 
 bool shs__host_builtin_dir(const char *object_path, char *out, size_t n)
 {
-	static const char *const rel[] = { "/strategies", "/shardsearch/strategies",
-					   "/../lib/shardsearch/strategies" };
+	/* a build tree (strategies beside the library or the command), an installed library
+	 * (PREFIX/lib/shardsearch/plugins beside it), an installed command (PREFIX/bin) */
+	static const char *const rel[] = { "/strategies", "/shardsearch/plugins",
+					   "/../lib/shardsearch/plugins" };
 	const char *slash;
 	int len;
 

@@ -31,8 +31,8 @@ int shs_host_load(shs_host *h, const char *path, shs_err *e);
  * and the others load. Returns the number loaded (>= 0), or SHS_EIO when dir cannot be read (e). */
 int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e);
 
-/* Loads the built-in plugins (the strategies folder beside the executable in a build tree, or
- * lib/shardsearch/strategies under the install prefix), then each folder of the colon-separated
+/* Loads the built-in plugins (the strategies folder beside the library or executable in a build
+ * tree, or lib/shardsearch/plugins under the install prefix), then each folder of the colon-separated
  * SHARDSEARCH_PLUGIN_PATH, then extra_dirs (NULL-terminated, may be NULL). A folder that cannot
  * be read is a warning, except one of extra_dirs (SHS_EIO). Returns the number loaded. */
 int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e);

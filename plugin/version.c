@@ -1,7 +1,7 @@
-/* The library version string. */
+/* The library version string (the project's, from CMake). */
 #include "shardsearch.h"
 
 const char *shs_version(void)
 {
-	return "0.1.0";
+	return SHS_VERSION_STRING;
 }

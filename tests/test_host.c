@@ -331,7 +331,7 @@ static void finds_builtin_dir(void)
 	char dir[4096], obj[4096], want[4096];
 	const char *root = shs_test_tmp_path("host_inst");
 	static const char *const parts[] = { "", "/bin", "/lib", "/lib/shardsearch",
-					     "/lib/shardsearch/strategies" };
+					     "/lib/shardsearch/plugins" };
 
 	/* build tree: the program sits in the build root beside strategies/ */
 	CU_ASSERT_TRUE(shs__host_builtin_dir(SHS_STRATEGY_DIR "/../shardsearch", dir, sizeof(dir)));
@@ -343,11 +343,11 @@ static void finds_builtin_dir(void)
 	}
 	snprintf(obj, sizeof(obj), "%s/lib/libshardsearch.so", root);
 	CU_ASSERT_TRUE(shs__host_builtin_dir(obj, dir, sizeof(dir)));
-	snprintf(want, sizeof(want), "%s/lib/shardsearch/strategies", root);
+	snprintf(want, sizeof(want), "%s/lib/shardsearch/plugins", root);
 	SHS_ASSERT_STR_EQ(dir, want);
 	snprintf(obj, sizeof(obj), "%s/bin/shardsearch", root);
 	CU_ASSERT_TRUE(shs__host_builtin_dir(obj, dir, sizeof(dir)));
-	snprintf(want, sizeof(want), "%s/bin/../lib/shardsearch/strategies", root);
+	snprintf(want, sizeof(want), "%s/bin/../lib/shardsearch/plugins", root);
 	SHS_ASSERT_STR_EQ(dir, want);
 	CU_ASSERT_FALSE(shs__host_builtin_dir("/no/such/place/shardsearch", dir, sizeof(dir)));
 	SHS_ASSERT_STR_EQ(dir, "");
