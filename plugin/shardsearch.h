@@ -46,7 +46,7 @@ SHS_API const char *shs_strerror(int code);
 /* ---- The pass entry point ---- */
 
 /* Runs the sharding search as a pass over one serialized module: an HloModuleProto, or an
- * HloProto wrapping one. options: NUL-terminated "key=value;key=value" using the long option
+ * HloProto wrapping one (HLO text is taken too, and answered as an HloModuleProto). options: NUL-terminated "key=value;key=value" using the long option
  * names of `shardsearch annotate` (hardware=v5p;devices=256;mesh=...), or NULL for defaults.
  * Returns 0 and sets *out / *out_len to the annotated module, serialized in the same message
  * type as the input; or returns non-zero and sets *err to a message. The caller frees *out and
