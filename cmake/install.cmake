@@ -15,7 +15,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/plugin/shardsearch.h
   ${PROJECT_SOURCE_DIR}/plugin/shardsearch_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ${SHS_STRATEGIES} LIBRARY DESTINATION ${SHS_PLUGIN_INSTALL_DIR})
 install(TARGETS shardsearch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/docs/shardsearch.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+configure_file(${PROJECT_SOURCE_DIR}/docs/shardsearch.1.in ${PROJECT_BINARY_DIR}/shardsearch.1 @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/shardsearch.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # the .pc file finds the prefix from where it is installed (cmake --install --prefix P)
 file(RELATIVE_PATH SHS_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
