@@ -1,16 +1,21 @@
 /* The public context (shardsearch.h): a module, options, plugins and the search's result. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <jansson.h>
 
 #include "arena.h"
 #include "buf.h"
 #include "io.h"
 #include "options.h"
 #include "plan.h"
+#include "report.h"
 #include "search.h"
 #include "shardsearch.h"
 
-enum { MAX_PLUGINS = 64 };
+enum { MAX_PLUGINS = 64, JSON_PRECISION = 10 };
 
 struct shs_context {
 	shs_arena *a;              /* copies of option values and plugin paths */
@@ -18,11 +23,14 @@ struct shs_context {
 	const char *plugins[MAX_PLUGINS];
 	uint32_t n_plugins;
 	shs_module *m;
+	double load_s;             /* how long loading it took */
 	shs_search_result r;
+	shs_host *h;               /* the plugins of the search: its plan borrows their names */
 	bool searched;
 	shs_warning_fn warn;
 	void *warn_user;
 	shs_buf text;              /* the last sharding text handed out */
+	char *report;              /* the last report handed out (malloc'ed) */
 	shs_err e;
 };
 
@@ -35,6 +43,8 @@ static int fail(shs_context *ctx, int code, const char *msg)
 static void forget_result(shs_context *ctx)
 {
 	shs_search_result_free(&ctx->r);
+	shs_host_free(ctx->h);
+	ctx->h = NULL;
 	ctx->searched = false;
 }
 
@@ -58,6 +68,7 @@ void shs_context_free(shs_context *ctx)
 	forget_result(ctx);
 	shs_module_free(ctx->m);
 	shs_buf_free(&ctx->text);
+	free(ctx->report);
 	shs_arena_free(ctx->a);
 	free(ctx);
 }
@@ -73,8 +84,16 @@ void shs_context_set_warnings(shs_context *ctx, shs_warning_fn fn, void *user)
 	ctx->warn_user = user;
 }
 
-/* Takes module m (NULL after a failure) into ctx, verified. */
-static int take_module(shs_context *ctx, shs_module *m, int rc)
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Takes module m (NULL after a failure), loaded since start, into ctx, verified. */
+static int take_module(shs_context *ctx, shs_module *m, int rc, double start)
 {
 	if (rc == SHS_OK)
 		rc = shs_module_verify(m, &ctx->e);
@@ -85,6 +104,7 @@ static int take_module(shs_context *ctx, shs_module *m, int rc)
 	forget_result(ctx);
 	shs_module_free(ctx->m);
 	ctx->m = m;
+	ctx->load_s = now_s() - start;
 	ctx->e = (shs_err){ 0 };
 	return SHS_OK;
 }
@@ -103,6 +123,7 @@ static bool looks_like_text(const uint8_t *buf, size_t len)
 int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const char *origin)
 {
 	shs_module *m = NULL;
+	double start = now_s();
 	int rc;
 
 	if (!buf)
@@ -110,16 +131,19 @@ int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const cha
 	origin = origin ? origin : "input";
 	rc = looks_like_text(buf, len) ? shs_text_load((const char *)buf, len, origin, &m, &ctx->e)
 				       : shs_proto_load(buf, len, origin, &m, &ctx->e);
-	return take_module(ctx, m, rc);
+	return take_module(ctx, m, rc, start);
 }
 
 int shs_context_load_file(shs_context *ctx, const char *path)
 {
 	shs_module *m = NULL;
+	double start = now_s();
+	int rc;
 
 	if (!path)
 		return fail(ctx, SHS_EINVAL, "load: no path");
-	return take_module(ctx, m, shs_module_load_file(path, SHS_FORMAT_AUTO, &m, &ctx->e));
+	rc = shs_module_load_file(path, SHS_FORMAT_AUTO, &m, &ctx->e);
+	return take_module(ctx, m, rc, start);
 }
 
 int shs_context_set(shs_context *ctx, const char *key, const char *value)
@@ -196,7 +220,6 @@ int shs_context_search(shs_context *ctx)
 				  .ignore_hints = ctx->o.ignore_hints, .warn = on_warning,
 				  .warn_user = ctx };
 	shs_hw_catalog *cat = NULL;
-	shs_host *h = NULL;
 	int rc = SHS_OK;
 
 	if (!ctx->m)
@@ -211,10 +234,10 @@ int shs_context_search(shs_context *ctx)
 		if (ctx->o.hw_file)
 			rc = shs_hw_catalog_load_json(cat, ctx->o.hw_file, &ctx->e);
 	}
-	if (rc == SHS_OK && !(h = make_host(ctx)))
+	if (rc == SHS_OK && !(ctx->h = make_host(ctx)))
 		rc = ctx->e.code;
 	if (rc == SHS_OK)
-		rc = shs_search(h, ctx->m, cat, &ctx->o.spec, &so, &ctx->r, &ctx->e);
+		rc = shs_search(ctx->h, ctx->m, cat, &ctx->o.spec, &so, &ctx->r, &ctx->e);
 	if (rc == SHS_OK)
 		rc = shs_plan_annotate(ctx->r.plan, ctx->m, &ctx->e);
 	if (rc == SHS_OK)
@@ -222,7 +245,6 @@ int shs_context_search(shs_context *ctx)
 	ctx->searched = rc == SHS_OK;
 	if (rc != SHS_OK)
 		forget_result(ctx);
-	shs_host_free(h);
 	free(cat);
 	return rc;
 }
@@ -248,6 +270,45 @@ int shs_context_result(const shs_context *ctx, shs_result *out)
 	r.partial = ctx->r.partial;
 	memcpy(out, &r, out->struct_size < sizeof(r) ? out->struct_size : sizeof(r));
 	return SHS_OK;
+}
+
+/* The text report, printed into a memory stream; NULL when out of memory. */
+static char *text_report(const shs_context *ctx)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+
+	if (!f)
+		return NULL;
+	shs_report_print(f, ctx->m, &ctx->r, ctx->load_s);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+const char *shs_context_report(shs_context *ctx, bool json)
+{
+	json_t *o;
+
+	free(ctx->report);
+	ctx->report = NULL;
+	if (!ctx->searched) {
+		fail(ctx, SHS_EINVAL, "report: no search yet");
+		return NULL;
+	}
+	if (!json) {
+		ctx->report = text_report(ctx);
+	} else if ((o = shs_report_json(ctx->m, &ctx->r, ctx->load_s))) {
+		ctx->report = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					     JSON_REAL_PRECISION(JSON_PRECISION));
+		json_decref(o);
+	}
+	if (!ctx->report)
+		fail(ctx, SHS_ENOMEM, "report: out of memory");
+	return ctx->report;
 }
 
 const char *shs_context_sharding(shs_context *ctx, const char *name)

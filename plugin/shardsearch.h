@@ -143,6 +143,15 @@ typedef struct shs_result {
 /* Fills *out from the last search. Returns 0, or -1 when ctx has not searched. */
 SHS_API int shs_context_result(const shs_context *ctx, shs_result *out);
 
+/* The search's report as `shardsearch annotate` prints it: text lines (json false: the mesh
+ * and its layout, step time, MFU, the bound, memory against HBM, exposed communication per
+ * axis, the ZeRO stage, the strategies used, each weight's sharding by name, the five best
+ * runner-up meshes and why they lose), or one JSON object (json true: mesh, step_time_s, mfu,
+ * bound, memory_bytes_per_device, hbm_bytes, fits, zero_stage, search_time_s, load_time_s,
+ * runners_up, weights, strategies, ...). Owned by ctx; valid until the next call on it. NULL
+ * when ctx has not searched (or out of memory). */
+SHS_API const char *shs_context_report(shs_context *ctx, bool json);
+
 /* The sharding annotation of the instruction named name in the annotated module, in XLA's text
  * form ("{devices=[4,2]<=[8]}"), or NULL when there is no such instruction or it has none.
  * Owned by ctx; valid until the next call on it. */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cli_eval.h"
-#include "cli_text.h"
+#include "report_text.h"
 
 enum { TEXT_CAP = 256 };
 
@@ -27,9 +27,9 @@ void shs_cli_eval_print(const shs_cluster *c, const shs_eval *ev, uint32_t max_c
 	       ev->optimizer_bytes / gib);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
-		shs_cli_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
+		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
 		printf("  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
-		       shs_cli_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
+		       shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
 		       s->time_s, s->exposed_s, s->bytes, s->count);
 	}
 }
@@ -44,8 +44,8 @@ json_t *shs_cli_eval_json(const shs_cluster *c, const shs_eval *ev)
 	for (uint32_t k = 0; k < ev->n_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		json_t *j = json_object();
-		shs_cli_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
-		json_object_set_new(j, "kind", json_string(shs_cli_coll_name(s->kind)));
+		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
+		json_object_set_new(j, "kind", json_string(shs_coll_name(s->kind)));
 		json_object_set_new(j, "axes", json_string(axes));
 		json_object_set_new(j, "where", json_string(s->where));
 		json_object_set_new(j, "reshard", json_boolean(s->reshard));

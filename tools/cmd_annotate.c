@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "cli_cluster.h"
 #include "cli_plan.h"
-#include "cli_report.h"
+#include "report.h"
 #include "search.h"
 
 enum { JSON_PRECISION = 10, MAX_THREADS = 256 };
@@ -209,9 +209,9 @@ static int annotate_search(const args *a, shs_host *h, shs_module *m, double loa
 		goto done;
 	}
 	if (a->json)
-		shs_cli_put_json(shs_cli_report_json(m, &r, load_s), JSON_PRECISION);
+		shs_cli_put_json(shs_report_json(m, &r, load_s), JSON_PRECISION);
 	else
-		shs_cli_report_print(m, &r, load_s);
+		shs_report_print(stdout, m, &r, load_s);
 	rc = SHS_EXIT_OK;
 done:
 	shs_search_result_free(&r);

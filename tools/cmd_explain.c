@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "cli_plan.h"
-#include "cli_text.h"
+#include "report_text.h"
 
 enum { DEFAULT_LIMIT = 50, DECIMAL = 10, AXES_CAP = 256 };
 
@@ -81,7 +81,7 @@ static bool find_op(const shs_module *m, const char *name, uint32_t *c, uint32_t
 static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_cand *c)
 {
 	json_t *o = json_object(), *ops = json_array(), *colls = json_array();
-	char *t = shs_cli_specs_text(mesh, c->result, c->n_result), axes[AXES_CAP];
+	char *t = shs_specs_text(mesh, c->result, c->n_result), axes[AXES_CAP];
 
 	json_object_set_new(o, "strategy", json_string(c->strategy));
 	json_object_set_new(o, "plugin", json_string(c->plugin));
@@ -89,7 +89,7 @@ static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_ca
 	json_object_set_new(o, "result", json_string(t ? t : ""));
 	free(t);
 	for (uint32_t k = 0; k < in->n_operands && k < c->n_operands; k++) {
-		t = shs_cli_specs_text(mesh, &c->operands[c->operand_first[k]],
+		t = shs_specs_text(mesh, &c->operands[c->operand_first[k]],
 				       c->operand_first[k + 1] - c->operand_first[k]);
 		json_array_append_new(ops, json_string(t ? t : ""));
 		free(t);
@@ -99,8 +99,8 @@ static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_ca
 	json_object_set_new(o, "bytes", json_real(c->bytes));
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		json_t *cj = json_object();
-		shs_cli_axes_text(mesh, c->colls[k].axes_mask, axes, sizeof(axes));
-		json_object_set_new(cj, "kind", json_string(shs_cli_coll_name(c->colls[k].kind)));
+		shs_axes_text(mesh, c->colls[k].axes_mask, axes, sizeof(axes));
+		json_object_set_new(cj, "kind", json_string(shs_coll_name(c->colls[k].kind)));
 		json_object_set_new(cj, "axes", json_string(axes));
 		json_object_set_new(cj, "bytes", json_real(c->colls[k].bytes));
 		json_object_set_new(cj, "overlappable", json_boolean(c->colls[k].overlappable));
@@ -155,7 +155,7 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
 	uint32_t shown = a->limit && cands->n > a->limit ? (uint32_t)a->limit : cands->n;
-	char *chosen = p ? shs_cli_specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
+	char *chosen = p ? shs_specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
 
 	if (a->json) {
 		json_t *o = json_object(), *list = json_array();

@@ -143,6 +143,7 @@ static void test_context(void)
 	shs_result r = { .struct_size = sizeof(r) };
 	uint8_t *pass_out = NULL, *out = NULL;
 	size_t pass_len = 0, len = 0;
+	const char *report;
 	char *err = NULL;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
@@ -150,6 +151,7 @@ static void test_context(void)
 	CU_ASSERT_NOT_EQUAL(shs_context_search(ctx), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "no module"));
 	CU_ASSERT_NOT_EQUAL(shs_context_result(ctx, &r), 0);
+	CU_ASSERT_PTR_NULL(shs_context_report(ctx, true));
 	CU_ASSERT_NOT_EQUAL(shs_context_set(ctx, "colour", "blue"), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "unknown option"));
 	CU_ASSERT_NOT_EQUAL(shs_context_load(ctx, (const uint8_t *)"HloModule broken\n", 17, "t"), 0);
@@ -164,6 +166,14 @@ static void test_context(void)
 	CU_ASSERT_TRUE(strlen(r.mesh) > 0 && strchr(r.mesh, '='));
 	CU_ASSERT_TRUE(r.zero_stage >= 0 && r.zero_stage <= 3);
 	CU_ASSERT_PTR_NULL(shs_context_sharding(ctx, "no-such-instruction"));
+	report = shs_context_report(ctx, false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(report);
+	CU_ASSERT_TRUE(!strncmp(report, "mesh ", 5) && strstr(report, r.mesh) &&
+		       strstr(report, "\nrunners-up\n"));
+	report = shs_context_report(ctx, true);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(report);
+	CU_ASSERT_TRUE(report[0] == '{' && strstr(report, "\"step_time_s\"") &&
+		       strstr(report, "\"runners_up\"") && strstr(report, "\"zero_stage\""));
 	CU_ASSERT_EQUAL_FATAL(shs_context_write(ctx, &out, &len), 0);
 	CU_ASSERT_EQUAL_FATAL(shs_pass_run(in.data, in.len, options[0], &pass_out, &pass_len, &err),
 			      0);

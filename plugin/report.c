@@ -1,11 +1,12 @@
-/* The report of a search, as annotate prints it: text lines and a JSON object. */
+/* The report of a search, as annotate prints it and the context hands out: text lines and a
+ * JSON object. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "cli_report.h"
-#include "cli_text.h"
+#include "report.h"
+#include "report_text.h"
 
 enum { RUNNERS_UP = 5, PATH_CAP = 512, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
 
@@ -76,7 +77,7 @@ static void for_weights(const shs_module *m, const shs_search_result *r, weight_
 			continue;
 		shs_shape_print(&b, &in->shape, false);
 		shape = shs_buf_take(&b);
-		spec = d->set ? shs_cli_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
+		spec = d->set ? shs_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
 		fn(user, path, shape ? shape : "", spec ? spec : "replicated");
 		free(spec);
 		free(shape);
@@ -113,8 +114,7 @@ static void count_strategies(const shs_plan *p, tally *t)
 
 static void print_weight(void *user, const char *path, const char *shape, const char *spec)
 {
-	(void)user;
-	printf("  %s  %s  %s\n", path, shape, spec);
+	fprintf(user, "  %s  %s  %s\n", path, shape, spec);
 }
 
 static const char *const remat_name[] = { "none", "dots", "full" };
@@ -126,7 +126,7 @@ static const char *const stage_text[] = {
 	"ZeRO-3: weights, gradients and Adam state split over the batch axes (FSDP)",
 };
 
-void shs_cli_report_print(const shs_module *m, const shs_search_result *r, double load_s)
+void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s)
 {
 	char describe[TEXT_CAP] = "", why[TEXT_CAP];
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
@@ -134,37 +134,37 @@ void shs_cli_report_print(const shs_module *m, const shs_search_result *r, doubl
 	tally used;
 
 	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
-	printf("mesh            %s\n", describe);
-	printf("plan            %s seeds, remat %s; %s\n", r->best.plan,
+	fprintf(out, "mesh            %s\n", describe);
+	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
 	       remat_name[r->best.remat % 3], stage_text[r->zero_stage & 3]);
-	printf("step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
+	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
 	       100 * ev->mfu);
-	printf("memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
+	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
 	       ev->hbm_bytes / GIB, ev->fits ? "fits" : "does not fit");
-	printf("exposed comm    %.4g s:", ev->exposed_comm_s);
+	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
-		printf(" %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
-	printf("\nsearch          %u candidates on %u of %u meshes%s in %.3g s (load %.3g s); %u "
+		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
+	fprintf(out, "\nsearch          %u candidates on %u of %u meshes%s in %.3g s (load %.3g s); %u "
 	       "skipped: the model state alone over the HBM", r->n_tries, r->n_meshes_tried,
 	       r->n_meshes, r->local ? " (the canonical ones, then around the best)" : "",
 	       r->search_time_s, load_s, r->n_pruned);
 	if (r->n_skipped)
-		printf("; %u meshes the physical axes cannot hold", r->n_skipped);
-	printf("%s\n", r->partial ? "; the time budget ended it: the best plan found so far" : "");
-	printf("choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
+		fprintf(out, "; %u meshes the physical axes cannot hold", r->n_skipped);
+	fprintf(out, "%s\n", r->partial ? "; the time budget ended it: the best plan found so far" : "");
+	fprintf(out, "choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
 	       r->exact ? ": every combination on every plan tried (exact)" :
 	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
 	count_strategies(r->plan, &used);
-	printf("strategies     ");
+	fprintf(out, "strategies     ");
 	for (uint32_t k = 0; k < used.n; k++)
-		printf(" %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
-	printf("\nweights\n");
-	for_weights(m, r, print_weight, NULL);
-	printf("runners-up\n");
+		fprintf(out, " %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
+	fprintf(out, "\nweights\n");
+	for_weights(m, r, print_weight, out);
+	fprintf(out, "runners-up\n");
 	for (uint32_t k = 0; k < n; k++) {
 		const shs_search_try *t = &r->tries[idx[k]];
 		why_loses(r, t, why, sizeof(why));
-		printf("  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
+		fprintf(out, "  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
 		       remat_name[t->remat % 3], t->step_time_s,
 		       100 * (t->step_time_s / ev->step_time_s - 1), why);
 	}
@@ -179,7 +179,7 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 	json_object_set_new(user, path, o);
 }
 
-json_t *shs_cli_report_json(const shs_module *m, const shs_search_result *r, double load_s)
+json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s)
 {
 	json_t *o = json_object(), *mesh = json_object(), *by_axis = json_object();
 	json_t *weights = json_object(), *ups = json_array(), *strategies = json_object();

@@ -1,12 +1,12 @@
-/* Text of shardings, mesh axes and collectives, as the commands print them. */
+/* Text of shardings, mesh axes and collectives, as the reports and the commands print them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
-#include "cli_text.h"
+#include "report_text.h"
 #include "cluster.h"
 
-char *shs_cli_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
+char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
 {
 	shs_buf b = { 0 };
 
@@ -23,7 +23,7 @@ char *shs_cli_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
 	return shs_buf_take(&b);
 }
 
-void shs_cli_axes_text(const shs_mesh *mesh, uint32_t mask, char *buf, size_t cap)
+void shs_axes_text(const shs_mesh *mesh, uint32_t mask, char *buf, size_t cap)
 {
 	size_t used = 0;
 
@@ -34,7 +34,7 @@ void shs_cli_axes_text(const shs_mesh *mesh, uint32_t mask, char *buf, size_t ca
 						 mesh->names[a]);
 }
 
-const char *shs_cli_coll_name(int kind)
+const char *shs_coll_name(int kind)
 {
 	static const char *const names[] = { "all-reduce", "reduce-scatter", "all-gather",
 					     "all-to-all", "permute" };
