@@ -80,6 +80,8 @@ const char *shs_context_error(const shs_context *ctx)
 
 void shs_context_set_warnings(shs_context *ctx, shs_warning_fn fn, void *user)
 {
+	if (!ctx)
+		return;
 	ctx->warn = fn;
 	ctx->warn_user = user;
 }
@@ -126,6 +128,8 @@ int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const cha
 	double start = now_s();
 	int rc;
 
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!buf)
 		return fail(ctx, SHS_EINVAL, "load: no input");
 	origin = origin ? origin : "input";
@@ -140,6 +144,8 @@ int shs_context_load_file(shs_context *ctx, const char *path)
 	double start = now_s();
 	int rc;
 
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!path)
 		return fail(ctx, SHS_EINVAL, "load: no path");
 	rc = shs_module_load_file(path, SHS_FORMAT_AUTO, &m, &ctx->e);
@@ -148,10 +154,13 @@ int shs_context_load_file(shs_context *ctx, const char *path)
 
 int shs_context_set(shs_context *ctx, const char *key, const char *value)
 {
-	const char *copy = value ? shs_arena_strdup(ctx->a, value) : NULL;
+	const char *copy;
 
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!key)
 		return fail(ctx, SHS_EINVAL, "set: no option name");
+	copy = value ? shs_arena_strdup(ctx->a, value) : NULL;
 	if (value && !copy)
 		return fail(ctx, SHS_ENOMEM, "set: out of memory");
 	if (shs_run_option_set(&ctx->o, key, copy, &ctx->e) != SHS_OK)
@@ -164,6 +173,8 @@ int shs_context_configure(shs_context *ctx, const char *options)
 {
 	char *copy;
 
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!options)
 		return SHS_OK;
 	if (!(copy = shs_arena_strdup(ctx->a, options)))
@@ -175,6 +186,8 @@ int shs_context_add_plugin(shs_context *ctx, const char *path)
 {
 	const char *copy;
 
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!path)
 		return fail(ctx, SHS_EINVAL, "plugin: no path");
 	if (ctx->n_plugins >= MAX_PLUGINS)
@@ -213,15 +226,19 @@ static shs_host *make_host(shs_context *ctx)
 
 int shs_context_search(shs_context *ctx)
 {
-	shs_search_options so = { .eval = ctx->o.eval, .mesh = ctx->o.mesh,
-				  .fixed_remat = ctx->o.remat_given,
-				  .time_budget_s = ctx->o.time_budget_s,
-				  .threads = ctx->o.threads, .exhaustive = ctx->o.exhaustive,
-				  .ignore_hints = ctx->o.ignore_hints, .warn = on_warning,
-				  .warn_user = ctx };
+	shs_search_options so = { .warn = on_warning, .warn_user = ctx };
 	shs_hw_catalog *cat = NULL;
 	int rc = SHS_OK;
 
+	if (!ctx)
+		return SHS_EINVAL;
+	so.eval = ctx->o.eval;
+	so.mesh = ctx->o.mesh;
+	so.fixed_remat = ctx->o.remat_given;
+	so.time_budget_s = ctx->o.time_budget_s;
+	so.threads = ctx->o.threads;
+	so.exhaustive = ctx->o.exhaustive;
+	so.ignore_hints = ctx->o.ignore_hints;
 	if (!ctx->m)
 		return fail(ctx, SHS_EINVAL, "search: no module loaded");
 	if (!ctx->o.spec.hardware)
@@ -251,11 +268,12 @@ int shs_context_search(shs_context *ctx)
 
 int shs_context_result(const shs_context *ctx, shs_result *out)
 {
-	const shs_search_try *b = &ctx->r.best;
+	const shs_search_try *b;
 	shs_result r = { .struct_size = sizeof(r) };
 
-	if (!ctx->searched || !out || out->struct_size < sizeof(uint32_t))
+	if (!ctx || !ctx->searched || !out || out->struct_size < sizeof(uint32_t))
 		return SHS_EINVAL;
+	b = &ctx->r.best;
 	r.mesh = b->mesh;
 	r.plan = b->plan;
 	r.bound = b->bound;
@@ -293,6 +311,8 @@ const char *shs_context_report(shs_context *ctx, bool json)
 {
 	json_t *o;
 
+	if (!ctx)
+		return NULL;
 	free(ctx->report);
 	ctx->report = NULL;
 	if (!ctx->searched) {
@@ -313,7 +333,7 @@ const char *shs_context_report(shs_context *ctx, bool json)
 
 const char *shs_context_sharding(shs_context *ctx, const char *name)
 {
-	if (!ctx->m || !name)
+	if (!ctx || !ctx->m || !name)
 		return NULL;
 	for (uint32_t c = 0; c < ctx->m->n_comps; c++)
 		for (uint32_t i = 0; i < ctx->m->comps[c]->n_instrs; i++) {
@@ -329,6 +349,8 @@ const char *shs_context_sharding(shs_context *ctx, const char *name)
 
 int shs_context_write(shs_context *ctx, uint8_t **out, size_t *out_len)
 {
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!out || !out_len)
 		return fail(ctx, SHS_EINVAL, "write: NULL output");
 	*out = NULL;
@@ -340,6 +362,8 @@ int shs_context_write(shs_context *ctx, uint8_t **out, size_t *out_len)
 
 int shs_context_write_file(shs_context *ctx, const char *path)
 {
+	if (!ctx)
+		return SHS_EINVAL;
 	if (!ctx->m || !path)
 		return fail(ctx, SHS_EINVAL, "write: no module loaded or no path");
 	return shs_module_save_file(ctx->m, path, SHS_FORMAT_AUTO, &ctx->e);

@@ -148,6 +148,10 @@ static void test_context(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
 	CU_ASSERT_STRING_EQUAL(shs_version(), SHS_TEST_VERSION);
+	/* a NULL context is refused, not followed */
+	CU_ASSERT_NOT_EQUAL(shs_context_search(NULL), 0);
+	CU_ASSERT_NOT_EQUAL(shs_context_load(NULL, in.data, in.len, "x"), 0);
+	CU_ASSERT_PTR_NULL(shs_context_report(NULL, true));
 	CU_ASSERT_NOT_EQUAL(shs_context_search(ctx), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "no module"));
 	CU_ASSERT_NOT_EQUAL(shs_context_result(ctx, &r), 0);
