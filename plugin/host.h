@@ -86,7 +86,7 @@ typedef struct shs_cands {
 	uint32_t n;
 	shs_cand *v;
 	bool served;            /* some strategy serves this instruction */
-	struct shs_arena *a;    /* owns every candidate's arrays (and the query's temporaries) */
+	struct shs_arena *a;    /* owns v, every candidate's arrays and the query's temporaries */
 } shs_cands;
 void shs_cands_free(shs_cands *c);
 

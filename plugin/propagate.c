@@ -403,8 +403,8 @@ static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before,
 	return false;
 }
 
-/* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: hashing their
- * requirements on every decision would cost more than deciding (a constant read by thousands). */
+/* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: checking them
+ * all on every decision would cost more than deciding (a constant read by thousands). */
 static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs__users *u = &x->users[c];
