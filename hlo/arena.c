@@ -73,6 +73,21 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 	return c;
 }
 
+void shs_arena_reset(shs_arena *a)
+{
+	chunk *keep = a->head, *c, *next;
+
+	if (!keep)
+		return;
+	for (c = keep->next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	keep->next = NULL;
+	keep->used = 0;
+	a->total = keep->size;
+}
+
 void shs_arena_set_chunk(shs_arena *a, size_t size)
 {
 	a->chunk = size > ALIGN ? size : ALIGN;

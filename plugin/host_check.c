@@ -655,12 +655,14 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 	int rc;
 
 	if (out)
-		*out = (shs_cands){ 0 };
+		*out = (shs_cands){ .a = hq ? hq->arena : NULL }; /* the caller's, taken */
+	else if (hq)
+		shs_arena_free(hq->arena);
 	if (!h || !c || !i || !hq || !hq->mesh || !out)
 		return shs_seterr(e, SHS_EINVAL, "shs_host_candidates: NULL argument");
 	if (hq->mode != SHS_PMODE_PROPAGATE && hq->mode != SHS_PMODE_ENUMERATE)
 		return shs_seterr(e, SHS_EINVAL, "%s: unknown mode %d", i->name, hq->mode);
-	a = out->a = shs_arena_new(0);
+	a = out->a = out->a ? out->a : shs_arena_new(0);
 	if (!a)
 		return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", i->name);
 	shs_arena_set_chunk(a, CANDS_CHUNK);

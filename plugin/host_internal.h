@@ -116,6 +116,8 @@ const shs_pspec *shs__host_annotation_hint(shs_arena *a, const shs_instr *i,
  * called computations' roots (n_called entries, or NULL: none known). */
 typedef struct shs_host_query {
 	const shs_host_views *views; /* the module's views, or NULL: the instruction's is made */
+	shs_arena *arena;            /* an empty arena the candidates take (theirs after the
+				      * call, also on failure), or NULL: a new one */
 	uint32_t comp, instr;        /* c and i as indices into the module (with views) */
 	const shs_mesh *mesh;
 	int mode;
@@ -127,7 +129,8 @@ typedef struct shs_host_query {
 } shs_host_query;
 
 /* shs_host_candidates with every query field explicit. Returns SHS_OK, SHS_EINVAL (a NULL
- * argument, a bad mode) or SHS_ENOMEM; *out (caller frees with shs_cands_free). */
+ * argument, a bad mode) or SHS_ENOMEM; *out (caller frees with shs_cands_free, also after a
+ * failure: it may hold q->arena). */
 int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computation *c,
 			   const shs_instr *i, const shs_host_query *q, shs_cands *out,
 			   shs_err *e);

@@ -23,7 +23,7 @@
 #include "host_internal.h"
 #include "propagate_internal.h"
 
-enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64 };
+enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64, SMALL = 16 };
 
 /* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
  * the same sharding; or what the update makes of it at its shape) costs this many times its
@@ -458,9 +458,14 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	if (cc->valid && cc->key == key)
 		return &cc->cands;
 	shs_host_query q = { .views = x->views, .comp = c, .instr = i, .mesh = &x->r->mesh,
-			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want };
+			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want,
+			     .arena = cc->cands.a };
 
+	/* the old list's arena, emptied, holds the new one: no allocation per query */
+	cc->cands.a = NULL;
 	shs_cands_free(&cc->cands);
+	if (q.arena)
+		shs_arena_reset(q.arena);
 	cc->valid = false;
 	rc = shs__host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands, x->e);
 	if (rc != SHS_OK) {
@@ -476,9 +481,10 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
-	const shs_pspec **hints = calloc(in->n_operands + 1, sizeof(*hints));
+	/* most instructions have a few operands and leaves: on the stack, else on the heap */
+	const shs_pspec *hint_room[SMALL], **hints = hint_room;
+	const shs_shape *res_room[SMALL], **res = res_room;
 	const shs_cands *cands;
-	const shs_shape **res = NULL;
 	const shs_pspec *want;
 	shs__cand_cache *cc = &x->cache[c][i];
 	uint64_t key, ext = 0;
@@ -486,7 +492,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false, memo;
 
-	if (!hints) {
+	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands + 1, sizeof(*hints)))) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 		goto done;
 	}
@@ -503,10 +509,12 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	if (memo && still_decided(x, c, i, key, ext))
 		goto done; /* the same context makes the same decision */
 	cc->decided = false;
-	if (!(res = leaf_shapes(&in->shape, &n_res))) {
+	if (n_res < SMALL)
+		n_res = shs__shape_leaves(&in->shape, res, SMALL);
+	else if (!(res = leaf_shapes(&in->shape, &n_res)))
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+	if (x->rc != SHS_OK)
 		goto done;
-	}
 	cands = candidates(x, c, i, hints, want, key);
 	if (!cands)
 		goto done;
@@ -542,8 +550,10 @@ decided:
 	cc->ext = ext;
 	cc->tick = x->clock;
 done:
-	free(hints);
-	free((void *)res);
+	if (hints != hint_room)
+		free(hints);
+	if (res != res_room)
+		free((void *)res);
 }
 
 static void decide(shs__prop *x, uint32_t c, uint32_t i)
