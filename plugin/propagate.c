@@ -13,6 +13,7 @@
  * optimizer needs them), until a pass changes nothing. Constants, iotas, broadcasts of them and
  * unseeded parameters take what their users require. Control flow is threaded by
  * propagate_flow.c. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,16 @@ done:
 	free(req);
 }
 
+uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t rank = s[k].rank < SHS_PLUGIN_MAX_RANK ? s[k].rank : SHS_PLUGIN_MAX_RANK;
+		key = XXH3_64bits_withSeed(&s[k], offsetof(shs_pspec, dims) +
+							  rank * sizeof(shs_pdim), key);
+	}
+	return key;
+}
+
 /* key and a count mixed (an odd multiplier and a rotation; the specs go through XXH3). */
 static uint64_t mix(uint64_t key, uint32_t n)
 {
@@ -383,12 +394,10 @@ static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
 
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		uint32_t n = hints[k] ? shs__dec(x, c, in->operands[k])->n_leaves : 0;
-		key = mix(key, n);
-		if (n)
-			key = XXH3_64bits_withSeed(hints[k], n * sizeof(*hints[k]), key);
+		key = shs__hash_specs(hints[k], n, mix(key, n));
 	}
 	key = mix(key, n_res + (want ? 1u << 31 : 0));
-	return want ? XXH3_64bits_withSeed(want, n_res * sizeof(*want), key) : key;
+	return want ? shs__hash_specs(want, n_res, key) : key;
 }
 
 /* Whether a user of value v before instruction before (all when UINT32_MAX) changed after
@@ -424,7 +433,7 @@ static uint64_t ext_key(shs__prop *x, uint32_t c, uint32_t i)
 {
 	if (i != x->m->comps[c]->root || !x->ext_req[c])
 		return 0;
-	return XXH3_64bits(x->ext_req[c], shs__dec(x, c, i)->n_leaves * sizeof(*x->ext_req[c]));
+	return shs__hash_specs(x->ext_req[c], shs__dec(x, c, i)->n_leaves, 1);
 }
 
 /* Whether i's last decision still holds: made in a pass of the same kind (pull), from the same

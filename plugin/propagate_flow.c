@@ -140,18 +140,17 @@ static uint64_t state_key(const shs__prop *x, uint32_t c, const shs_pspec *ext)
 
 	key = XXH3_64bits_withSeed(flags, sizeof(flags), key);
 	if (ext)
-		key = XXH3_64bits_withSeed(ext, x->p->d[c][comp->root].n_leaves * sizeof(*ext),
-					   key);
+		key = shs__hash_specs(ext, x->p->d[c][comp->root].n_leaves, key);
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_decision *d = &x->p->d[c][i];
 		uint8_t f[3] = { d->set, d->fixed, x->hint_set[c] && x->hint_set[c][i] };
 		key = XXH3_64bits_withSeed(f, sizeof(f), key);
 		if (d->set)
-			key = XXH3_64bits_withSeed(d->leaves, d->n_leaves * sizeof(*d->leaves), key);
+			key = shs__hash_specs(d->leaves, d->n_leaves, key);
 		if (d->n_req)
-			key = XXH3_64bits_withSeed(d->req, d->n_req * sizeof(*d->req), key);
+			key = shs__hash_specs(d->req, d->n_req, key);
 		if (f[2])
-			key = XXH3_64bits_withSeed(&x->hints[c][i], sizeof(x->hints[c][i]), key);
+			key = shs__hash_specs(&x->hints[c][i], 1, key);
 	}
 	return key;
 }

@@ -77,6 +77,9 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
  * seconds. */
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed);
 
+/* key chained with the hashes of the n specs at s, each over its rank's dims only. */
+uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
+
 /* The plan's decision of instruction i of computation c. */
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i);
 
