@@ -647,13 +647,15 @@ int shs__host_candidates_q(shs_host *h, const shs_module *m, const shs_computati
 {
 	const shs_host_iview *kept = shs__host_views_get(hq ? hq->views : NULL, hq ? hq->comp : 0,
 							 hq ? hq->instr : 0);
-	shs_err why = { 0 };
+	shs_err why; /* asked hundreds of thousands of times: only its head is cleared */
 	shs_mesh_view mv;
 	shs_host_iview v;
 	shs_pquery q;
 	shs_arena *a;
 	int rc;
 
+	why.code = SHS_OK;
+	why.msg[0] = '\0';
 	if (out)
 		*out = (shs_cands){ .a = hq ? hq->arena : NULL }; /* the caller's, taken */
 	else if (hq)
