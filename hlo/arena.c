@@ -75,17 +75,21 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 
 void shs_arena_reset(shs_arena *a)
 {
-	chunk *keep = a->head, *c, *next;
+	chunk *c, *next;
+	size_t total = a->total;
 
-	if (!keep)
+	if (a->head && !a->head->next) {
+		a->head->used = 0;
 		return;
-	for (c = keep->next; c; c = next) {
+	}
+	/* several blocks: one block of their size next time, so the next reset keeps it */
+	for (c = a->head; c; c = next) {
 		next = c->next;
 		free(c);
 	}
-	keep->next = NULL;
-	keep->used = 0;
-	a->total = keep->size;
+	a->head = NULL;
+	a->total = 0;
+	a->reserve = total;
 }
 
 void shs_arena_set_chunk(shs_arena *a, size_t size)

@@ -21,8 +21,9 @@ void shs_arena_reserve(shs_arena *a, size_t size);
  * blocks rather than one large one. */
 void shs_arena_set_chunk(shs_arena *a, size_t size);
 
-/* Forgets everything handed out (every pointer from a becomes invalid) and keeps one block for
- * what comes next: an arena reused for a job of the same size takes nothing from the system. */
+/* Forgets everything handed out (every pointer from a becomes invalid). Its one block is kept
+ * for what comes next; several are freed and the next block is made as large as they were
+ * together: an arena reused for jobs of the same size soon takes nothing from the system. */
 void shs_arena_reset(shs_arena *a);
 
 /* Frees the arena and every block it handed out. NULL does nothing. */
