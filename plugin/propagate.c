@@ -486,6 +486,24 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	return &cc->cands;
 }
 
+/* shs__user_req of array instruction i, kept between visits while none of its users changed
+ * (a root its caller constrains and a tuple are asked every time: their answers are not the
+ * users' own arrays). */
+static const shs_pspec *users_want(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	shs__cand_cache *cc = &x->cache[c][i];
+
+	if ((i == comp->root && x->ext_req[c]) || comp->instrs[i]->shape.type == SHS_TUPLE)
+		return shs__user_req(x, c, i);
+	if (!cc->users_valid || users_changed(x, c, i, UINT32_MAX, cc->users_tick)) {
+		cc->users_want = shs__user_req(x, c, i);
+		cc->users_tick = x->clock;
+		cc->users_valid = true;
+	}
+	return cc->users_want;
+}
+
 static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
@@ -511,7 +529,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		hints[k] = od->set ? od->leaves : NULL;
 	}
 	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
-		: x->pull ? shs__user_req(x, c, i) : NULL;
+		: x->pull ? users_want(x, c, i) : NULL;
 	key = query_key(x, c, in, hints, want, n_res);
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
 	ext = memo && x->pull ? ext_key(x, c, i) : 0;

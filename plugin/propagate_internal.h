@@ -25,6 +25,11 @@ typedef struct shs__cand_cache {
 	uint64_t tick;
 	uint64_t ext;
 	shs_cands cands;
+	/* what its users required when last asked (an array leaf), and when: valid while none of
+	 * them changed since */
+	const shs_pspec *users_want;
+	uint64_t users_tick;
+	bool users_valid;
 } shs__cand_cache;
 
 /* What a pass over a computation of a twin class (structurally identical computations) last
