@@ -106,15 +106,25 @@ int shs_module_load_file(const char *path, shs_format fmt, shs_module **out, shs
 		return rc;
 	if (fmt == SHS_FORMAT_AUTO)
 		fmt = shs_format_from_path(path);
+	rc = shs_module_load_bytes(data, len, path, fmt, out, e);
+	free(data);
+	return rc;
+}
+
+int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin, shs_format fmt,
+			  shs_module **out, shs_err *e)
+{
+	int rc;
+
+	*out = NULL;
 	if (fmt == SHS_FORMAT_AUTO)
 		fmt = sniff(data, len);
 	if (fmt == SHS_FORMAT_PROTO)
-		rc = shs_proto_load(data, len, path, out, e);
+		rc = shs_proto_load(data, len, origin, out, e);
 	else
-		rc = shs_text_load((const char *)data, len, path, out, e);
+		rc = shs_text_load((const char *)data, len, origin, out, e);
 	if (rc == SHS_OK)
 		(*out)->source_format = fmt;
-	free(data);
 	return rc;
 }
 

@@ -53,6 +53,11 @@ SHS_API void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_styl
 SHS_API int shs_module_load_file(const char *path, shs_format fmt, shs_module **out,
 				 shs_err *e) SHS_MUST_USE;
 
+/* Parses data[0..len) in fmt (AUTO: HLO text when it opens, after blanks, with "HloModule" or
+ * a comment, else protobuf); origin names it in messages. As shs_proto_load / shs_text_load. */
+SHS_API int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin,
+				  shs_format fmt, shs_module **out, shs_err *e) SHS_MUST_USE;
+
 /* Writes m to path in fmt (AUTO: by extension; .pb keeps the HloProto/HloModuleProto kind the
  * module was read as). Written to a temporary file beside path and renamed, so a failure leaves
  * no partial output. Returns SHS_OK, SHS_EIO, SHS_EUNSUPPORTED or SHS_ENOMEM. */

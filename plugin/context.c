@@ -111,17 +111,6 @@ static int take_module(shs_context *ctx, shs_module *m, int rc, double start)
 	return SHS_OK;
 }
 
-/* Whether buf looks like HLO text: it starts, after blanks and comments, with "HloModule". */
-static bool looks_like_text(const uint8_t *buf, size_t len)
-{
-	static const char head[] = "HloModule";
-	size_t k = 0;
-
-	while (k < len && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\n' || buf[k] == '\r'))
-		k++;
-	return len - k >= sizeof(head) - 1 && !memcmp(buf + k, head, sizeof(head) - 1);
-}
-
 int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const char *origin)
 {
 	shs_module *m = NULL;
@@ -132,9 +121,8 @@ int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const cha
 		return SHS_EINVAL;
 	if (!buf)
 		return fail(ctx, SHS_EINVAL, "load: no input");
-	origin = origin ? origin : "input";
-	rc = looks_like_text(buf, len) ? shs_text_load((const char *)buf, len, origin, &m, &ctx->e)
-				       : shs_proto_load(buf, len, origin, &m, &ctx->e);
+	rc = shs_module_load_bytes(buf, len, origin ? origin : "input", SHS_FORMAT_AUTO, &m,
+				   &ctx->e);
 	return take_module(ctx, m, rc, start);
 }
 

@@ -4,17 +4,6 @@
 
 #include "shardsearch.h"
 
-/* A malloc'ed copy of msg (NULL when out of memory). */
-static char *copy_message(const char *msg)
-{
-	size_t n = strlen(msg) + 1;
-	char *p = malloc(n);
-
-	if (p)
-		memcpy(p, msg, n);
-	return p;
-}
-
 int shs_pass_run(const uint8_t *in, size_t in_len, const char *options, uint8_t **out,
 		 size_t *out_len, char **err)
 {
@@ -41,7 +30,7 @@ int shs_pass_run(const uint8_t *in, size_t in_len, const char *options, uint8_t 
 	if (!why && rc)
 		why = shs_context_error(ctx);
 	if (why) {
-		*err = copy_message(why);
+		*err = strdup(why); /* NULL when out of memory: the non-zero status still says it */
 		rc = rc ? rc : -1;
 	}
 	shs_context_free(ctx);
