@@ -160,6 +160,9 @@ static void test_context(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "unknown option"));
 	CU_ASSERT_NOT_EQUAL(shs_context_load(ctx, (const uint8_t *)"HloModule broken\n", 17, "t"), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "t:"));
+	CU_ASSERT_NOT_EQUAL(shs_context_load_file(ctx, "/no/such/step.pb"), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "/no/such/step.pb"));
+	CU_ASSERT_NOT_EQUAL(shs_context_write_file(ctx, "/tmp/never.pb"), 0); /* nothing loaded */
 	CU_ASSERT_EQUAL_FATAL(shs_context_load(ctx, in.data, in.len, names[0]), 0);
 	CU_ASSERT_EQUAL(shs_context_set(ctx, "hardware", "v5p"), 0);
 	CU_ASSERT_EQUAL(shs_context_configure(ctx, "devices=16"), 0);
@@ -188,6 +191,32 @@ static void test_context(void)
 	shs_context_free(ctx);
 }
 
+/* A searched module written to a file loads back to the same bytes, with no result yet. */
+static void test_context_file(void)
+{
+	shs_context *ctx = shs_context_new();
+	shs_result r = { .struct_size = sizeof(r) };
+	uint8_t *first = NULL, *again = NULL;
+	size_t first_len = 0, again_len = 0;
+	char path[4096];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	snprintf(path, sizeof(path), "%s/%s", dir, names[2]);
+	CU_ASSERT_EQUAL_FATAL(shs_context_load_file(ctx, path), 0);
+	CU_ASSERT_EQUAL(shs_context_configure(ctx, options[2]), 0);
+	CU_ASSERT_EQUAL_FATAL(shs_context_search(ctx), 0);
+	CU_ASSERT_EQUAL_FATAL(shs_context_write(ctx, &first, &first_len), 0);
+	snprintf(path, sizeof(path), "%s/context-out.pb", dir);
+	CU_ASSERT_EQUAL_FATAL(shs_context_write_file(ctx, path), 0);
+	CU_ASSERT_EQUAL_FATAL(shs_context_load_file(ctx, path), 0);
+	CU_ASSERT_NOT_EQUAL(shs_context_result(ctx, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(shs_context_write(ctx, &again, &again_len), 0);
+	CU_ASSERT_TRUE(again_len == first_len && !memcmp(again, first, first_len));
+	shs_pass_free(first);
+	shs_pass_free(again);
+	shs_context_free(ctx);
+}
+
 /* The first matmul of a small MLP under fsdp=8 is split over the eight devices. */
 static void test_context_sharding(void)
 {
@@ -213,6 +242,7 @@ static CU_TestInfo tests[] = {
 	{ "bad bytes, bad options, empty input: non-zero and a message", test_bad_input },
 	{ "a context: errors, search, result, write as the pass does", test_context },
 	{ "a context: an instruction's sharding text", test_context_sharding },
+	{ "a context: a written file loads back to the same bytes", test_context_file },
 	CU_TEST_INFO_NULL,
 };
 
