@@ -229,7 +229,7 @@ void shs__sim_layer_starts(sim *s)
 	s->layer_start[0] = s->now;
 }
 
-static avail max_ready(const sim *s, uint32_t c, const shs_instr *in)
+shs__avail shs__sim_max_ready(const sim *s, uint32_t c, const shs_instr *in)
 {
 	avail r = { 0 };
 
@@ -252,7 +252,7 @@ static avail element_ready(const sim *s, uint32_t c, const shs_instr *in)
 		if (root->op == SHS_OP_TUPLE && in->tuple_index < root->n_operands)
 			return s->ready[callee][root->operands[in->tuple_index]];
 	}
-	return max_ready(s, c, in);
+	return shs__sim_max_ready(s, c, in);
 }
 
 static void flow(sim *s, uint32_t c, uint32_t i, uint32_t depth)
@@ -299,7 +299,7 @@ void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32
 			if (shs__reshards_at(s->edges, comp, c, i))
 				step_carry(s, c, i);
 			else
-				s->ready[c][i] = max_ready(s, c, in);
+				s->ready[c][i] = shs__sim_max_ready(s, c, in);
 			break;
 		case SHS_OP_GET_TUPLE_ELEMENT:
 			s->ready[c][i] = element_ready(s, c, in);

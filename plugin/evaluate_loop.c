@@ -154,14 +154,11 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 	bool shortcut = !s->every_trip && !s->recording;
 	trip_end ends[2] = { 0 };
 	double b[SHS__MAX_LAYERS_BACK] = { 0 }; /* b[k]: when the trip k + 1 back started */
-	shs__avail carry = { 0 };
+	shs__avail carry = shs__sim_max_ready(s, c, in);
 	int64_t trips = 1;
 
 	if (!shs_while_trip_count(s->m, comp, in, &trips))
 		trips = 1;
-	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (s->ready[c][in->operands[k]].t > carry.t)
-			carry = s->ready[c][in->operands[k]];
 	for (int64_t t = 0; t < trips && s->rc == SHS_OK; t++) {
 		trip_end *cur = &ends[t % 2], *prev = &ends[(t + 1) % 2];
 		double before[SHS_MESH_MAX_AXES];

@@ -56,6 +56,9 @@ typedef struct shs__sim {
 void shs__sim_run(shs__sim *s, uint32_t c, const shs__avail *args, uint32_t n_args,
 		  uint32_t depth);
 
+/* When the last operand of instruction in (of computation c) is usable. */
+shs__avail shs__sim_max_ready(const shs__sim *s, uint32_t c, const shs_instr *in);
+
 /* A new layer starts: remembers the stream's clock for prefetching. */
 void shs__sim_layer_starts(shs__sim *s);
 
