@@ -225,16 +225,16 @@ static double closed_form_state(const shs_module *m, const shs_plan *p)
 	return total;
 }
 
+/* A v5p slice and H100 nodes, each with a mesh of three axes: the scanned presets' clusters. */
+static const shs_cluster_spec clusters[] = {
+	{ .hardware = "v5p", .topology = "8x8x8", .slices = 1, .mesh = "data=2,fsdp=64,tensor=4" },
+	{ .hardware = "h100", .devices = 64, .slices = 1, .mesh = "fsdp=8@net,tensor=8@node" },
+};
+
 /* Every preset, scanned, under fsdp+tp on a v5p slice and on H100 nodes: the state memory the
  * evaluator reports matches the closed form within 1 %. */
 static void test_state_memory_every_preset(void)
 {
-	static const shs_cluster_spec clusters[] = {
-		{ .hardware = "v5p", .topology = "8x8x8", .slices = 1,
-		  .mesh = "data=2,fsdp=64,tensor=4" },
-		{ .hardware = "h100", .devices = 64, .slices = 1,
-		  .mesh = "fsdp=8@net,tensor=8@node" },
-	};
 	const char *const *names = shs_gen_preset_names();
 	shs_host *h = shs_host_new(NULL, NULL);
 	shs_hw_catalog cat;
@@ -304,12 +304,6 @@ static void assert_same_schedule(const shs_eval *a, const shs_eval *b, uint32_t 
  * schedule repeats itself) takes and gives the same schedule as simulating every trip. */
 static void test_loop_shortcut(void)
 {
-	static const shs_cluster_spec clusters[] = {
-		{ .hardware = "v5p", .topology = "8x8x8", .slices = 1,
-		  .mesh = "data=2,fsdp=64,tensor=4" },
-		{ .hardware = "h100", .devices = 64, .slices = 1,
-		  .mesh = "fsdp=8@net,tensor=8@node" },
-	};
 	static const char *const plans[] = { "fsdp", "fsdp+tp" };
 	const char *const *names = shs_gen_preset_names();
 	shs_host *h = shs_host_new(NULL, NULL);
