@@ -7,12 +7,12 @@ include(CMakePackageConfigHelpers)
 set(SHS_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/shardsearch/plugins)
 set(SHS_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardsearch)
 
-install(TARGETS shardsearch shardsearch_plugin_abi EXPORT shardsearchTargets
+install(TARGETS shardsearch shardsearch_plugin EXPORT shardsearchTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/plugin/shardsearch.h
-  ${PROJECT_SOURCE_DIR}/plugin/shardsearch_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/plugin/include/shardsearch.h
+  ${PROJECT_SOURCE_DIR}/plugin/include/shardsearch_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ${SHS_STRATEGIES} LIBRARY DESTINATION ${SHS_PLUGIN_INSTALL_DIR})
 install(TARGETS shardsearch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 configure_file(${PROJECT_SOURCE_DIR}/docs/shardsearch.1.in ${PROJECT_BINARY_DIR}/shardsearch.1 @ONLY)

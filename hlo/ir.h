@@ -247,6 +247,14 @@ shs_computation *shs_module_find_comp(const shs_module *m, const char *name);
 int shs_module_add_comp(shs_module *m, shs_computation *c);
 int shs_comp_add_instr(shs_module *m, shs_computation *c, shs_instr *i);
 
+/* Array leaves of a shape: 1 for an array, the sum over its elements for a tuple (saturating;
+ * 0 for NULL). */
+uint32_t shs_shape_leaves(const shs_shape *s);
+
+/* The array leaves of s, depth first, into out[] (borrowed pointers into s); returns how many
+ * were written (at most cap). */
+uint32_t shs_shape_leaf_list(const shs_shape *s, const shs_shape **out, uint32_t cap);
+
 /* Number of elements of an array shape (1 for scalars), or -1 on overflow or for tuples. */
 int64_t shs_shape_elements(const shs_shape *s);
 

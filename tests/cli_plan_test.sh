@@ -93,7 +93,7 @@ all_sharded "$tmp/l8-broken.hlo"
 
 # a plugin built from the header alone, outside the build, is loaded and explained
 mkdir -p "$tmp/ext"
-if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin" -o "$tmp/ext/ext.so" "$src/tests/plugins/external/ext.c"; then
+if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin/include" -o "$tmp/ext/ext.so" "$src/tests/plugins/external/ext.c"; then
 	ok
 	mul=$(grep -m1 -oE 'multiply\.[0-9]+ = ' "$tmp/l8.hlo" | cut -d' ' -f1)
 	expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=8 --op "$mul" --plugins "$tmp/ext"
@@ -162,7 +162,7 @@ expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --mesh fsd
 has "$tmp/out" "fsdp=4"
 # a plugin built from the header alone, outside the build, offers a cheaper multiply: chosen
 mkdir -p "$tmp/cheap"
-if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin" -o "$tmp/cheap/cheap.so" "$src/tests/plugins/external/cheap.c"; then
+if cc -shared -fPIC -std=c11 -Wall -Werror -I"$src/plugin/include" -o "$tmp/cheap/cheap.so" "$src/tests/plugins/external/cheap.c"; then
 	ok
 	expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 --plugins "$tmp/cheap" --json -o "$tmp/cheap.pb"
 	has "$tmp/out" '"ext.cheapmul"'

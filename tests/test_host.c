@@ -687,7 +687,7 @@ static void loads_external_plugin(void)
 	remove(so);
 	CU_ASSERT_TRUE_FATAL((size_t)snprintf(cmd, sizeof(cmd),
 					      "cc -shared -fPIC -std=c11 -Wall -Werror "
-					      "-I%.1024s/plugin -o %.1024s "
+					      "-I%.1024s/plugin/include -o %.1024s "
 					      "%.1024s/tests/plugins/external/ext.c",
 					      src, so, src) < sizeof(cmd));
 	SHS_ASSERT_INT_EQ(system(cmd), 0);

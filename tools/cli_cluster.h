@@ -7,7 +7,7 @@
 #include "cluster.h"
 #include "evaluate.h"
 #include "hardware.h"
-#include "options.h"
+#include "run.h"
 
 /* The cluster and evaluation options (--hardware, --hardware-file, --topology, --devices,
  * --slices, --remat, --schedule, --prefetch, --no-overlap, --no-fusion) as the library takes

@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include "cli_eval.h"
-#include "report_text.h"
 
 enum { TEXT_CAP = 256 };
 

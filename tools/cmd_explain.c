@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "cli_plan.h"
-#include "report_text.h"
+#include "cluster.h"
 
 enum { DEFAULT_LIMIT = 50, DECIMAL = 10, AXES_CAP = 256 };
 

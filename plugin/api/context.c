@@ -1,0 +1,358 @@
+/* The public context (shardsearch.h): a module, options, plugins and the search's result. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "arena.h"
+#include "buf.h"
+#include "io.h"
+#include "run.h"
+#include "plan.h"
+#include "report.h"
+#include "search.h"
+#include "shardsearch.h"
+
+enum { MAX_PLUGINS = 64, JSON_PRECISION = 10 };
+
+struct shs_context {
+	shs_arena *a;              /* copies of option values and plugin paths */
+	shs_run_options o;
+	const char *plugins[MAX_PLUGINS];
+	uint32_t n_plugins;
+	shs_module *m;
+	double load_s;             /* how long loading it took */
+	shs_search_result r;
+	shs_host *h;               /* the plugins of the search: its plan borrows their names */
+	bool searched;
+	shs_warning_fn warn;
+	void *warn_user;
+	shs_buf text;              /* the last sharding text handed out */
+	char *report;              /* the last report handed out (malloc'ed) */
+	shs_err e;
+};
+
+/* Records a failure on ctx; returns code. */
+static int fail(shs_context *ctx, int code, const char *msg)
+{
+	return shs_seterr(&ctx->e, code, "%s", msg);
+}
+
+static void forget_result(shs_context *ctx)
+{
+	shs_search_result_free(&ctx->r);
+	shs_host_free(ctx->h);
+	ctx->h = NULL;
+	ctx->searched = false;
+}
+
+shs_context *shs_context_new(void)
+{
+	shs_context *ctx = calloc(1, sizeof(*ctx));
+
+	if (ctx && !(ctx->a = shs_arena_new(0))) {
+		free(ctx);
+		return NULL;
+	}
+	if (ctx)
+		ctx->o.spec.slices = 1;
+	return ctx;
+}
+
+void shs_context_free(shs_context *ctx)
+{
+	if (!ctx)
+		return;
+	forget_result(ctx);
+	shs_module_free(ctx->m);
+	shs_buf_free(&ctx->text);
+	free(ctx->report);
+	shs_arena_free(ctx->a);
+	free(ctx);
+}
+
+const char *shs_context_error(const shs_context *ctx)
+{
+	return ctx ? ctx->e.msg : "no context";
+}
+
+void shs_context_set_warnings(shs_context *ctx, shs_warning_fn fn, void *user)
+{
+	if (!ctx)
+		return;
+	ctx->warn = fn;
+	ctx->warn_user = user;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Takes module m (NULL after a failure), loaded since start, into ctx, verified. */
+static int take_module(shs_context *ctx, shs_module *m, int rc, double start)
+{
+	if (rc == SHS_OK)
+		rc = shs_module_verify(m, &ctx->e);
+	if (rc != SHS_OK) {
+		shs_module_free(m);
+		return rc;
+	}
+	forget_result(ctx);
+	shs_module_free(ctx->m);
+	ctx->m = m;
+	ctx->load_s = now_s() - start;
+	ctx->e = (shs_err){ 0 };
+	return SHS_OK;
+}
+
+int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len, const char *origin)
+{
+	shs_module *m = NULL;
+	double start = now_s();
+	int rc;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!buf)
+		return fail(ctx, SHS_EINVAL, "load: no input");
+	rc = shs_module_load_bytes(buf, len, origin ? origin : "input", SHS_FORMAT_AUTO, &m,
+				   &ctx->e);
+	return take_module(ctx, m, rc, start);
+}
+
+int shs_context_load_file(shs_context *ctx, const char *path)
+{
+	shs_module *m = NULL;
+	double start = now_s();
+	int rc;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!path)
+		return fail(ctx, SHS_EINVAL, "load: no path");
+	rc = shs_module_load_file(path, SHS_FORMAT_AUTO, &m, &ctx->e);
+	return take_module(ctx, m, rc, start);
+}
+
+int shs_context_set(shs_context *ctx, const char *key, const char *value)
+{
+	const char *copy;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!key)
+		return fail(ctx, SHS_EINVAL, "set: no option name");
+	copy = value ? shs_arena_strdup(ctx->a, value) : NULL;
+	if (value && !copy)
+		return fail(ctx, SHS_ENOMEM, "set: out of memory");
+	if (shs_run_option_set(&ctx->o, key, copy, &ctx->e) != SHS_OK)
+		return shs_err_prefix(&ctx->e, "option %s%s%s", key, value ? "=" : "",
+				      value ? value : "");
+	return SHS_OK;
+}
+
+int shs_context_configure(shs_context *ctx, const char *options)
+{
+	char *copy;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!options)
+		return SHS_OK;
+	if (!(copy = shs_arena_strdup(ctx->a, options)))
+		return fail(ctx, SHS_ENOMEM, "options: out of memory");
+	return shs_run_options_parse(&ctx->o, copy, &ctx->e);
+}
+
+int shs_context_add_plugin(shs_context *ctx, const char *path)
+{
+	const char *copy;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!path)
+		return fail(ctx, SHS_EINVAL, "plugin: no path");
+	if (ctx->n_plugins >= MAX_PLUGINS)
+		return fail(ctx, SHS_EINVAL, "plugin: at most 64 may be added");
+	if (!(copy = shs_arena_strdup(ctx->a, path)))
+		return fail(ctx, SHS_ENOMEM, "plugin: out of memory");
+	ctx->plugins[ctx->n_plugins++] = copy;
+	return SHS_OK;
+}
+
+static void on_warning(void *user, const char *msg)
+{
+	const shs_context *ctx = user;
+
+	if (ctx->warn)
+		ctx->warn(ctx->warn_user, msg);
+}
+
+/* A host with the built-in plugins, SHARDSEARCH_PLUGIN_PATH, the plugins folders and the added
+ * files, in that order; NULL after a failure (ctx->e). */
+static shs_host *make_host(shs_context *ctx)
+{
+	shs_host *h = shs_host_new(on_warning, ctx);
+	int rc = h ? SHS_OK : shs_seterr(&ctx->e, SHS_ENOMEM, "plugins: out of memory");
+
+	if (rc == SHS_OK && shs_host_load_default(h, ctx->o.dirs, &ctx->e) < 0)
+		rc = ctx->e.code;
+	for (uint32_t k = 0; k < ctx->n_plugins && rc == SHS_OK; k++)
+		rc = shs_host_load(h, ctx->plugins[k], &ctx->e);
+	if (rc != SHS_OK) {
+		shs_host_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int shs_context_search(shs_context *ctx)
+{
+	shs_search_options so = { .warn = on_warning, .warn_user = ctx };
+	shs_hw_catalog *cat = NULL;
+	int rc = SHS_OK;
+
+	if (!ctx)
+		return SHS_EINVAL;
+	so.eval = ctx->o.eval;
+	so.mesh = ctx->o.mesh;
+	so.fixed_remat = ctx->o.remat_given;
+	so.time_budget_s = ctx->o.time_budget_s;
+	so.threads = ctx->o.threads;
+	so.exhaustive = ctx->o.exhaustive;
+	so.ignore_hints = ctx->o.ignore_hints;
+	if (!ctx->m)
+		return fail(ctx, SHS_EINVAL, "search: no module loaded");
+	if (!ctx->o.spec.hardware)
+		return fail(ctx, SHS_EINVAL, "search: no hardware (option hardware=NAME)");
+	forget_result(ctx);
+	if (!(cat = calloc(1, sizeof(*cat))))
+		rc = fail(ctx, SHS_ENOMEM, "search: out of memory");
+	if (rc == SHS_OK) {
+		shs_hw_catalog_builtin(cat);
+		if (ctx->o.hw_file)
+			rc = shs_hw_catalog_load_json(cat, ctx->o.hw_file, &ctx->e);
+	}
+	if (rc == SHS_OK && !(ctx->h = make_host(ctx)))
+		rc = ctx->e.code;
+	if (rc == SHS_OK)
+		rc = shs_search(ctx->h, ctx->m, cat, &ctx->o.spec, &so, &ctx->r, &ctx->e);
+	if (rc == SHS_OK)
+		rc = shs_plan_annotate(ctx->r.plan, ctx->m, &ctx->e);
+	if (rc == SHS_OK)
+		rc = shs_module_verify(ctx->m, &ctx->e);
+	ctx->searched = rc == SHS_OK;
+	if (rc != SHS_OK)
+		forget_result(ctx);
+	free(cat);
+	return rc;
+}
+
+int shs_context_result(const shs_context *ctx, shs_result *out)
+{
+	const shs_search_try *b;
+	shs_result r = { .struct_size = sizeof(r) };
+
+	if (!ctx || !ctx->searched || !out || out->struct_size < sizeof(uint32_t))
+		return SHS_EINVAL;
+	b = &ctx->r.best;
+	r.mesh = b->mesh;
+	r.plan = b->plan;
+	r.bound = b->bound;
+	r.step_time_s = b->step_time_s;
+	r.mfu = b->mfu;
+	r.memory_bytes = b->memory_bytes;
+	r.hbm_bytes = ctx->r.eval.hbm_bytes;
+	r.fits = b->fits;
+	r.zero_stage = ctx->r.zero_stage;
+	r.search_time_s = ctx->r.search_time_s;
+	r.candidates = ctx->r.n_tries;
+	r.partial = ctx->r.partial;
+	memcpy(out, &r, out->struct_size < sizeof(r) ? out->struct_size : sizeof(r));
+	return SHS_OK;
+}
+
+/* The text report, printed into a memory stream; NULL when out of memory. */
+static char *text_report(const shs_context *ctx)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+
+	if (!f)
+		return NULL;
+	shs_report_print(f, ctx->m, &ctx->r, ctx->load_s);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+const char *shs_context_report(shs_context *ctx, bool json)
+{
+	json_t *o;
+
+	if (!ctx)
+		return NULL;
+	free(ctx->report);
+	ctx->report = NULL;
+	if (!ctx->searched) {
+		fail(ctx, SHS_EINVAL, "report: no search yet");
+		return NULL;
+	}
+	if (!json) {
+		ctx->report = text_report(ctx);
+	} else if ((o = shs_report_json(ctx->m, &ctx->r, ctx->load_s))) {
+		ctx->report = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					     JSON_REAL_PRECISION(JSON_PRECISION));
+		json_decref(o);
+	}
+	if (!ctx->report)
+		fail(ctx, SHS_ENOMEM, "report: out of memory");
+	return ctx->report;
+}
+
+const char *shs_context_sharding(shs_context *ctx, const char *name)
+{
+	if (!ctx || !ctx->m || !name)
+		return NULL;
+	for (uint32_t c = 0; c < ctx->m->n_comps; c++)
+		for (uint32_t i = 0; i < ctx->m->comps[c]->n_instrs; i++) {
+			const shs_instr *in = ctx->m->comps[c]->instrs[i];
+			if (!in->name || strcmp(in->name, name) || !in->sharding)
+				continue;
+			shs_buf_reset(&ctx->text);
+			shs_sharding_print(&ctx->text, in->sharding);
+			return ctx->text.oom || !ctx->text.len ? NULL : ctx->text.data;
+		}
+	return NULL;
+}
+
+int shs_context_write(shs_context *ctx, uint8_t **out, size_t *out_len)
+{
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!out || !out_len)
+		return fail(ctx, SHS_EINVAL, "write: NULL output");
+	*out = NULL;
+	*out_len = 0;
+	if (!ctx->m)
+		return fail(ctx, SHS_EINVAL, "write: no module loaded");
+	return shs_proto_save(ctx->m, ctx->m->from_hlo_proto, out, out_len, &ctx->e);
+}
+
+int shs_context_write_file(shs_context *ctx, const char *path)
+{
+	if (!ctx)
+		return SHS_EINVAL;
+	if (!ctx->m || !path)
+		return fail(ctx, SHS_EINVAL, "write: no module loaded or no path");
+	return shs_module_save_file(ctx->m, path, SHS_FORMAT_AUTO, &ctx->e);
+}

@@ -1,0 +1,145 @@
+/* Options of a search run by name (annotate's long option names), from the command line or a
+ * "key=value;key=value" string. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+enum { DECIMAL = 10, MAX_PREFETCH = 16, MAX_THREADS = 256 };
+
+static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
+				     NULL };
+static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
+				      "slices", "schedule", "remat", "prefetch", "mesh",
+				      "threads", "time-budget", "plugins", NULL };
+
+/* The index of s in names (NULL-terminated), or -1. */
+static int choice(const char *s, const char *const *names)
+{
+	for (int k = 0; names[k]; k++)
+		if (!strcmp(s, names[k]))
+			return k;
+	return -1;
+}
+
+static bool count_arg(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, DECIMAL);
+
+	if (!*s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool shs_run_option_is_flag(const char *key, bool *known)
+{
+	bool flag = choice(key, flags) >= 0;
+
+	*known = flag || choice(key, valued) >= 0;
+	return flag;
+}
+
+static int set_flag(shs_run_options *o, const char *key, const char *value, shs_err *e)
+{
+	if (value && *value && strcmp(value, "true"))
+		return shs_seterr(e, SHS_EINVAL, "takes no value");
+	if (!strcmp(key, "no-overlap"))
+		o->eval.no_overlap = true;
+	else if (!strcmp(key, "no-fusion"))
+		o->eval.no_fusion = true;
+	else if (!strcmp(key, "exhaustive"))
+		o->exhaustive = true;
+	else
+		o->ignore_hints = true;
+	return SHS_OK;
+}
+
+/* The options with a numeric or enumerated value; NULL when fine, else what it takes. */
+static const char *set_number(shs_run_options *o, const char *key, const char *v)
+{
+	static const char *const schedules[] = { "events", "segments", NULL };
+	static const char *const remats[] = { "none", "dots", "full", NULL };
+	int64_t n = 0;
+	int c;
+
+	if (!strcmp(key, "devices") || !strcmp(key, "slices")) {
+		if (!count_arg(v, 1, INT64_MAX, !strcmp(key, "devices") ? &o->spec.devices :
+									 &o->spec.slices))
+			return "takes a count >= 1";
+	} else if (!strcmp(key, "schedule")) {
+		if ((c = choice(v, schedules)) < 0)
+			return "takes events or segments";
+		o->eval.schedule = (shs_schedule)c;
+	} else if (!strcmp(key, "remat")) {
+		if ((c = choice(v, remats)) < 0)
+			return "takes none, dots or full";
+		o->eval.remat = (shs_remat)c;
+		o->remat_given = true;
+	} else if (!strcmp(key, "prefetch")) {
+		if (!count_arg(v, 1, MAX_PREFETCH, &n))
+			return "takes 1 to 16";
+		o->eval.prefetch_depth = (uint32_t)n;
+	} else if (!strcmp(key, "threads")) {
+		if (!count_arg(v, 1, MAX_THREADS, &n))
+			return "takes a count from 1 to 256";
+		o->threads = (uint32_t)n;
+	} else {
+		char *end;
+		o->time_budget_s = strtod(v, &end);
+		if (*end || end == v || !(o->time_budget_s > 0))
+			return "takes seconds > 0";
+	}
+	return NULL;
+}
+
+int shs_run_option_set(shs_run_options *o, const char *key, const char *value, shs_err *e)
+{
+	const char *bad = NULL;
+	bool known;
+
+	if (shs_run_option_is_flag(key, &known))
+		return set_flag(o, key, value, e);
+	if (!known)
+		return shs_seterr(e, SHS_EINVAL, "unknown option");
+	if (!value || !*value)
+		return shs_seterr(e, SHS_EINVAL, "needs a value");
+	if (!strcmp(key, "hardware")) {
+		o->spec.hardware = value;
+	} else if (!strcmp(key, "hardware-file")) {
+		o->hw_file = value;
+	} else if (!strcmp(key, "topology")) {
+		o->spec.topology = value;
+	} else if (!strcmp(key, "mesh")) {
+		o->mesh = value;
+	} else if (!strcmp(key, "plugins")) {
+		if (o->n_dirs >= SHS_OPTIONS_MAX_DIRS)
+			bad = "is given too often (at most 16 folders)";
+		else
+			o->dirs[o->n_dirs++] = value;
+	} else {
+		bad = set_number(o, key, value);
+	}
+	return bad ? shs_seterr(e, SHS_EINVAL, "%s", bad) : SHS_OK;
+}
+
+int shs_run_options_parse(shs_run_options *o, char *text, shs_err *e)
+{
+	char *save = NULL;
+	int rc = SHS_OK;
+
+	for (char *part = strtok_r(text, ";", &save); part && rc == SHS_OK;
+	     part = strtok_r(NULL, ";", &save)) {
+		char *eq = strchr(part, '=');
+		const char *key = part, *value = NULL;
+		if (eq) {
+			*eq = '\0';
+			value = eq + 1;
+		}
+		rc = shs_run_option_set(o, key, value, e);
+		if (rc != SHS_OK)
+			shs_err_prefix(e, "option %s%s%s", key, value ? "=" : "", value ? value : "");
+	}
+	return rc;
+}

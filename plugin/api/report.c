@@ -1,0 +1,234 @@
+/* The report of a search, as annotate prints it and the context hands out: text lines and a
+ * JSON object. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "report.h"
+
+enum { RUNNERS_UP = 5, PATH_CAP = 512, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
+
+static const double GIB = 1024.0 * 1024.0 * 1024.0;
+
+/* Indices into r->tries of the best candidate of each other mesh, at most RUNNERS_UP. */
+static uint32_t runners_up(const shs_search_result *r, uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < r->n_tries && n < RUNNERS_UP; k++) {
+		bool seen = !strcmp(r->tries[k].mesh, r->best.mesh);
+		for (uint32_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(r->tries[out[j]].mesh, r->tries[k].mesh);
+		if (!seen)
+			out[n++] = k;
+	}
+	return n;
+}
+
+/* Why candidate t loses to the chosen one, into buf. */
+static void why_loses(const shs_search_result *r, const shs_search_try *t, char *buf,
+		      size_t cap)
+{
+	const shs_search_try *b = &r->best;
+
+	if (t->fits && t->step_time_s <= b->step_time_s * (1 + SHS_SEARCH_TIE) &&
+	    t->comm_s > b->comm_s * (1 + SHS_SEARCH_TIE))
+		snprintf(buf, cap, "as fast, but its collectives take %.4g s of link time against "
+			 "%.4g s", t->comm_s, b->comm_s);
+	else if (t->fits && t->step_time_s <= b->step_time_s * (1 + SHS_SEARCH_TIE))
+		snprintf(buf, cap, "as fast, with as much link time (%.4g s): the earlier tried wins",
+			 t->comm_s);
+	else if (!t->fits)
+		snprintf(buf, cap, "does not fit (%.2f GiB of %.2f GiB HBM)", t->memory_bytes / GIB,
+			 r->eval.hbm_bytes / GIB);
+	else if (!strcmp(t->bound, "communication"))
+		snprintf(buf, cap, "communication-bound: %.4g s exposed against %.4g s",
+			 t->exposed_comm_s, b->exposed_comm_s);
+	else if (t->compute_s > b->compute_s * (1 + 1e-9))
+		snprintf(buf, cap, "%s-bound: %.4g s of compute against %.4g s", t->bound,
+			 t->compute_s, b->compute_s);
+	else
+		snprintf(buf, cap, "%s-bound: %.4g s exposed communication against %.4g s",
+			 t->bound, t->exposed_comm_s, b->exposed_comm_s);
+}
+
+/* Calls fn for every float weight parameter of the entry (its path contains "params", as in
+ * JAX's and the generator's state): its path, shape text and named sharding. */
+typedef void (*weight_fn)(void *user, const char *path, const char *shape, const char *spec);
+
+static void for_weights(const shs_module *m, const shs_search_result *r, weight_fn fn,
+			void *user)
+{
+	const shs_computation *c = shs_module_entry(m);
+	char path[PATH_CAP];
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		const shs_decision *d = &r->plan->d[m->entry][i];
+		shs_buf b = { 0 };
+		char *spec, *shape;
+		if (in->op != SHS_OP_PARAMETER || !in->shape.rank ||
+		    !shs_elem_is_float(in->shape.type))
+			continue;
+		shs_param_path(in, path, sizeof(path));
+		if (!strstr(path, "params"))
+			continue;
+		shs_shape_print(&b, &in->shape, false);
+		shape = shs_buf_take(&b);
+		spec = d->set ? shs_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
+		fn(user, path, shape ? shape : "", spec ? spec : "replicated");
+		free(spec);
+		free(shape);
+	}
+}
+
+/* The strategies the plan uses, by name, with how many instructions each decides. */
+typedef struct tally {
+	const char *name[MAX_STRATEGIES];
+	uint32_t count[MAX_STRATEGIES];
+	uint32_t n;
+} tally;
+
+static void count_strategies(const shs_plan *p, tally *t)
+{
+	t->n = 0;
+	for (uint32_t c = 0; c < p->n_comps; c++)
+		for (uint32_t i = 0; i < p->n_instrs[c]; i++) {
+			const char *name = p->d[c][i].set ? p->d[c][i].strategy : NULL;
+			uint32_t k = 0;
+			if (!name)
+				continue;
+			while (k < t->n && strcmp(t->name[k], name))
+				k++;
+			if (k == t->n && t->n == MAX_STRATEGIES)
+				continue;
+			if (k == t->n) {
+				t->name[t->n] = name;
+				t->count[t->n++] = 0;
+			}
+			t->count[k]++;
+		}
+}
+
+static void print_weight(void *user, const char *path, const char *shape, const char *spec)
+{
+	fprintf(user, "  %s  %s  %s\n", path, shape, spec);
+}
+
+static const char *const remat_name[] = { "none", "dots", "full" };
+
+static const char *const stage_text[] = {
+	"ZeRO-0: data parallel, model state whole on every device of a replica",
+	"ZeRO-1: Adam state split over the batch axes",
+	"ZeRO-2: Adam state and gradients split over the batch axes",
+	"ZeRO-3: weights, gradients and Adam state split over the batch axes (FSDP)",
+};
+
+void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s)
+{
+	char describe[TEXT_CAP] = "", why[TEXT_CAP];
+	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
+	const shs_eval *ev = &r->eval;
+	tally used;
+
+	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
+	fprintf(out, "mesh            %s\n", describe);
+	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
+	       remat_name[r->best.remat % 3], stage_text[r->zero_stage & 3]);
+	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
+	       100 * ev->mfu);
+	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
+	       ev->hbm_bytes / GIB, ev->fits ? "fits" : "does not fit");
+	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
+	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
+		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
+	fprintf(out, "\nsearch          %u candidates on %u of %u meshes%s in %.3g s (load %.3g s); %u "
+	       "skipped: the model state alone over the HBM", r->n_tries, r->n_meshes_tried,
+	       r->n_meshes, r->local ? " (the canonical ones, then around the best)" : "",
+	       r->search_time_s, load_s, r->n_pruned);
+	if (r->n_skipped)
+		fprintf(out, "; %u meshes the physical axes cannot hold", r->n_skipped);
+	fprintf(out, "%s\n", r->partial ? "; the time budget ended it: the best plan found so far" : "");
+	fprintf(out, "choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
+	       r->exact ? ": every combination on every plan tried (exact)" :
+	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
+	count_strategies(r->plan, &used);
+	fprintf(out, "strategies     ");
+	for (uint32_t k = 0; k < used.n; k++)
+		fprintf(out, " %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
+	fprintf(out, "\nweights\n");
+	for_weights(m, r, print_weight, out);
+	fprintf(out, "runners-up\n");
+	for (uint32_t k = 0; k < n; k++) {
+		const shs_search_try *t = &r->tries[idx[k]];
+		why_loses(r, t, why, sizeof(why));
+		fprintf(out, "  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
+		       remat_name[t->remat % 3], t->step_time_s,
+		       100 * (t->step_time_s / ev->step_time_s - 1), why);
+	}
+}
+
+static void json_weight(void *user, const char *path, const char *shape, const char *spec)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "shape", json_string(shape));
+	json_object_set_new(o, "sharding", json_string(spec));
+	json_object_set_new(user, path, o);
+}
+
+json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s)
+{
+	json_t *o = json_object(), *mesh = json_object(), *by_axis = json_object();
+	json_t *weights = json_object(), *ups = json_array(), *strategies = json_object();
+	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
+	const shs_eval *ev = &r->eval;
+	tally used;
+
+	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++) {
+		json_object_set_new(mesh, r->cluster.mesh.names[a],
+				    json_integer(r->cluster.mesh.sizes[a]));
+		json_object_set_new(by_axis, r->cluster.mesh.names[a],
+				    json_real(ev->exposed_by_axis[a]));
+	}
+	for_weights(m, r, json_weight, weights);
+	count_strategies(r->plan, &used);
+	for (uint32_t k = 0; k < used.n; k++)
+		json_object_set_new(strategies, used.name[k], json_integer(used.count[k]));
+	for (uint32_t k = 0; k < n; k++) {
+		json_t *u = json_object();
+		json_object_set_new(u, "mesh", json_string(r->tries[idx[k]].mesh));
+		json_object_set_new(u, "plan", json_string(r->tries[idx[k]].plan));
+		json_object_set_new(u, "step_time_s", json_real(r->tries[idx[k]].step_time_s));
+		json_object_set_new(u, "fits", json_boolean(r->tries[idx[k]].fits));
+		json_array_append_new(ups, u);
+	}
+	json_object_set_new(o, "mesh", mesh);
+	json_object_set_new(o, "layout", json_string(r->best.mesh));
+	json_object_set_new(o, "plan", json_string(r->best.plan));
+	json_object_set_new(o, "remat", json_string(remat_name[r->best.remat % 3]));
+	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
+	json_object_set_new(o, "mfu", json_real(ev->mfu));
+	json_object_set_new(o, "bound", json_string(ev->bound));
+	json_object_set_new(o, "memory_bytes_per_device", json_real(ev->memory_bytes));
+	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
+	json_object_set_new(o, "fits", json_boolean(ev->fits));
+	json_object_set_new(o, "exposed_comm_s", by_axis);
+	json_object_set_new(o, "zero_stage", json_integer(r->zero_stage));
+	json_object_set_new(o, "search_time_s", json_real(r->search_time_s));
+	json_object_set_new(o, "load_time_s", json_real(load_s));
+	json_object_set_new(o, "candidates", json_integer(r->n_tries));
+	json_object_set_new(o, "meshes", json_integer(r->n_meshes));
+	json_object_set_new(o, "meshes_tried", json_integer(r->n_meshes_tried));
+	json_object_set_new(o, "local_search", json_boolean(r->local));
+	json_object_set_new(o, "pruned", json_integer(r->n_pruned));
+	json_object_set_new(o, "skipped_meshes", json_integer(r->n_skipped));
+	json_object_set_new(o, "partial", json_boolean(r->partial));
+	json_object_set_new(o, "exact", json_boolean(r->exact));
+	json_object_set_new(o, "choice_evaluations", json_integer(r->refine_evals));
+	json_object_set_new(o, "weights", weights);
+	json_object_set_new(o, "strategies", strategies);
+	json_object_set_new(o, "runners_up", ups);
+	return o;
+}

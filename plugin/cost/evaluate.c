@@ -1,0 +1,465 @@
+/* The step time of a plan: a compute stream and one link stream per mesh axis, per segment.
+ *
+ * The step is cut into segments: each execution of a called computation (one unrolled layer) or
+ * of a loop body (one scanned layer, counted trip-count times), and the rest. Within a segment
+ * the compute stream runs every instruction at max(FLOPs / peak, bytes / HBM bandwidth); the
+ * collectives that runtimes overlap run on the links of their mesh axes at the same time: weight
+ * all-gathers (prefetched, as FSDP does), all-gathers feeding a matmul and a matmul's own
+ * reduce-scatter or all-reduce (collective matmul: the transfer decomposed under the matmul;
+ * gradient reductions under the rest of the backward pass). Collectives on different axes
+ * overlap each other. The other reshards block the stream. So a segment takes
+ * max(compute, max over axes of its overlapped collectives) + its blocking collectives, the
+ * book's max(T_math, T_comms) when everything overlaps; the step time is the sum. Weight
+ * gathers may also use the idle link time of the segments before theirs, up to the prefetch
+ * depth (a loop body's, that of its earlier iterations). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "evaluate_internal.h"
+
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, MAX_PREFETCH = 16 };
+
+/* A step is communication-bound when the exposed communication is at least this share of the
+ * compute time: some pass has T_comms > T_math (the book's test); a few small blocking reshards
+ * do not make a step communication-bound. */
+static const double COMM_BOUND_SHARE = 0.02;
+
+/* One segment's accumulated times. */
+typedef struct segment {
+	double compute;
+	double count;                          /* executions (a loop body's trip count) */
+	double overlapped[SHS_MESH_MAX_AXES];
+	double weights[SHS_MESH_MAX_AXES];     /* of overlapped: weight gathers (prefetchable) */
+	double blocking;
+	double blocking_axis[SHS_MESH_MAX_AXES];
+	uint32_t first_coll, end_coll; /* its collectives in the site list (by index range) */
+} segment;
+
+typedef struct evaluator {
+	const shs_module *m;
+	const shs_plan *p;
+	const shs_cluster *c;
+	const shs_eval_options *o;
+	shs_eval *ev;
+	double peak, hbm_bw;
+	shs_eval_coll *colls;
+	uint32_t n_colls, cap_colls;
+	shs__edges edges;   /* operand edges and the reshards they repeat */
+	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
+	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
+	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
+	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
+	shs_err *e;
+	int rc;
+} evaluator;
+
+static int64_t group(const shs_cluster *c, uint32_t mask)
+{
+	return shs_mesh_group(&c->mesh, mask);
+}
+
+static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint32_t mask,
+			       bool reshard, bool overlapped, double v, double count)
+{
+	shs_eval_coll *s;
+
+	if (x->n_colls == x->cap_colls) {
+		uint32_t cap = x->cap_colls ? 2 * x->cap_colls : 64;
+		shs_eval_coll *grown = realloc(x->colls, cap * sizeof(*grown));
+		if (grown)
+			x->colls = grown;
+		if (!grown) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "evaluate: out of memory");
+			return NULL;
+		}
+		x->cap_colls = cap;
+	}
+	s = &x->colls[x->n_colls];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->where, sizeof(s->where), "%s", in->name);
+	s->comp = x->cur_comp;
+	s->instr = x->cur_instr;
+	s->kind = kind;
+	s->axes_mask = mask;
+	s->reshard = reshard;
+	s->overlapped = overlapped && !x->o->no_overlap;
+	s->bytes = v;
+	s->count = count;
+	s->time_s = shs_coll_time(x->c, (shs_coll_kind)kind, mask, v) * count;
+	x->n_colls++;
+	return s;
+}
+
+double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
+			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved)
+{
+	*gathered = *moved = 0;
+	if (shs_spec_equal(from, to))
+		return 0;
+	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
+		int df = shs_spec_dim_of(from, ax), dt = shs_spec_dim_of(to, ax);
+		if (df >= 0 && dt < 0)
+			*gathered |= 1u << ax;
+		else if (df >= 0 && dt != df)
+			*moved |= 1u << ax;
+	}
+	return shs_spec_local_bytes(from, a, mesh);
+}
+
+bool shs__is_weight(const shs_computation *c, uint32_t v)
+{
+	for (uint32_t n = 0; n < MAX_DEPTH && v < c->n_instrs; n++) {
+		const shs_instr *i = c->instrs[v];
+		if (i->op == SHS_OP_PARAMETER)
+			return true;
+		if ((i->op != SHS_OP_CONVERT && i->op != SHS_OP_RESHAPE && i->op != SHS_OP_COPY &&
+		     i->op != SHS_OP_DYNAMIC_SLICE && i->op != SHS_OP_GET_TUPLE_ELEMENT &&
+		     i->op != SHS_OP_BITCAST) || !i->n_operands)
+			return false;
+		v = i->operands[0];
+	}
+	return false;
+}
+
+/* Puts a site's time on its segment: on each of its axes' link streams, or blocking; a weight
+ * gather also counts as prefetchable. */
+static void charge(evaluator *x, segment *seg, const shs_eval_coll *s, bool weight)
+{
+	x->ev->comm_s += s->time_s;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
+		if (!(s->axes_mask & (1u << a)))
+			continue;
+		if (s->overlapped)
+			seg->overlapped[a] += s->time_s;
+		else
+			seg->blocking_axis[a] += s->time_s;
+		if (s->overlapped && weight)
+			seg->weights[a] += s->time_s;
+	}
+	if (!s->overlapped)
+		seg->blocking += s->time_s;
+}
+
+/* The reshards on the edge from operand k's producer to what instruction in requires. */
+static void edge_reshards(evaluator *x, segment *seg, const shs_computation *comp,
+			  const shs_instr *in, uint32_t k, const shs_decision *d,
+			  const shs_decision *od, double count)
+{
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+	bool prefetch = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+
+	/* an earlier edge made the copy this one reads */
+	if (x->edges.first[x->cur_comp][x->edges.base[x->cur_comp][x->cur_instr] + k] !=
+	    SHS__EDGE_NEW)
+		return;
+	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
+		const shs_pspec *from = &od->leaves[j], *to = &d->req[d->req_first[k] + j];
+		uint32_t gathered, moved;
+		double local = shs__reshard_masks(&x->c->mesh, shapes[j], from, to, &gathered,
+						  &moved);
+		if (gathered) {
+			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered,
+						    true, prefetch,
+						    local * (double)group(x->c, gathered), count);
+			if (s)
+				charge(x, seg, s, shs__is_weight(comp, in->operands[k]));
+		}
+		if (moved) {
+			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_TO_ALL, moved, true, false,
+						    local * (double)group(x->c, moved), count);
+			if (s)
+				charge(x, seg, s, false);
+		}
+	}
+}
+
+/* The instruction's own collectives (the chosen candidate's), V from the per-device buffer. */
+static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
+			    const shs_decision *d, double count)
+{
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+
+	for (uint32_t k = 0; k < d->n_colls; k++) {
+		const shs_coll *c = &d->colls[k];
+		double v = c->bytes;
+		shs_eval_coll *s;
+		if (c->kind == SHS_COLL_ALL_GATHER || c->kind == SHS_COLL_ALL_TO_ALL)
+			v *= (double)group(x->c, c->axes_mask);
+		s = add_site(x, in, c->kind, c->axes_mask, false, matmul || c->overlappable, v,
+			     count);
+		if (s)
+			charge(x, seg, s, false);
+	}
+}
+
+static void account(evaluator *x, segment *seg, const shs_computation *comp, uint32_t c,
+		    uint32_t i, double count)
+{
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &x->p->d[c][i];
+	double t_flops = d->flops / x->peak;
+	double t_hbm;
+
+	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i);
+	t_hbm = x->hbm[c][i] / x->hbm_bw;
+
+	x->cur_comp = c;
+	x->cur_instr = i;
+	seg->compute += (t_flops > t_hbm ? t_flops : t_hbm) * count;
+	x->ev->flops_s += t_flops * count;
+	x->ev->hbm_s += t_hbm * count;
+	x->ev->flops += d->flops * count;
+	own_collectives(x, seg, in, d, count);
+	if (!shs__reshards_at(&x->edges, comp, c, i))
+		return;
+	for (uint32_t k = 0; d->set && d->n_req && k < in->n_operands; k++) {
+		const shs_decision *od = &x->p->d[c][in->operands[k]];
+		if (od->set)
+			edge_reshards(x, seg, comp, in, k, d, od, count);
+	}
+}
+
+/* Prefetch: the weight gathers of a segment may also run in the idle link time of the segments
+ * before it, up to the prefetch depth (a loop body's earlier iterations for a loop). Takes the
+ * time they hide off the segment's link streams. */
+static void prefetch(evaluator *x, segment *seg)
+{
+	uint32_t depth = x->o->prefetch_depth ? x->o->prefetch_depth : 1;
+	double weights = 0, slack = 0, hidden, own;
+
+	depth = depth < MAX_PREFETCH ? depth : MAX_PREFETCH;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		weights = seg->weights[a] > weights ? seg->weights[a] : weights;
+	if (weights <= 0)
+		return;
+	for (uint32_t k = 0; k < depth; k++)
+		slack += x->slack[k];
+	/* a loop body prefetches into its own earlier iterations */
+	own = 0;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		own = seg->overlapped[a] > own ? seg->overlapped[a] : own;
+	if (seg->count > 1 && seg->compute > own)
+		slack += (seg->compute - own) *
+			 (double)(depth < seg->count ? depth : seg->count - 1) / seg->count;
+	hidden = weights < slack ? weights : slack;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		seg->overlapped[a] -= hidden * seg->weights[a] / weights;
+	for (uint32_t k = 0; k < MAX_PREFETCH && hidden > 0; k++) {
+		double take = x->slack[k] < hidden ? x->slack[k] : hidden;
+		x->slack[k] -= take;
+		hidden -= take;
+	}
+}
+
+/* Closes a segment: adds its time to the step and splits its exposure over its sites. */
+static void close_segment(evaluator *x, segment *seg)
+{
+	double comm = 0, exposed;
+
+	prefetch(x, seg);
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		if (seg->overlapped[a] > comm)
+			comm = seg->overlapped[a];
+	exposed = comm > seg->compute ? comm - seg->compute : 0;
+	memmove(&x->slack[1], &x->slack[0], (MAX_PREFETCH - 1) * sizeof(x->slack[0]));
+	x->slack[0] = seg->compute > comm ? seg->compute - comm : 0;
+	x->ev->compute_s += seg->compute;
+	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
+		double own = seg->overlapped[a] > seg->compute ?
+			     seg->overlapped[a] - seg->compute : 0;
+		x->ev->exposed_by_axis[a] += own + seg->blocking_axis[a];
+	}
+	for (uint32_t k = seg->first_coll; k < x->n_colls; k++) {
+		shs_eval_coll *s = &x->colls[k];
+		if (!s->overlapped)
+			s->exposed_s = s->time_s;
+		else if (comm > 0)
+			s->exposed_s = exposed * s->time_s / comm;
+	}
+}
+
+static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
+{
+	const shs_computation *comp = x->m->comps[c];
+	segment seg = { .first_coll = x->n_colls, .count = count };
+
+	if (depth > MAX_DEPTH || x->rc != SHS_OK)
+		return;
+	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
+		const shs_instr *in = comp->instrs[i];
+		int64_t trips = 1;
+		if (in->op == SHS_OP_CALL || in->op == SHS_OP_WHILE ||
+		    in->op == SHS_OP_CONDITIONAL) {
+			/* the segment so far ends here; the callee is its own */
+			close_segment(x, &seg);
+			memset(&seg, 0, sizeof(seg));
+			seg.count = count;
+			if (in->op == SHS_OP_WHILE && !shs_while_trip_count(x->m, comp, in, &trips))
+				trips = 1;
+			if (in->op == SHS_OP_WHILE && in->n_called >= 2) {
+				walk(x, in->called[0], count * (double)trips, depth + 1);
+				walk(x, in->called[1], count * (double)(trips + 1), depth + 1);
+			} else if (in->n_called) {
+				walk(x, in->called[0], count, depth + 1);
+			}
+			seg.first_coll = x->n_colls;
+		}
+		account(x, &seg, comp, c, i, count);
+	}
+	close_segment(x, &seg);
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+	const shs_eval_coll *x = a, *y = b;
+
+	if (x->time_s != y->time_s)
+		return x->time_s < y->time_s ? 1 : -1;
+	return strcmp(x->where, y->where);
+}
+
+/* MFU and the bound from the figures (ev->model_flops already set). */
+static void finish(evaluator *x)
+{
+	shs_eval *ev = x->ev;
+
+	ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
+	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * x->peak) : 0;
+	if (ev->exposed_comm_s >= COMM_BOUND_SHARE * ev->compute_s)
+		ev->bound = "communication";
+	else if (ev->hbm_s > ev->flops_s)
+		ev->bound = "memory bandwidth";
+	else
+		ev->bound = "compute";
+}
+
+/* Hands the collective sites to ev, largest first. */
+static void adopt_sites(evaluator *x)
+{
+	if (x->n_colls)
+		qsort(x->colls, x->n_colls, sizeof(*x->colls), cmp_sites);
+	x->ev->colls = x->colls;
+	x->ev->n_colls = x->n_colls;
+	x->colls = NULL;
+}
+
+/* x->hbm: a zeroed array per computation, one element per instruction. */
+static int alloc_hbm(evaluator *x, shs_err *e)
+{
+	x->hbm = calloc(x->m->n_comps + 1, sizeof(*x->hbm));
+	for (uint32_t k = 0; x->hbm && k < x->m->n_comps; k++)
+		if (!(x->hbm[k] = calloc(x->m->comps[k]->n_instrs + 1, sizeof(**x->hbm))))
+			return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	return x->hbm ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+}
+
+/* The step's figures with remat policy: base (the schedule's, without remat) plus the
+ * recomputation it costs, and the memory it leaves. */
+static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_err *e)
+{
+	shs_eval *out = x->ev;
+	shs__remat remat = { 0 };
+	shs_eval_coll *colls = out->colls;
+	uint32_t n_colls = out->n_colls;
+	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->fused, &remat, e);
+
+	if (rc == SHS_OK) {
+		*out = *base;
+		out->colls = colls;
+		out->n_colls = n_colls;
+		out->remat_s = remat.extra_s;
+		out->compute_s += remat.extra_s;
+		out->step_time_s += remat.extra_s;
+		out->flops += remat.extra_flops;
+		finish(x);
+		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, out, e);
+	}
+	shs__remat_free(&remat);
+	return rc;
+}
+
+int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+			    const shs_eval_options *o, shs_remat most, shs_eval *out,
+			    shs_remat *used, shs_err *e)
+{
+	static const shs_eval_options defaults = { 0 };
+	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e };
+	shs_remat policy = x.o->remat;
+	shs_eval base;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (used)
+		*used = policy;
+	if (p->n_comps != m->n_comps || p->mesh.n_axes != c->mesh.n_axes)
+		return shs_seterr(e, SHS_EINVAL,
+				  "evaluate: the plan is for another module or mesh");
+	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+		if (p->mesh.sizes[k] != c->mesh.sizes[k] ||
+		    strcmp(p->mesh.names[k], c->mesh.names[k]))
+			return shs_seterr(e, SHS_EINVAL, "evaluate: the plan's mesh axis "
+					  "%s=%lld is not the cluster's %s=%lld", p->mesh.names[k],
+					  (long long)p->mesh.sizes[k], c->mesh.names[k],
+					  (long long)c->mesh.sizes[k]);
+	x.peak = c->hw.flops[SHS_HW_BF16];
+	x.hbm_bw = c->hw.hbm_bw;
+	if (x.peak <= 0 || x.hbm_bw <= 0)
+		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
+				  c->hw.name);
+	if (shs__edges_make(m, p, &x.edges, e) != SHS_OK)
+		return e->code;
+	if (!x.o->no_fusion && shs__fusion_make(m, &x.fused, e) != SHS_OK) {
+		shs__edges_free(&x.edges);
+		return e->code;
+	}
+	/* the schedule does not depend on the remat policy: made once, then each policy in
+	 * turn adds its recomputation and its memory until one fits */
+	rc = alloc_hbm(&x, e);
+	if (rc == SHS_OK) {
+		walk(&x, m->entry, 1, 0);
+		rc = x.rc;
+	}
+	if (rc == SHS_OK) {
+		adopt_sites(&x);
+		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
+			rc = shs__eval_events(m, p, c, x.o, x.hbm, &x.edges, out, e);
+	}
+	out->model_flops = shs_comp_dot_flops(m, shs_module_entry(m), NULL) / (double)c->devices;
+	base = *out;
+	for (; rc == SHS_OK; policy = (shs_remat)(policy + 1)) {
+		rc = with_remat(&x, &base, policy, e);
+		if (used)
+			*used = policy;
+		if (rc != SHS_OK || out->fits || policy >= most)
+			break;
+	}
+	free(x.colls);
+	for (uint32_t k = 0; x.hbm && k < m->n_comps; k++)
+		free(x.hbm[k]);
+	free(x.hbm);
+	shs__edges_free(&x.edges);
+	shs__fusion_free(m, x.fused);
+	if (rc != SHS_OK)
+		shs_eval_free(out);
+	return rc;
+}
+
+int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		 const shs_eval_options *o, shs_eval *out, shs_err *e)
+{
+	return shs_evaluate_until_fits(m, p, c, o, o ? o->remat : SHS_REMAT_NONE, out, NULL, e);
+}
+
+void shs_eval_free(shs_eval *ev)
+{
+	if (!ev)
+		return;
+	free(ev->colls);
+	ev->colls = NULL;
+	ev->n_colls = 0;
+}

@@ -1,0 +1,416 @@
+/* The step as an event schedule: one compute stream and one link timeline per mesh axis.
+ *
+ * Instructions run on the compute stream in program order (loops iteration by iteration, calls
+ * inline), each as soon as the stream is free and its operands are ready. A reshard on an
+ * operand edge is a collective placed on the links of its axes in their earliest idle time
+ * once the operand is ready (evaluate_links.c); a weight's gather may start earlier, as soon as
+ * the stream reaches the start of the layer `prefetch_depth` layers before (FSDP prefetch). A
+ * value resharded once is reused by the later users that want the same sharding
+ * (evaluate_edges.c). A gather into a matmul runs under the matmul (collective matmul: the
+ * matmul cannot end before it does); other reshards make their consumer wait. An instruction's
+ * own collectives (a partial sum's reduce-scatter or all-reduce) start with it when it is a
+ * matmul or they are overlappable (decomposed under it), else when it ends; they delay its
+ * result, not the stream. The makespan is the step time; the stream's waits are the exposed
+ * communication, charged to the axes and the site of the collective waited for, and so is the
+ * links' tail after the stream's last instruction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "evaluate_sim.h"
+
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, ISSUE_AHEAD = 64 };
+
+typedef shs__avail avail;
+typedef shs__sim sim;
+
+/* Runs a collective over axes mask of v bytes (the book's V), not before t, listed at
+ * instruction i of computation c; returns when its result is usable. */
+static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uint32_t c,
+			uint32_t i)
+{
+	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
+	double dur = shs_coll_time(s->c, (shs_coll_kind)kind, mask, v);
+
+	if (s->recording && t < s->min_start)
+		s->min_start = t;
+
+	if (s->rc == SHS_OK &&
+	    shs__links_place(s->link, s->c->mesh.n_axes, mask, t, dur, &out.t) != SHS_OK)
+		s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+	if (out.t > s->tail.t)
+		s->tail = out;
+	return out;
+}
+
+/* Charges w seconds of waiting to the axes and the site of collective a (and records it while
+ * a loop trip is recorded). */
+static void charge(sim *s, const avail *a, double w)
+{
+	for (uint32_t x = 0; x < s->c->mesh.n_axes; x++)
+		if (a->mask & (1u << x))
+			s->exposed[x] += w;
+	if (!a->mask)
+		return;
+	s->waits[a->comp][a->instr] += w;
+	if (!s->recording)
+		return;
+	if (s->n_log == s->cap_log) {
+		uint32_t cap = s->cap_log ? 2 * s->cap_log : 64;
+		shs__charge *grown = realloc(s->log, cap * sizeof(*grown));
+		if (!grown) {
+			s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+			return;
+		}
+		s->log = grown;
+		s->cap_log = cap;
+	}
+	s->log[s->n_log++] = (shs__charge){ a->comp, a->instr, w };
+}
+
+/* Waits the stream until a is usable. */
+static void wait_for(sim *s, const avail *a)
+{
+	if (a->t <= s->now)
+		return;
+	charge(s, a, a->t - s->now);
+	s->now = a->t;
+}
+
+static void later(avail *a, const avail *b)
+{
+	if (b->t > a->t)
+		*a = *b;
+}
+
+
+/* Places the reshard of operand k of instruction i on the links once the operand is ready:
+ * s->edge[c][f] when the copy is usable, s->floor[c][f] when the matmul it runs under (a gather
+ * into a matmul) may end at the earliest. */
+static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
+{
+	const shs_computation *comp = s->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &s->p->d[c][i], *od = &s->p->d[c][in->operands[k]];
+	uint32_t f = s->edges->base[c][i] + k;
+	avail r = s->ready[c][in->operands[k]], made = r, matmul_end = { 0 };
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = 0;
+
+	if (d->set && d->n_req && od->set)
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
+		uint32_t gathered, moved;
+		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
+						  &d->req[d->req_first[k] + j], &gathered, &moved);
+		avail end = r;
+		if (gathered) {
+			double t = r.t;
+			/* a weight is ready from the start: its gather waits only for the prefetch
+			 * window, the start of the layer `depth` layers back */
+			if (shs__is_weight(comp, in->operands[k])) {
+				double window = s->layer_start[s->depth < SHS__MAX_LAYERS_BACK ?
+							       s->depth : SHS__MAX_LAYERS_BACK - 1];
+				t = window > r.t ? window : r.t;
+			}
+			end = collective(s, SHS_COLL_ALL_GATHER, gathered,
+					 local * (double)shs_mesh_group(&s->c->mesh, gathered), t,
+					 c, i);
+		}
+		if (moved)
+			end = collective(s, SHS_COLL_ALL_TO_ALL, moved,
+					 local * (double)shs_mesh_group(&s->c->mesh, moved), end.t,
+					 c, i);
+		if (matmul && !moved)
+			later(&matmul_end, &end);
+		else
+			later(&made, &end);
+	}
+	s->edge[c][f] = made;
+	s->floor[c][f] = matmul_end;
+	s->issued[c][f] = s->stamp[c];
+}
+
+/* Issues the reshards of value v's uses up to ISSUE_AHEAD instructions ahead as soon as v is
+ * ready, as a latency-hiding scheduler starts them: before collectives that later
+ * instructions start. A weight's gathers wait for their prefetch window instead. */
+static void issue_uses(sim *s, uint32_t c, uint32_t v)
+{
+	const shs__edges *x = s->edges;
+
+	if (shs__is_weight(s->m->comps[c], v))
+		return;
+	for (uint32_t u = x->use_first[c][v]; u < x->use_first[c][v + 1]; u++) {
+		uint32_t f = x->use_edge[c][u], i = x->consumer[c][f];
+		if (i > v + ISSUE_AHEAD)
+			break;
+		if (x->first[c][f] == SHS__EDGE_NEW && s->issued[c][f] != s->stamp[c])
+			issue_edge(s, c, i, f - x->base[c][i]);
+	}
+}
+
+/* Operand k of instruction i as i needs it: when it is usable, after its reshards; a gather
+ * into a matmul instead raises *floor, when the matmul may end at the earliest. */
+static avail operand_ready(sim *s, uint32_t c, uint32_t i, uint32_t k, avail *floor)
+{
+	uint32_t f = s->edges->base[c][i] + k, first = s->edges->first[c][f];
+	avail r = s->ready[c][s->m->comps[c]->instrs[i]->operands[k]];
+
+	if (first == SHS__EDGE_NONE)
+		return r;
+	if (first != SHS__EDGE_NEW) {
+		/* an earlier user made this copy */
+		later(&r, &s->edge[c][first]);
+		later(&r, &s->floor[c][first]);
+		return r;
+	}
+	if (s->issued[c][f] != s->stamp[c])
+		issue_edge(s, c, i, k);
+	later(floor, &s->floor[c][f]);
+	return s->edge[c][f];
+}
+
+/* One instruction on the stream, with its reshards and its own collectives. */
+static void step_instr(sim *s, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = s->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &s->p->d[c][i];
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	double tf = d->flops / s->peak, end, tb;
+	avail need = { 0 }, floor = { 0 }, *ready = &s->ready[c][i];
+
+	tb = s->hbm[c][i] / s->hbm_bw;
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		avail r = operand_ready(s, c, i, k, &floor);
+		later(&need, &r);
+	}
+	wait_for(s, &need);
+	end = s->now + (tf > tb ? tf : tb);
+	if (floor.t > end) {
+		/* the matmul waits for the gather it overlaps */
+		charge(s, &floor, floor.t - end);
+		end = floor.t;
+	}
+	*ready = (avail){ .t = end, .comp = c, .instr = i };
+	for (uint32_t k = 0; k < d->n_colls; k++) {
+		const shs_coll *cl = &d->colls[k];
+		double v = cl->bytes;
+		avail done;
+		if (cl->kind == SHS_COLL_ALL_GATHER || cl->kind == SHS_COLL_ALL_TO_ALL)
+			v *= (double)shs_mesh_group(&s->c->mesh, cl->axes_mask);
+		done = collective(s, cl->kind, cl->axes_mask, v,
+				  matmul || cl->overlappable ? s->now : end, c, i);
+		later(ready, &done);
+	}
+	s->now = end;
+}
+
+/* A loop body's root tuple: the carry in the shardings the next iteration reads. */
+static void step_carry(sim *s, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = s->m->comps[c]->instrs[i];
+	avail floor = { 0 }, *ready = &s->ready[c][i];
+
+	*ready = (avail){ 0 };
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		avail r = operand_ready(s, c, i, k, &floor);
+		later(ready, &r);
+	}
+	later(ready, &floor);
+}
+
+void shs__sim_layer_starts(sim *s)
+{
+	memmove(&s->layer_start[1], &s->layer_start[0],
+		(SHS__MAX_LAYERS_BACK - 1) * sizeof(s->layer_start[0]));
+	s->layer_start[0] = s->now;
+}
+
+shs__avail shs__sim_max_ready(const sim *s, uint32_t c, const shs_instr *in)
+{
+	avail r = { 0 };
+
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		later(&r, &s->ready[c][in->operands[k]]);
+	return r;
+}
+
+/* A tuple element: ready when the element is, for a tuple or a call's result (the callee has
+ * just run: its root's ready times are its last run's); else when the whole is. */
+static avail element_ready(const sim *s, uint32_t c, const shs_instr *in)
+{
+	const shs_instr *t = s->m->comps[c]->instrs[in->operands[0]];
+
+	if (t->op == SHS_OP_TUPLE && in->tuple_index < t->n_operands)
+		return s->ready[c][t->operands[in->tuple_index]];
+	if (t->op == SHS_OP_CALL && t->n_called) {
+		uint32_t callee = t->called[0];
+		const shs_instr *root = s->m->comps[callee]->instrs[s->m->comps[callee]->root];
+		if (root->op == SHS_OP_TUPLE && in->tuple_index < root->n_operands)
+			return s->ready[callee][root->operands[in->tuple_index]];
+	}
+	return shs__sim_max_ready(s, c, in);
+}
+
+static void flow(sim *s, uint32_t c, uint32_t i, uint32_t depth)
+{
+	const shs_computation *comp = s->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	avail *argv;
+
+	switch (in->op) {
+	case SHS_OP_WHILE:
+		shs__sim_loop(s, c, i, depth);
+		return;
+	default: /* call, conditional: the first callee inline */
+		argv = malloc((in->n_operands + 1) * sizeof(*argv));
+		if (!argv) {
+			s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+			return;
+		}
+		for (uint32_t k = 0; k < in->n_operands; k++)
+			argv[k] = s->ready[c][in->operands[k]];
+		shs__sim_layer_starts(s);
+		shs__sim_run(s, in->called[0], argv + (in->op == SHS_OP_CONDITIONAL),
+		    in->n_operands - (in->op == SHS_OP_CONDITIONAL), depth + 1);
+		s->ready[c][i] = s->ready[in->called[0]][s->m->comps[in->called[0]]->root];
+		free(argv);
+	}
+}
+
+void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32_t depth)
+{
+	const shs_computation *comp = s->m->comps[c];
+
+	if (depth > MAX_DEPTH || s->rc != SHS_OK)
+		return;
+	s->stamp[c]++;
+	for (uint32_t i = 0; i < comp->n_instrs && s->rc == SHS_OK; i++) {
+		const shs_instr *in = comp->instrs[i];
+		switch (in->op) {
+		case SHS_OP_PARAMETER:
+			s->ready[c][i] = in->parameter_number < n_args ?
+						 args[in->parameter_number] : (avail){ 0 };
+			break;
+		case SHS_OP_TUPLE:
+			if (shs__reshards_at(s->edges, comp, c, i))
+				step_carry(s, c, i);
+			else
+				s->ready[c][i] = shs__sim_max_ready(s, c, in);
+			break;
+		case SHS_OP_GET_TUPLE_ELEMENT:
+			s->ready[c][i] = element_ready(s, c, in);
+			break;
+		case SHS_OP_WHILE: case SHS_OP_CALL: case SHS_OP_CONDITIONAL:
+			if (in->n_called)
+				flow(s, c, i, depth);
+			break;
+		default:
+			step_instr(s, c, i);
+		}
+		issue_uses(s, c, i);
+	}
+}
+
+/* Splits each instruction's waits over its collective sites in ev->colls, by their times. */
+static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
+{
+	double **total = calloc(s->m->n_comps + 1, sizeof(*total));
+	int rc = SHS_OK;
+
+	for (uint32_t k = 0; total && k < s->m->n_comps && rc == SHS_OK; k++)
+		if (!(total[k] = calloc(s->m->comps[k]->n_instrs + 1, sizeof(double))))
+			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	if (!total)
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	for (uint32_t k = 0; rc == SHS_OK && k < ev->n_colls; k++)
+		total[ev->colls[k].comp][ev->colls[k].instr] += ev->colls[k].time_s;
+	for (uint32_t k = 0; rc == SHS_OK && k < ev->n_colls; k++) {
+		shs_eval_coll *site = &ev->colls[k];
+		double t = total[site->comp][site->instr];
+		site->exposed_s = t > 0 ? s->waits[site->comp][site->instr] * site->time_s / t : 0;
+	}
+	for (uint32_t k = 0; total && k < s->m->n_comps; k++)
+		free(total[k]);
+	free(total);
+	return rc;
+}
+
+static void free_per_instr(const shs_module *m, void **a)
+{
+	for (uint32_t k = 0; a && k < m->n_comps; k++)
+		free(a[k]);
+	free(a);
+}
+
+/* Per computation, an array of n_instrs (or of operand edges) (+1) zeroed elements of size
+ * bytes each; NULL when out of memory. */
+static void **per_instr(const shs_module *m, size_t size, bool edges, const shs__edges *x)
+{
+	void **out = calloc(m->n_comps + 1, sizeof(*out));
+	bool ok = out != NULL;
+
+	for (uint32_t k = 0; ok && k < m->n_comps; k++) {
+		size_t n = edges ? x->base[k][m->comps[k]->n_instrs] : m->comps[k]->n_instrs;
+		ok = (out[k] = calloc(n + 1, size)) != NULL;
+	}
+	if (!ok) {
+		free_per_instr(m, out);
+		out = NULL;
+	}
+	return out;
+}
+
+int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
+		     shs_eval *ev, shs_err *e)
+{
+	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .edges = edges };
+	double end;
+	int rc = SHS_OK;
+
+	s.peak = c->hw.flops[SHS_HW_BF16];
+	s.hbm_bw = c->hw.hbm_bw;
+	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
+	s.every_trip = o && o->every_trip;
+	s.ready = (avail **)per_instr(m, sizeof(avail), false, edges);
+	s.edge = (avail **)per_instr(m, sizeof(avail), true, edges);
+	s.floor = (avail **)per_instr(m, sizeof(avail), true, edges);
+	s.issued = (uint32_t **)per_instr(m, sizeof(uint32_t), true, edges);
+	s.waits = (double **)per_instr(m, sizeof(double), false, edges);
+	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
+	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	if (rc == SHS_OK) {
+		shs__sim_run(&s, m->entry, NULL, 0, 0);
+		rc = s.rc;
+	}
+	if (rc == SHS_OK) {
+		/* the links' tail after the stream's last instruction is exposed too */
+		end = s.now;
+		if (s.tail.t > end) {
+			charge(&s, &s.tail, s.tail.t - end);
+			end = s.tail.t;
+		}
+		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+			ev->exposed_by_axis[a] = s.exposed[a];
+		ev->step_time_s = end + ev->remat_s;
+		ev->trips_skipped = s.skipped;
+		ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
+		if (ev->exposed_comm_s < 0)
+			ev->exposed_comm_s = 0;
+		rc = site_exposure(&s, ev, e);
+	}
+	for (uint32_t a = 0; a < SHS_MESH_MAX_AXES; a++)
+		shs__link_free(&s.link[a]);
+	free_per_instr(m, (void **)s.ready);
+	free_per_instr(m, (void **)s.edge);
+	free_per_instr(m, (void **)s.waits);
+	free_per_instr(m, (void **)s.floor);
+	free_per_instr(m, (void **)s.issued);
+	free(s.stamp);
+	free(s.log);
+	return rc;
+}

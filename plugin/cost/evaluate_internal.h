@@ -1,0 +1,106 @@
+/* Private to the cost room: the evaluator's parts (operand edges, link timelines, the event
+ * schedule, fusion, remat, memory) shared by evaluate*.c. */
+#ifndef SHS_EVALUATE_INTERNAL_H
+#define SHS_EVALUATE_INTERNAL_H
+
+#include "evaluate.h"
+
+/* The mesh axes a reshard of array a from `from` to `to` gathers and moves (all-to-all), and
+ * the local bytes it starts from (0 when from equals to). */
+double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
+			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved);
+
+/* Whether value v of computation c is a weight: a parameter, or a convert, reshape, copy,
+ * slice or tuple element of one (a scanned layer's weight). */
+bool shs__is_weight(const shs_computation *c, uint32_t v);
+
+/* Operand edges (evaluate_edges.c). Edge k of instruction i of computation c is number
+ * base[c][i] + k; first[c][edge] is the earlier edge of the same computation that already
+ * reshards the same value into the same sharding (its copy is reused), SHS__EDGE_NEW when the
+ * edge reshards first, or SHS__EDGE_NONE when it takes its operand as it is. */
+#define SHS__EDGE_NEW UINT32_MAX
+#define SHS__EDGE_NONE (UINT32_MAX - 1)
+typedef struct shs__edges {
+	uint32_t n_comps;
+	uint32_t **base;
+	uint32_t **first;
+	uint32_t **use_first; /* per computation and value: the edges that reshard it first are
+			       * use_edge[use_first[v]..use_first[v + 1]), in program order */
+	uint32_t **use_edge;
+	uint32_t **consumer;  /* per computation and edge: the instruction it feeds */
+	bool *loop_body;  /* per computation: the body of some while */
+} shs__edges;
+/* Builds the edge table of plan p (caller frees with shs__edges_free). SHS_OK or SHS_ENOMEM. */
+int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs_err *e);
+void shs__edges_free(shs__edges *x);
+/* Whether instruction i of computation c reshards its operands (call, conditional, while,
+ * parameter, tuple element and tuple do not, except a loop body's root tuple: the carry). */
+bool shs__reshards_at(const shs__edges *x, const shs_computation *comp, uint32_t c, uint32_t i);
+
+/* A link timeline (evaluate_links.c): the busy intervals of one mesh axis's links. Zero it to
+ * start; free with shs__link_free. */
+typedef struct shs__link {
+	double *lo, *hi;  /* busy [lo, hi), sorted and disjoint */
+	uint32_t n, cap;
+	double floor;     /* nothing starts before this (older intervals were forgotten) */
+} shs__link;
+/* Places dur seconds of transfer on the links of the axes in mask, in their earliest common
+ * idle time from t on (in pieces around what is already placed); *end gets when it finishes.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
+		     double *end);
+/* When the last transfer placed on l ends. */
+double shs__link_end(const shs__link *l);
+void shs__link_free(shs__link *l);
+
+/* Loops in steady state (evaluate_loop.c): a window of a timeline, copied and compared. */
+/* Appends to out (emptied first) l's busy time within [a, b), clipped, shifted by -a.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__link_window(const shs__link *l, double a, double b, shs__link *out);
+/* Whether windows x and y hold the same intervals, to within tol seconds (false when either
+ * was too long to keep whole). */
+bool shs__link_same(const shs__link *x, const shs__link *y, double tol);
+/* Forgets l's busy time from t on. */
+void shs__link_cut(shs__link *l, double t);
+/* Marks busy on l each interval of window w shifted by t; they must lie after l's last one.
+ * SHS_OK or SHS_ENOMEM. */
+int shs__link_append(shs__link *l, const shs__link *w, double t);
+
+/* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
+ * runs the instructions in order; each collective runs on the links of its mesh axes in their
+ * earliest idle time once its input is ready (a weight gather from the prefetch window, up to
+ * the prefetch depth layers ahead); a repeated reshard reuses the first copy; a gather into a
+ * matmul runs under it (collective matmul), other reshards make the stream wait; an
+ * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
+ * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
+ * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted (borrowed). */
+int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
+		     shs_eval *ev, shs_err *e);
+
+/* Fusion (evaluate_fusion.c): *out[c][i] tells that value i of computation c is fused into its
+ * only reader and never reaches HBM (caller frees with shs__fusion_free). */
+int shs__fusion_make(const shs_module *m, bool ***out, shs_err *e);
+void shs__fusion_free(const shs_module *m, bool **fused);
+/* The HBM bytes of instruction i once fusion is taken into account (its decision's bytes less
+ * its fused result and its fused operands). fused may be NULL (no fusion). */
+double shs__fused_bytes(const shs_module *m, const shs_plan *p, bool *const *fused,
+			const shs_mesh *mesh, uint32_t c, uint32_t i);
+
+/* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
+ * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */
+typedef struct shs__remat {
+	double *dropped;
+	double extra_s, extra_flops;
+} shs__remat;
+int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e);
+void shs__remat_free(shs__remat *r);
+
+/* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
+ * and the computations it calls, less what remat drops (r), the resharded copies by the edges
+ * that make and reuse them, and the state breakdown. SHS_OK or SHS_ENOMEM. */
+int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e);
+
+#endif

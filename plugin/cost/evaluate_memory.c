@@ -1,0 +1,248 @@
+/* Memory per device: peak live bytes by liveness, and the weights, gradients and Adam state.
+ *
+ * Every value takes its sharded size from its decision; tuples, their elements, bitcasts and
+ * the parameters of called computations are views of other values and take nothing. A value
+ * lives from its instruction to its last user; the entry parameters (weights, optimizer state,
+ * batch) live for the whole step. A call or loop adds its callee's own peak at that point, and an
+ * instruction whose operand arrives in another sharding adds the resharded copy (a gathered
+ * weight, an all-to-all's output) while it runs, or, when later users reuse that copy (XLA's
+ * reshard cache), until the last of them has run.
+ * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "evaluate_internal.h"
+
+enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, PATH_CAP = 512 };
+
+typedef struct memo {
+	const shs__remat *remat;
+	const shs_module *m;
+	const shs_plan *p;
+	const shs_cluster *c;
+	const shs__edges *edges;
+	double *peak;   /* per computation, < 0: not computed */
+	uint32_t *stack; /* recursion guard */
+	int rc;          /* SHS_ENOMEM when a computation could not be measured */
+} memo;
+
+static bool is_view(const shs_instr *in, bool entry)
+{
+	switch (in->op) {
+	case SHS_OP_TUPLE: case SHS_OP_GET_TUPLE_ELEMENT: case SHS_OP_BITCAST:
+	case SHS_OP_DYNAMIC_UPDATE_SLICE: /* in place */
+		return true;
+	case SHS_OP_PARAMETER:
+		return !entry;
+	default:
+		return false;
+	}
+}
+
+static double value_bytes(const memo *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_decision *d = &x->p->d[c][i];
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, MAX_LEAVES);
+	double b = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		shs_pspec rep;
+		shs_spec_replicated(&rep, shapes[j]->rank);
+		b += shs_spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
+					   shapes[j], &x->c->mesh);
+	}
+	return b;
+}
+
+static double comp_peak(memo *x, uint32_t c, uint32_t depth);
+
+/* Bytes of the copies of instruction i's operands that arrive in another sharding than it
+ * requires, made by i itself (a repeated edge reads an earlier copy), live while i runs; a copy
+ * that later users reuse is added to *kept instead, and to release[the last of them]. */
+static double reshard_buffers(const memo *x, uint32_t c, uint32_t i, const uint32_t *last_reuse,
+			      double *kept, double *release)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_decision *d = &x->p->d[c][i];
+	double transient = 0;
+
+	if (!d->set || !d->n_req || !shs__reshards_at(x->edges, comp, c, i))
+		return 0;
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = &x->p->d[c][in->operands[k]];
+		const shs_shape *shapes[MAX_LEAVES];
+		uint32_t f = x->edges->base[c][i] + k, n;
+		double b = 0;
+		if (x->edges->first[c][f] != SHS__EDGE_NEW)
+			continue;
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+		for (uint32_t j = 0; od->set && j < n && j < od->n_leaves &&
+				     d->req_first[k] + j < d->n_req; j++) {
+			const shs_pspec *want = &d->req[d->req_first[k] + j];
+			if (!shs_spec_equal(&od->leaves[j], want))
+				b += shs_spec_local_bytes(want, shapes[j], &x->c->mesh);
+		}
+		if (last_reuse[f] > i) {
+			*kept += b;
+			release[last_reuse[f]] += b;
+		} else {
+			transient += b;
+		}
+	}
+	return transient;
+}
+
+/* Per edge of computation c that reshards first, the last instruction that reuses its copy
+ * (itself when none does). */
+static uint32_t *reuse_ends(const memo *x, uint32_t c)
+{
+	const shs__edges *g = x->edges;
+	uint32_t total = g->base[c][x->m->comps[c]->n_instrs];
+	uint32_t *last = calloc(total + 1, sizeof(*last));
+
+	for (uint32_t f = 0; last && f < total; f++) {
+		uint32_t first = g->first[c][f];
+		if (first == SHS__EDGE_NEW && last[f] < g->consumer[c][f])
+			last[f] = g->consumer[c][f];
+		else if (first != SHS__EDGE_NONE && last[first] < g->consumer[c][f])
+			last[first] = g->consumer[c][f];
+	}
+	return last;
+}
+
+/* The largest peak among the computations instruction in runs. */
+static double callee_peak(memo *x, const shs_instr *in, uint32_t depth)
+{
+	double best = 0;
+
+	if (in->op != SHS_OP_CALL && in->op != SHS_OP_WHILE && in->op != SHS_OP_CONDITIONAL)
+		return 0;
+	for (uint32_t k = 0; k < in->n_called; k++) {
+		double p = comp_peak(x, in->called[k], depth + 1);
+		best = p > best ? p : best;
+	}
+	return best;
+}
+
+static double comp_peak(memo *x, uint32_t c, uint32_t depth)
+{
+	const shs_computation *comp = x->m->comps[c];
+	bool entry = c == x->m->entry;
+	uint32_t n = comp->n_instrs, *last, *last_reuse = NULL;
+	double *bytes, *release = NULL, live = 0, peak = 0;
+
+	if (c >= x->m->n_comps || depth > MAX_DEPTH || x->stack[c])
+		return 0;
+	if (x->peak[c] >= 0)
+		return x->peak[c];
+	last = calloc(n + 1, sizeof(*last));
+	bytes = calloc(n + 1, sizeof(*bytes));
+	release = calloc(n + 1, sizeof(*release));
+	last_reuse = reuse_ends(x, c);
+	if (!last || !bytes || !release || !last_reuse) {
+		x->rc = SHS_ENOMEM;
+		goto done;
+	}
+	x->stack[c] = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		const shs_instr *in = comp->instrs[i];
+		last[i] = i == comp->root || (entry && in->op == SHS_OP_PARAMETER) ? n : i;
+		for (uint32_t k = 0; k < in->n_operands; k++)
+			if (last[in->operands[k]] < i)
+				last[in->operands[k]] = i;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const shs_instr *in = comp->instrs[i];
+		double kept = 0, inner = callee_peak(x, in, depth) +
+					 reshard_buffers(x, c, i, last_reuse, &kept, release);
+		live += kept;
+		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
+		if (entry && x->remat && x->remat->dropped)
+			bytes[i] = bytes[i] > x->remat->dropped[i] ?
+					   bytes[i] - x->remat->dropped[i] : 0;
+		live += bytes[i];
+		if (live + inner > peak)
+			peak = live + inner;
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k];
+			if (last[o] == i) {
+				live -= bytes[o];
+				bytes[o] = 0;
+			}
+		}
+		live -= release[i];
+	}
+	x->stack[c] = 0;
+	x->peak[c] = peak;
+done:
+	free(last);
+	free(bytes);
+	free(release);
+	free(last_reuse);
+	return peak;
+}
+
+/* Whether entry parameter number k is aliased to an output (model state). */
+static bool is_state(const shs_module *m, int64_t k)
+{
+	for (uint32_t a = 0; a < m->n_aliases; a++)
+		if (m->aliases[a].param_number == k)
+			return true;
+	return false;
+}
+
+static void state_breakdown(const memo *x, shs_eval *ev)
+{
+	const shs_computation *comp = shs_module_entry(x->m);
+	char path[PATH_CAP];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		double b;
+		if (in->op != SHS_OP_PARAMETER)
+			continue;
+		b = value_bytes(x, x->m->entry, i);
+		ev->state_bytes += b;
+		if (!is_state(x->m, in->parameter_number) || in->shape.type == SHS_TUPLE ||
+		    !in->shape.rank || !shs_elem_is_float(in->shape.type))
+			continue;
+		shs_param_path(in, path, sizeof(path));
+		if (strstr(path, "opt_state")) {
+			ev->optimizer_bytes += b;
+		} else {
+			ev->params_bytes += b;
+			ev->grads_bytes += b;
+		}
+	}
+}
+
+int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e)
+{
+	memo x = { .remat = r, .m = m, .p = p, .c = c, .edges = edges, .rc = SHS_OK };
+	int rc = SHS_OK;
+
+	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));
+	x.stack = calloc(m->n_comps + 1, sizeof(*x.stack));
+	if (!x.peak || !x.stack) {
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		goto done;
+	}
+	for (uint32_t k = 0; k < m->n_comps; k++)
+		x.peak[k] = -1;
+	ev->memory_bytes = comp_peak(&x, m->entry, 0);
+	if (x.rc != SHS_OK) {
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		goto done;
+	}
+	state_breakdown(&x, ev);
+	ev->hbm_bytes = c->hw.hbm_bytes;
+	ev->fits = ev->memory_bytes <= ev->hbm_bytes;
+done:
+	free(x.peak);
+	free(x.stack);
+	return rc;
+}

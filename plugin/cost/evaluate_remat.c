@@ -1,0 +1,249 @@
+/* Remat policies: which saved activations a step keeps, and the forward work it then redoes.
+ *
+ * A forward layer is a computation whose results beyond the first are saved for a later layer
+ * call or loop (the backward pass): called from the entry (an unrolled layer), or called from a
+ * loop body that writes those results into stacks the loop starts from zeros (a scanned layer).
+ * Under `full` only the saved values that are the layer's own input are kept; under `dots` only
+ * matmul outputs (through reshapes, transposes, converts and copies) and the input; the rest is
+ * dropped from memory and recomputed in the backward pass: the whole forward layer (`full`) or
+ * its instructions other than matmuls (`dots`), once per execution. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "evaluate_internal.h"
+
+enum { MAX_CHAIN = 64, MAX_LEAVES = 4096 };
+
+/* The instruction a chain of reshapes, transposes, converts, copies and bitcasts starts from. */
+static uint32_t source(const shs_computation *c, uint32_t v)
+{
+	for (uint32_t n = 0; n < MAX_CHAIN; n++) {
+		const shs_instr *i = c->instrs[v];
+		bool view = i->op == SHS_OP_RESHAPE || i->op == SHS_OP_TRANSPOSE ||
+			    i->op == SHS_OP_CONVERT || i->op == SHS_OP_COPY ||
+			    i->op == SHS_OP_BITCAST;
+		if (!view || !i->n_operands)
+			return v;
+		v = i->operands[0];
+	}
+	return v;
+}
+
+/* Whether saved value v of forward layer f stays under policy. */
+static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy)
+{
+	const shs_computation *c = m->comps[f];
+	const shs_instr *s = c->instrs[source(c, v)];
+
+	if (policy == SHS_REMAT_NONE || s->op == SHS_OP_PARAMETER)
+		return true;
+	return policy == SHS_REMAT_DOTS && (s->op == SHS_OP_DOT || s->op == SHS_OP_CONVOLUTION);
+}
+
+/* Seconds of computation f's instructions (all, or those that are not matmuls), per run. */
+static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+			 bool *const *fused, uint32_t f, bool non_dot_only, double *flops)
+{
+	const shs_computation *c = m->comps[f];
+	double t = 0;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_decision *d = &p->d[f][i];
+		double tf = d->flops / cl->hw.flops[SHS_HW_BF16];
+		double tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
+		if (non_dot_only && (c->instrs[i]->op == SHS_OP_DOT ||
+				     c->instrs[i]->op == SHS_OP_CONVOLUTION))
+			continue;
+		t += tf > tb ? tf : tb;
+		*flops += d->flops;
+	}
+	return t;
+}
+
+/* Bytes of leaf k of the value of instruction i of the entry under its decision. */
+static double leaf_bytes(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+			 uint32_t i, uint32_t k)
+{
+	const shs_instr *in = shs_module_entry(m)->instrs[i];
+	const shs_decision *d = &p->d[m->entry][i];
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, MAX_LEAVES);
+	shs_pspec rep;
+
+	if (k >= n)
+		return 0;
+	shs_spec_replicated(&rep, shapes[k]->rank);
+	return shs_spec_local_bytes(d->set && k < d->n_leaves ? &d->leaves[k] : &rep, shapes[k],
+				     &cl->mesh);
+}
+
+/* The forward layer computation and the value inside it that body value v of a loop stores:
+ * v reshaped from get-tuple-element k of a call of f. False when it is not that. */
+static bool stored_value(const shs_module *m, uint32_t body, uint32_t v, uint32_t *f,
+			 uint32_t *inner)
+{
+	const shs_computation *b = m->comps[body];
+	const shs_instr *g = b->instrs[source(b, v)], *call;
+	const shs_computation *fc;
+
+	if (g->op != SHS_OP_GET_TUPLE_ELEMENT)
+		return false;
+	call = b->instrs[g->operands[0]];
+	if (call->op != SHS_OP_CALL || !call->n_called)
+		return false;
+	fc = m->comps[call->called[0]];
+	if (fc->instrs[fc->root]->op != SHS_OP_TUPLE ||
+	    g->tuple_index >= fc->instrs[fc->root]->n_operands)
+		return false;
+	*f = call->called[0];
+	*inner = fc->instrs[fc->root]->operands[g->tuple_index];
+	return true;
+}
+
+/* Whether some element of value v (of the entry) goes into a later call or loop. */
+static bool feeds_layer(const shs_computation *e, uint32_t v)
+{
+	for (uint32_t j = v + 1; j < e->n_instrs; j++) {
+		const shs_instr *u = e->instrs[j];
+		if (u->op != SHS_OP_CALL && u->op != SHS_OP_WHILE && u->op != SHS_OP_TUPLE)
+			continue;
+		for (uint32_t k = 0; k < u->n_operands; k++) {
+			const shs_instr *g = e->instrs[u->operands[k]];
+			if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->operands[0] != v ||
+			    !g->tuple_index)
+				continue;
+			if (u->op != SHS_OP_TUPLE)
+				return true;
+			/* a tuple that is a loop's init */
+			for (uint32_t t = j + 1; t < e->n_instrs; t++)
+				if (e->instrs[t]->op == SHS_OP_WHILE && e->instrs[t]->n_operands &&
+				    e->instrs[t]->operands[0] == j)
+					return true;
+		}
+	}
+	return false;
+}
+
+/* The later loops that carry element k of loop w (the backward loop starts from the forward
+ * loop's saved stacks) do not hold it either. */
+static void drop_downstream(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+			    uint32_t w, uint32_t k, shs__remat *out)
+{
+	const shs_computation *e = shs_module_entry(m);
+
+	for (uint32_t j = w + 1; j < e->n_instrs; j++) {
+		const shs_instr *w2 = e->instrs[j], *init;
+		uint32_t leaf = 0;
+		if (w2->op != SHS_OP_WHILE || w2->n_operands != 1)
+			continue;
+		init = e->instrs[w2->operands[0]];
+		for (uint32_t t = 0; init->op == SHS_OP_TUPLE && t < init->n_operands; t++) {
+			const shs_instr *g = e->instrs[init->operands[t]];
+			if (g->op == SHS_OP_GET_TUPLE_ELEMENT && g->operands[0] == w &&
+			    g->tuple_index == k)
+				out->dropped[j] += leaf_bytes(m, p, cl, j, leaf);
+			leaf += shs_shape_leaves(&g->shape);
+		}
+	}
+}
+
+/* A scanned forward loop w: its zero-started stacks written by a dynamic-update-slice of a
+ * forward layer's saved value; drops the ones the policy does not keep. */
+static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+		    bool *const *fused, shs_remat policy, uint32_t w, shs__remat *out)
+{
+	const shs_computation *e = shs_module_entry(m);
+	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
+	const shs_computation *body = m->comps[wi->called[0]];
+	const shs_instr *root = body->instrs[body->root];
+	uint32_t f = 0, layer = 0, leaf = 0;
+	bool any = false;
+	int64_t trips = 1;
+
+	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds_layer(e, w))
+		return;
+	for (uint32_t k = 0; k < init->n_operands && k < root->n_operands; k++) {
+		const shs_instr *z = e->instrs[init->operands[k]], *dus;
+		uint32_t inner;
+		uint32_t n = shs_shape_leaves(&z->shape);
+		dus = body->instrs[root->operands[k]];
+		if (z->op == SHS_OP_BROADCAST && dus->op == SHS_OP_DYNAMIC_UPDATE_SLICE &&
+		    dus->n_operands > 1 &&
+		    stored_value(m, wi->called[0], dus->operands[1], &f, &inner)) {
+			layer = f;
+			any = true;
+			if (!kept(m, f, inner, policy)) {
+				out->dropped[w] += leaf_bytes(m, p, cl, w, leaf);
+				out->dropped[init->operands[k]] +=
+					leaf_bytes(m, p, cl, init->operands[k], 0);
+				drop_downstream(m, p, cl, w, k, out);
+			}
+		}
+		leaf += n;
+	}
+	if (!any || policy == SHS_REMAT_NONE)
+		return;
+	if (!shs_while_trip_count(m, e, wi, &trips))
+		trips = 1;
+	{
+		double flops = 0;
+		out->extra_s += (double)trips * compute_of(m, p, cl, fused, layer,
+							   policy == SHS_REMAT_DOTS, &flops);
+		out->extra_flops += (double)trips * flops;
+	}
+}
+
+/* An unrolled forward layer: a call whose results beyond the first feed a later call. */
+static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+		     bool *const *fused, shs_remat policy, uint32_t ci, shs__remat *out)
+{
+	const shs_computation *e = shs_module_entry(m);
+	const shs_instr *call = e->instrs[ci];
+	const shs_computation *fc = m->comps[call->called[0]];
+	const shs_instr *root = fc->instrs[fc->root];
+	bool saved = false;
+	double flops = 0;
+
+	if (root->op != SHS_OP_TUPLE || root->n_operands < 2)
+		return;
+	saved = feeds_layer(e, ci);
+	if (!saved || policy == SHS_REMAT_NONE)
+		return;
+	for (uint32_t k = 1, leaf = shs_shape_leaves(&fc->instrs[root->operands[0]]->shape);
+	     k < root->n_operands; k++) {
+		uint32_t n = shs_shape_leaves(&fc->instrs[root->operands[k]]->shape);
+		if (!kept(m, call->called[0], root->operands[k], policy))
+			for (uint32_t j = 0; j < n; j++)
+				out->dropped[ci] += leaf_bytes(m, p, cl, ci, leaf + j);
+		leaf += n;
+	}
+	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS,
+				   &flops);
+	out->extra_flops += flops;
+}
+
+int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e)
+{
+	const shs_computation *c = shs_module_entry(m);
+
+	memset(out, 0, sizeof(*out));
+	out->dropped = calloc(c->n_instrs + 1, sizeof(*out->dropped));
+	if (!out->dropped)
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		if (in->op == SHS_OP_CALL && in->n_called)
+			unrolled(m, p, cl, fused, policy, i, out);
+		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
+			scanned(m, p, cl, fused, policy, i, out);
+	}
+	return SHS_OK;
+}
+
+void shs__remat_free(shs__remat *r)
+{
+	free(r->dropped);
+	r->dropped = NULL;
+}

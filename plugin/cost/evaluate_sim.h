@@ -1,0 +1,68 @@
+/* Private state of the event schedule, shared by evaluate_events.c (instructions, calls) and
+ * evaluate_loop.c (while loops). */
+#ifndef SHS_EVALUATE_SIM_H
+#define SHS_EVALUATE_SIM_H
+
+#include "evaluate_internal.h"
+
+enum { SHS__MAX_LAYERS_BACK = 17 };
+
+/* When a value is usable, and the collective that made it that late: its axes (0: none) and
+ * its site (the instruction it is listed at). */
+typedef struct shs__avail {
+	double t;
+	uint32_t mask;
+	uint32_t comp, instr;
+} shs__avail;
+
+/* A wait of the stream charged to a collective site, while a loop trip is recorded. */
+typedef struct shs__charge {
+	uint32_t comp, instr;
+	double w;
+} shs__charge;
+
+typedef struct shs__sim {
+	const shs_module *m;
+	const shs_plan *p;
+	const shs_cluster *c;
+	const shs__edges *edges;
+	double peak, hbm_bw;
+	uint32_t depth;
+	bool every_trip;                     /* no steady-state shortcut for loops */
+	double now;                          /* the compute stream's clock */
+	shs__link link[SHS_MESH_MAX_AXES];   /* each axis's links */
+	shs__avail **ready;                  /* per computation and instruction: its value */
+	shs__avail **edge;                   /* per computation and operand edge: its reshard */
+	shs__avail **floor;                  /* ... and the earliest end of the matmul it feeds */
+	uint32_t **issued;                   /* ... and the run of its computation that placed it */
+	uint32_t *stamp;                     /* per computation: its current run */
+	shs__avail tail;                     /* the collective that ends last */
+	double layer_start[SHS__MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
+	double exposed[SHS_MESH_MAX_AXES];
+	double **waits;                      /* per instruction: the stream's waits it caused */
+	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
+	/* while a loop trip is recorded: the earliest time a collective was asked to start at,
+	 * and the waits charged */
+	bool recording;
+	double min_start;
+	shs__charge *log;
+	uint32_t n_log, cap_log;
+	int64_t skipped;                     /* loop trips added at once */
+	int rc;
+	shs_err *e;
+} shs__sim;
+
+/* Runs computation c once on the schedule with its parameters usable at args. */
+void shs__sim_run(shs__sim *s, uint32_t c, const shs__avail *args, uint32_t n_args,
+		  uint32_t depth);
+
+/* When the last operand of instruction in (of computation c) is usable. */
+shs__avail shs__sim_max_ready(const shs__sim *s, uint32_t c, const shs_instr *in);
+
+/* A new layer starts: remembers the stream's clock for prefetching. */
+void shs__sim_layer_starts(shs__sim *s);
+
+/* Runs while loop i of computation c: its body once per trip (evaluate_loop.c). */
+void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth);
+
+#endif

@@ -1,0 +1,94 @@
+/* The evaluator: a plan on a cluster becomes step time, exposed communication and memory. */
+#ifndef SHS_EVALUATE_H
+#define SHS_EVALUATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "plan.h"
+
+/* What the backward pass recomputes instead of keeping (evaluate_remat.c). */
+typedef enum shs_remat {
+	SHS_REMAT_NONE = 0,   /* keep every saved activation */
+	SHS_REMAT_DOTS = 1,   /* keep matmul outputs and layer inputs; recompute the rest */
+	SHS_REMAT_FULL = 2    /* keep layer inputs; recompute each forward layer */
+} shs_remat;
+
+/* How the step time is found. */
+typedef enum shs_schedule {
+	SHS_SCHEDULE_EVENTS = 0,  /* the makespan of an event schedule (evaluate_events.c) */
+	SHS_SCHEDULE_SEGMENTS = 1 /* per layer: max(compute, overlapped comms) + blocking */
+} shs_schedule;
+
+typedef struct shs_eval_options {
+	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
+	shs_schedule schedule;
+	bool no_fusion;       /* every elementwise instruction reads and writes HBM */
+	shs_remat remat;
+	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
+				  * 0 means 1 */
+	bool every_trip;      /* simulate every trip of a loop, also once it repeats itself */
+} shs_eval_options;
+
+/* One collective site of the step: an instruction's own collective or a reshard on one of its
+ * operand edges, with its total over the executions of that instruction (loops counted). */
+typedef struct shs_eval_coll {
+	char where[64];       /* the instruction's name */
+	uint32_t comp, instr; /* the same as indices into the module */
+	int kind;             /* shs_coll_kind */
+	uint32_t axes_mask;   /* mesh axes */
+	bool reshard;         /* on an operand edge (else the instruction's own) */
+	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent,
+			       * gradients) */
+	double bytes;         /* the book's V of one execution */
+	double count;         /* executions per step */
+	double time_s;        /* total over the executions */
+	double exposed_s;     /* of which not hidden under compute */
+} shs_eval_coll;
+
+/* What one step costs on one device. */
+typedef struct shs_eval {
+	double step_time_s;
+	double compute_s;                 /* the compute stream: max(FLOPs/peak, bytes/HBM)
+					   * per op */
+	double flops_s, hbm_s;            /* its two parts summed separately */
+	double comm_s;                    /* all collectives, if they ran alone */
+	double exposed_comm_s;            /* step time - compute time */
+	double exposed_by_axis[SHS_MESH_MAX_AXES];
+	double flops;                     /* per device per step (local, loops counted) */
+	double model_flops;               /* the graph's dot FLOPs / devices */
+	double remat_s;                   /* compute added by recomputation (in compute_s) */
+	double mfu;                       /* model_flops / (step time * peak bf16) */
+	const char *bound;                /* "communication" when the exposed communication is 2 %
+					   * of the compute time or more, else "memory bandwidth"
+					   * when HBM time exceeds FLOP time, else "compute" */
+	/* memory per device */
+	double memory_bytes;              /* peak live bytes */
+	double state_bytes;               /* the entry parameters (weights, mu, nu, step, batch) */
+	double params_bytes, grads_bytes, optimizer_bytes; /* weights, their gradients, mu + nu */
+	double hbm_bytes;                 /* the chip's HBM */
+	bool fits;
+	uint32_t n_colls;
+	shs_eval_coll *colls;             /* by step time, largest first */
+	int64_t trips_skipped;            /* loop trips added at once once the schedule repeated
+					   * itself (not simulated one by one) */
+} shs_eval;
+
+/* Evaluates plan p of module m on cluster c (p's mesh must be c's mesh). On success *out holds
+ * the figures (its colls array: caller frees with shs_eval_free). Returns SHS_OK, SHS_EINVAL (the
+ * plan is for another module or mesh) or SHS_ENOMEM. */
+int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+		 const shs_eval_options *o, shs_eval *out, shs_err *e);
+
+/* As shs_evaluate with o->remat, and while the plan does not fit, again with each stronger
+ * policy up to `most` (the schedule is made once: it does not depend on the policy). *used (may
+ * be NULL) receives the policy *out was evaluated with. Same returns as shs_evaluate. */
+int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+			    const shs_eval_options *o, shs_remat most, shs_eval *out,
+			    shs_remat *used, shs_err *e);
+
+/* Frees what shs_evaluate allocated in ev (not ev itself). */
+void shs_eval_free(shs_eval *ev);
+
+#endif

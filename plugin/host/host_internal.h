@@ -1,0 +1,112 @@
+/* Private to the plugin host: its state, the plugin views of the IR and the candidate builder. */
+#ifndef SHS_HOST_INTERNAL_H
+#define SHS_HOST_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "host.h"
+#include "opcode.h"
+
+enum {
+	SHS_HOST_MAX_CANDS = 100000,      /* candidates kept per instruction */
+	SHS_HOST_SPEC_BUDGET = 1 << 21,   /* specs (candidates x leaves) kept per instruction */
+	SHS_HOST_MAX_LEAVES = 1 << 20,    /* leaves of one instruction (result + operands) */
+	SHS_HOST_MAX_COLLS = 64,          /* collectives of one candidate */
+	SHS_HOST_MSG_MAX = 512            /* a plugin's set_error / fail text */
+};
+
+/* A loaded plugin: its path (owned) and dlopen handle. */
+typedef struct shs_host_plugin {
+	char *path;
+	void *dl;
+} shs_host_plugin;
+
+/* A registered strategy (copied from the plugin) and the index of its plugin. */
+typedef struct shs_host_strat {
+	shs_strategy s;
+	uint32_t plugin;
+	bool by_op[SHS_OP_COUNT]; /* its opcodes list names the opcode (looked up once) */
+} shs_host_strat;
+
+/* The registry a plugin's init registers into. Open only while an init runs. */
+struct shs_registry {
+	struct shs_host *h;
+	const char *path;          /* the plugin being loaded */
+	uint32_t plugin;           /* its index once loaded */
+	bool open;
+	bool has_err;
+	char err[SHS_HOST_MSG_MAX];
+};
+
+/* An instruction already warned about (no strategy, too large), so it is reported once. */
+typedef struct shs_host_seen {
+	const void *m, *c, *i;
+	int why;
+} shs_host_seen;
+
+struct shs_host {
+	shs_warn_fn warn;
+	void *user;
+	uint32_t n_plugins, cap_plugins;
+	shs_host_plugin *plugins;
+	uint32_t n_strats, cap_strats;
+	shs_host_strat *strats;
+	struct shs_registry reg;
+	uint32_t n_seen, cap_seen;  /* open-addressing set, cap a power of two */
+	shs_host_seen *seen;
+	pthread_mutex_t lock;       /* guards seen and the warning callback: candidates may be
+				     * asked from several threads at once (the search's) */
+};
+
+/* Formats a warning and hands it to the host's callback (if any). */
+void shs__host_warn(const shs_host *h, const char *fmt, ...) SHS_PRINTF(2, 3);
+
+/* True the first time (m, c, i, why) is seen by h; false after (and when out of memory). */
+bool shs__host_first_time(shs_host *h, const void *m, const void *c, const void *i, int why);
+
+/* The function table plugins get. Borrowed, static. */
+const shs_host_api *shs__host_api(void);
+
+/* The built-in strategies folder for a library or executable at object_path: dirname +
+ * "/strategies" (build tree), dirname + "/shardsearch/plugins" (install, lib/), or
+ * dirname + "/../lib/shardsearch/plugins" (install, bin/), the first that is a folder.
+ * Writes it to out[0..n) and returns true, or false when none exists. */
+bool shs__host_builtin_dir(const char *object_path, char *out, size_t n);
+
+/* ---- Views (host_view.c) ---- */
+
+/* One instruction as plugins see it, with its leaves flattened: the result's n_result leaves,
+ * then operand k's leaves starting at operand_first[k]. All storage lives in the arena the view
+ * was built in; shapes' dims are borrowed from the IR. */
+typedef struct shs_host_iview {
+	shs_pinstr instr;
+	uint32_t n_result;
+	uint32_t n_leaves;
+	uint32_t *operand_first;   /* instr.n_operands entries */
+	const shs_pshape **leaf;   /* n_leaves entries */
+	uint32_t max_rank;         /* the largest rank among the leaves */
+} shs_host_iview;
+
+/* Builds the view of instruction i of computation c in a. Returns SHS_OK, SHS_EINVAL (an
+ * operand index outside c, tuples nested too deep, too many leaves; e says which) or
+ * SHS_ENOMEM. */
+int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
+		   shs_host_iview *out, shs_err *e);
+
+/* The view of instruction i of computation c in v, or NULL when it has none. */
+const shs_host_iview *shs__host_views_get(const shs_host_views *v, uint32_t c, uint32_t i);
+
+/* Array leaves of a plugin shape view (saturating; 0 for NULL). */
+uint32_t shs__pshape_leaves(const shs_pshape *s);
+
+/* The result hint the instruction's own sharding annotation gives on mesh, leaf by leaf
+ * (v->n_result specs in a), or NULL when it has none or it cannot be said with mesh axes.
+ * A dim that does not divide evenly marks the spec padded. */
+const shs_pspec *shs__host_annotation_hint(shs_arena *a, const shs_instr *i,
+					   const shs_host_iview *v, const shs_mesh *mesh);
+
+#endif

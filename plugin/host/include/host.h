@@ -1,0 +1,130 @@
+/* The plugin host: loads strategy plugins, and asks them for checked candidates per instruction. */
+#ifndef SHS_HOST_H
+#define SHS_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ir.h"
+#include "sharding.h"
+#include "shardsearch_plugin.h"
+#include "status.h"
+
+typedef struct shs_host shs_host;
+
+/* Receives one warning (a refused plugin, a dropped candidate, an unserved instruction). */
+typedef void (*shs_warn_fn)(void *user, const char *msg);
+
+/* A new host with no plugin; warnings go to warn (NULL: dropped). Caller frees with
+ * shs_host_free(). NULL when out of memory. */
+shs_host *shs_host_new(shs_warn_fn warn, void *user);
+
+/* Unloads every plugin and frees h. NULL does nothing. */
+void shs_host_free(shs_host *h);
+
+/* Loads the plugin at path. A plugin without shs_plugin_init / shs_plugin_abi_version, built for
+ * another ABI version, or whose init fails is refused: nothing of it stays registered and e says
+ * "PATH: why". Returns SHS_OK, SHS_EIO (dlopen failed) or SHS_EINVAL. */
+int shs_host_load(shs_host *h, const char *path, shs_err *e);
+
+/* Loads every *.so in dir, in name order. A refused plugin is reported through the warn callback
+ * and the others load. Returns the number loaded (>= 0), or SHS_EIO when dir cannot be read (e). */
+int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e);
+
+/* Loads the built-in plugins (the strategies folder beside the library or executable in a build
+ * tree, or lib/shardsearch/plugins under the install prefix), then each folder of the colon-separated
+ * SHARDSEARCH_PLUGIN_PATH, then extra_dirs (NULL-terminated, may be NULL). A folder that cannot
+ * be read is a warning, except one of extra_dirs (SHS_EIO). Returns the number loaded. */
+int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e);
+
+/* Number of loaded plugins, and the path of plugin k (borrowed, valid until h is freed). */
+uint32_t shs_host_plugin_count(const shs_host *h);
+const char *shs_host_plugin_path(const shs_host *h, uint32_t k);
+
+/* A mesh as plugins see it; built from an shs_mesh by shs_host_mesh_view (which borrows it). */
+typedef struct shs_mesh_view {
+	shs_pmesh view;
+	const char *names[SHS_MESH_MAX_AXES];
+} shs_mesh_view;
+void shs_host_mesh_view(const shs_mesh *mesh, shs_mesh_view *out);
+
+/* A collective a candidate performs itself. */
+typedef struct shs_coll {
+	int kind;            /* enum shs_pcollective */
+	uint32_t axes_mask;
+	double bytes;
+	bool overlappable;
+} shs_coll;
+
+/* One checked candidate for one instruction. Specs are leaf by leaf: the result's n_result
+ * leaves, then for operand k its leaves from operands[operand_first[k]] up to
+ * operands[operand_first[k + 1]] (operand_first has n_operands + 1 entries). */
+typedef struct shs_cand {
+	const char *strategy;   /* borrowed from the host */
+	const char *plugin;     /* path, borrowed from the host */
+	char label[64];
+	uint32_t n_result;
+	shs_pspec *result;
+	uint32_t n_operands;
+	uint32_t *operand_first;
+	shs_pspec *operands;
+	double flops, bytes;
+	uint32_t n_colls;
+	shs_coll *colls;
+} shs_cand;
+
+/* The views plugins read of every instruction of a module, made once (a search asks for the
+ * candidates of each instruction many times). Read-only once made: may be shared by threads. */
+typedef struct shs_host_views shs_host_views;
+/* Makes m's views into *out (caller frees with shs_host_views_free; m must outlive them).
+ * SHS_OK or SHS_ENOMEM; an instruction too large to view gets none (its queries say why). */
+int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e);
+void shs_host_views_free(shs_host_views *v);
+
+/* The candidates of one instruction. Caller frees with shs_cands_free(). */
+typedef struct shs_cands {
+	uint32_t n;
+	shs_cand *v;
+	bool served;            /* some strategy serves this instruction */
+	struct shs_arena *a;    /* owns v, every candidate's arrays and the query's temporaries */
+} shs_cands;
+void shs_cands_free(shs_cands *c);
+
+/* Asks every strategy that serves instruction i of computation c (in plugin load order, then
+ * registration order) for candidates on mesh, with hints and result_hint as in shs_pquery (either
+ * may be NULL: nothing decided; called_roots are not passed yet). Each candidate is checked:
+ * leaf counts and ranks match the shapes, every axis index exists and is used at most once per
+ * spec, each sharded dim divides by its axes' sizes unless the spec is padded, collective axes
+ * exist. A candidate that fails is dropped and reported
+ * (warn) naming the plugin, the strategy, the instruction and the fault. Returns SHS_OK or
+ * SHS_ENOMEM; *out (caller frees) may be empty (served false: no strategy serves i). */
+int shs_host_candidates(shs_host *h, const shs_module *m, const shs_computation *c,
+			const shs_instr *i, const shs_mesh *mesh, const shs_pspec *const *hints,
+			const shs_pspec *result_hint, int mode, shs_cands *out, shs_err *e);
+
+/* Everything shs_host_candidates takes, and what it leaves implicit: result_hint (NULL: none;
+ * use_annotation: derive it from the instruction's sharding annotation when NULL) and the
+ * called computations' roots (n_called entries, or NULL: none known). */
+typedef struct shs_host_query {
+	const shs_host_views *views; /* the module's views, or NULL: the instruction's is made */
+	shs_arena *arena;            /* an empty arena the candidates take (theirs after the
+				      * call, also on failure), or NULL: a new one */
+	uint32_t comp, instr;        /* c and i as indices into the module (with views) */
+	const shs_mesh *mesh;
+	int mode;
+	const shs_pspec *const *hints;
+	const shs_pspec *result_hint;
+	bool use_annotation;
+	uint32_t n_called;
+	const shs_pspec *const *called_roots;
+} shs_host_query;
+
+/* shs_host_candidates with every query field explicit. Returns SHS_OK, SHS_EINVAL (a NULL
+ * argument, a bad mode) or SHS_ENOMEM; *out (caller frees with shs_cands_free, also after a
+ * failure: it may hold q->arena). */
+int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computation *c,
+			  const shs_instr *i, const shs_host_query *q, shs_cands *out,
+			  shs_err *e);
+
+#endif

@@ -1,0 +1,97 @@
+/* Writing a plan into a module: XLA sharding annotations on every instruction that runs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+bool shs_comp_is_reducer(const shs_module *m, uint32_t c)
+{
+	if (c == m->entry)
+		return false;
+	for (uint32_t k = 0; k < m->n_comps; k++)
+		for (uint32_t i = 0; i < m->comps[k]->n_instrs; i++) {
+			const shs_instr *in = m->comps[k]->instrs[i];
+			if (in->op != SHS_OP_CALL && in->op != SHS_OP_WHILE &&
+			    in->op != SHS_OP_CONDITIONAL)
+				continue;
+			for (uint32_t j = 0; j < in->n_called; j++)
+				if (in->called[j] == c)
+					return false;
+		}
+	return true;
+}
+
+/* XLA's form of one array leaf. */
+static int leaf_sharding(const shs_plan *p, shs_arena *a, const shs_pspec *spec,
+			 shs_sharding **out, shs_err *e)
+{
+	shs_named_sharding named;
+
+	shs__spec_to_named(spec, &named);
+	return shs_sharding_from_named(a, &p->mesh, &named, out, e);
+}
+
+static int instr_sharding(const shs_plan *p, shs_module *m, const shs_instr *in,
+			  const shs_decision *d, shs_sharding **out, shs_err *e)
+{
+	const shs_shape **shapes;
+	shs_pspec rep;
+	shs_sharding *t, *leaf = NULL;
+	uint32_t n = shs_shape_leaves(&in->shape);
+	int rc = SHS_OK;
+
+	if (in->shape.type != SHS_TUPLE) {
+		shs_spec_replicated(&rep, in->shape.rank);
+		return leaf_sharding(p, m->arena, d->set ? &d->leaves[0] : &rep, out, e);
+	}
+	shapes = malloc((n ? n : 1) * sizeof(*shapes));
+	t = shs_arena_calloc(m->arena, 1, sizeof(*t));
+	if (t)
+		t->tuple = shs_arena_calloc(m->arena, n ? n : 1, sizeof(*t->tuple));
+	if (!shapes || !t || !t->tuple) {
+		rc = shs_seterr(e, SHS_ENOMEM, "annotate: out of memory");
+		goto done;
+	}
+	shs_shape_leaf_list(&in->shape, shapes, n);
+	t->kind = SHS_SHARDING_TUPLE;
+	t->n_tuple = n;
+	for (uint32_t j = 0; j < n && rc == SHS_OK; j++) {
+		shs_spec_replicated(&rep, shapes[j]->rank);
+		rc = leaf_sharding(p, m->arena, d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
+				   &leaf, e);
+		if (rc == SHS_OK)
+			t->tuple[j] = *leaf;
+	}
+	*out = t;
+done:
+	free(shapes);
+	return rc;
+}
+
+int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
+{
+	int64_t devices = 1;
+	int rc = SHS_OK;
+
+	if (p->n_comps != m->n_comps)
+		return shs_seterr(e, SHS_EINVAL, "annotate: the plan is for another module");
+	for (uint32_t k = 0; k < p->mesh.n_axes; k++)
+		devices *= p->mesh.sizes[k];
+	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
+		shs_computation *comp = m->comps[c];
+		if (shs_comp_is_reducer(m, c))
+			continue;
+		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
+			shs_instr *in = comp->instrs[i];
+			const shs_decision *d = &p->d[c][i];
+			if (d->strategy && !strcmp(d->strategy, "hint"))
+				continue;
+			rc = instr_sharding(p, m, in, d, &in->sharding, e);
+			if (rc != SHS_OK)
+				shs_err_prefix(e, "annotate: %s", in->name);
+		}
+	}
+	if (rc == SHS_OK)
+		m->num_partitions = devices;
+	return rc;
+}

@@ -1,0 +1,148 @@
+/* Sharding plans: a mesh, seeds for the entry parameters, and a sharding for every instruction. */
+#ifndef SHS_PLAN_H
+#define SHS_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host.h"
+#include "ir.h"
+#include "sharding.h"
+#include "status.h"
+
+/* The named plans, and a plan file. */
+typedef enum shs_plan_kind {
+	SHS_PLAN_DP = 0,      /* batch on data; weights replicated */
+	SHS_PLAN_FSDP = 1,    /* batch on data and fsdp; weights split on fsdp (largest dim) */
+	SHS_PLAN_TP = 2,      /* batch on data; heads, MLP hidden and vocab dims on tensor */
+	SHS_PLAN_FSDP_TP = 3, /* both */
+	SHS_PLAN_RULES = 4    /* only the rules of a plan file (on top of its base) */
+} shs_plan_kind;
+
+enum { SHS_PLAN_MAX_RULES = 256 };
+
+/* A plan file rule: entry parameters whose path (see shs_param_path) matches the glob pattern
+ * get spec (its rank must equal the parameter's). */
+typedef struct shs_plan_rule {
+	char pattern[128];
+	shs_pspec spec;
+} shs_plan_rule;
+
+/* What a plan is made from. */
+typedef struct shs_plan_request {
+	shs_mesh mesh;
+	char axis_names[SHS_MESH_MAX_AXES][32]; /* storage for mesh.names */
+	shs_plan_kind kind;   /* the base: a named plan (RULES: nothing but the rules) */
+	uint32_t n_rules;
+	shs_plan_rule rules[SHS_PLAN_MAX_RULES];
+	bool ignore_hints;    /* drop the module's Sharding custom-call constraints */
+	bool fsdp_state_only; /* fsdp splits the optimizer state only, the weights stay whole
+			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
+	bool no_reuse;        /* propagate every computation and instruction itself: no copy of
+			       * a structurally identical computation that started from the same
+			       * state, no decision kept because what it read is unchanged (tests) */
+	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
+				    * the module; borrowed), or NULL: computed */
+	const shs_host_views *views; /* the module's instruction views (borrowed), or NULL: made */
+	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
+	void *warn_user;
+} shs_plan_request;
+
+/* Parses "fsdp=16,tensor=4" into r->mesh (axis names [A-Za-z_][A-Za-z0-9_]*, sizes >= 1, at most
+ * SHS_MESH_MAX_AXES, no repeats). Returns SHS_OK or SHS_EINVAL (e says what is wrong). */
+int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e);
+
+/* Sets r->kind from "dp", "fsdp", "tp", "fsdp+tp". Returns SHS_OK or SHS_EINVAL. */
+int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e);
+
+/* Reads a plan file (JSON): {"mesh": {"fsdp": 16, ...} (optional when r has one), "base":
+ * "fsdp" (optional; default: rules only), "rules": [{"match": GLOB, "spec": [AXES, ...]}]} where
+ * each AXES is null, an axis name or a list of axis names. Errors name path and the member.
+ * Returns SHS_OK, SHS_EIO, SHS_EPARSE or SHS_EINVAL. */
+int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e);
+
+/* The path that names an entry parameter in rules: its op_name with JAX's ['key'] spelled /key,
+ * or its name; e.g. "state.params/params/decoder/layers/mlp/wi_0/kernel" or
+ * "train_step/params/layers_3/mlp/wi_0/parameter". Written into buf (cap bytes). */
+void shs_param_path(const shs_instr *p, char *buf, size_t cap);
+
+/* ---- Specs (spec.c): the sharding of one array, as plugins write it ---- */
+
+/* A replicated spec of the given rank. */
+void shs_spec_replicated(shs_pspec *s, uint32_t rank);
+
+/* Same rank, padding and axes on every dim. */
+bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y);
+
+/* Bytes of one device's piece of array a under s. */
+double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
+
+/* The dim of s that holds mesh axis a, or -1. */
+int shs_spec_dim_of(const shs_pspec *s, uint32_t a);
+
+/* The named form of n specs, "[{fsdp}, {}]" each, comma-separated for tuples. Returns a new
+ * string (caller frees) or NULL when out of memory. */
+char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n);
+
+/* ---- Parameter paths (seed.c) ---- */
+
+/* Whether a parameter path (shs_param_path) has segment word, between '/' or '.'. */
+bool shs_param_path_has_segment(const char *path, const char *word);
+
+/* Whether a parameter path names optimizer state (Adam's mu and nu) rather than a weight. */
+bool shs_param_path_is_optimizer_state(const char *path);
+
+/* The decision for one instruction. */
+typedef struct shs_decision {
+	bool set;               /* decided (false: nothing constrains it; annotated replicated) */
+	bool fixed;             /* a seed or a hint: not revisited */
+	uint32_t n_leaves;
+	shs_pspec *leaves;      /* its result's sharding, leaf by leaf */
+	uint32_t n_req;         /* what it requires of its operands (flat, leaf by leaf) */
+	shs_pspec *req;
+	uint32_t *req_first;    /* operand k's leaves start at req[req_first[k]] */
+	const char *strategy;   /* borrowed from the host, or "seed", "hint", "control" */
+	char label[64];
+	double cost;            /* its score when chosen */
+	double flops, bytes;    /* the chosen candidate's local FLOPs and HBM bytes per device */
+	uint32_t n_colls;       /* the collectives it performs itself */
+	shs_coll *colls;
+	uint64_t tick;          /* the propagation's clock when it last changed */
+} shs_decision;
+
+/* Frees the arrays decision d owns (result, requirements, collectives) and clears them. */
+void shs_decision_free(shs_decision *d);
+
+/* A plan: the mesh and a decision per instruction of every computation (d[c][i]). */
+typedef struct shs_plan {
+	shs_mesh mesh;
+	char axis_names[SHS_MESH_MAX_AXES][32];
+	uint32_t n_comps;
+	uint32_t *n_instrs;
+	shs_decision **d;
+	uint32_t passes;        /* propagation passes run */
+	double total_cost;
+	uint32_t n_reshards;    /* operand edges whose sharding differs from what the user wants */
+} shs_plan;
+
+/* Makes the plan r asks for on m by propagation (see propagate.c for the rules): seeds the entry
+ * parameters, then decides every instruction from its plugins' candidates. Warnings (a hint
+ * that does not fit the mesh, a seed that does not divide) go to h's warn callback. On success
+ * *out is new (caller frees with shs_plan_free). Returns SHS_OK, SHS_EINVAL or SHS_ENOMEM. */
+int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
+		  shs_err *e);
+
+/* Frees p; NULL does nothing. */
+void shs_plan_free(shs_plan *p);
+
+/* Writes p into m: every instruction of every computation that is not a reducer (to_apply
+ * region of reduce, scatter, ...) gets its sharding in XLA's form, tuples as tuple shardings;
+ * the module's num_partitions becomes the device count. Sharding custom-calls keep theirs.
+ * Returns SHS_OK, SHS_EINVAL (a spec does not convert) or SHS_ENOMEM. */
+int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e);
+
+/* Whether computation c of m is only a reducer (called as to_apply / comparator, never by call,
+ * while or conditional). */
+bool shs_comp_is_reducer(const shs_module *m, uint32_t c);
+
+#endif

@@ -1,0 +1,126 @@
+/* Plan requests: the mesh and plan names from the command line, parameter paths, freeing plans. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+enum { AXIS_NAME_MAX = 32, DECIMAL = 10 };
+
+static bool valid_axis_name(const char *s, size_t n)
+{
+	if (!n || n >= AXIS_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t k = 1; k < n; k++)
+		if (!isalnum((unsigned char)s[k]) && s[k] != '_')
+			return false;
+	return true;
+}
+
+int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e)
+{
+	shs_mesh mesh = { 0 };
+	char names[SHS_MESH_MAX_AXES][AXIS_NAME_MAX];
+	const char *p = text;
+
+	while (p && *p) {
+		const char *eq = strchr(p, '='), *comma;
+		char *end;
+		long long size;
+		if (!eq)
+			return shs_seterr(e, SHS_EINVAL, "mesh '%s': want NAME=SIZE,... (e.g. "
+					  "fsdp=16,tensor=4)", text);
+		if (mesh.n_axes == SHS_MESH_MAX_AXES)
+			return shs_seterr(e, SHS_EINVAL, "mesh '%s': more than %d axes", text,
+					  SHS_MESH_MAX_AXES);
+		if (!valid_axis_name(p, (size_t)(eq - p)))
+			return shs_seterr(e, SHS_EINVAL, "mesh '%s': bad axis name '%.*s'", text,
+					  (int)(eq - p), p);
+		memcpy(names[mesh.n_axes], p, (size_t)(eq - p));
+		names[mesh.n_axes][eq - p] = '\0';
+		errno = 0;
+		size = strtoll(eq + 1, &end, DECIMAL);
+		comma = end;
+		if (errno || end == eq + 1 || size < 1 || size > (1ll << 20) ||
+		    (*comma && *comma != ','))
+			return shs_seterr(e, SHS_EINVAL,
+					  "mesh '%s': axis '%s' needs a size from 1 to 1048576",
+					  text, names[mesh.n_axes]);
+		for (uint32_t k = 0; k < mesh.n_axes; k++)
+			if (!strcmp(names[k], names[mesh.n_axes]))
+				return shs_seterr(e, SHS_EINVAL, "mesh '%s': axis '%s' twice", text,
+						  names[k]);
+		mesh.sizes[mesh.n_axes++] = size;
+		p = *comma ? comma + 1 : NULL;
+	}
+	if (!mesh.n_axes)
+		return shs_seterr(e, SHS_EINVAL, "mesh '%s' has no axis", text);
+	memcpy(r->axis_names, names, sizeof(names));
+	r->mesh = mesh;
+	for (uint32_t k = 0; k < mesh.n_axes; k++)
+		r->mesh.names[k] = r->axis_names[k];
+	return SHS_OK;
+}
+
+int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e)
+{
+	static const struct {
+		const char *name;
+		shs_plan_kind kind;
+	} kinds[] = { { "dp", SHS_PLAN_DP }, { "fsdp", SHS_PLAN_FSDP }, { "tp", SHS_PLAN_TP },
+		      { "fsdp+tp", SHS_PLAN_FSDP_TP } };
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (!strcmp(kinds[k].name, name)) {
+			r->kind = kinds[k].kind;
+			return SHS_OK;
+		}
+	return shs_seterr(e, SHS_EINVAL, "unknown plan '%s' (plans: dp, fsdp, tp, fsdp+tp, or a "
+			  "plan file .json)", name);
+}
+
+void shs_param_path(const shs_instr *p, char *buf, size_t cap)
+{
+	const char *src = p->metadata && p->metadata->op_name ? p->metadata->op_name : p->name;
+	size_t n = 0;
+
+	if (!cap)
+		return;
+	for (const char *s = src; *s && n + 1 < cap; s++) {
+		if (s[0] == '[' && (s[1] == '\'' || s[1] == '"')) {
+			buf[n++] = '/';
+			s++;
+		} else if ((s[0] == '\'' || s[0] == '"') && s[1] == ']') {
+			s++;
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n] = '\0';
+}
+
+void shs_decision_free(shs_decision *d)
+{
+	free(d->leaves);
+	free(d->req);
+	free(d->req_first);
+	free(d->colls);
+	d->leaves = d->req = NULL;
+	d->req_first = NULL;
+	d->colls = NULL;
+}
+
+void shs_plan_free(shs_plan *p)
+{
+	if (!p)
+		return;
+	for (uint32_t c = 0; p->d && c < p->n_comps; c++) {
+		for (uint32_t i = 0; p->d[c] && i < p->n_instrs[c]; i++)
+			shs_decision_free(&p->d[c][i]);
+		free(p->d[c]);
+	}
+	free(p->d);
+	free(p->n_instrs);
+	free(p);
+}

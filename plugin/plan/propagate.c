@@ -1,0 +1,612 @@
+/* Plans by propagation: seeds, then every instruction takes its cheapest candidate, in passes.
+ *
+ * Pass 0 runs producers before users: each instruction scores the candidates its plugins propose
+ * given its operands' shardings: its compute, overlapped with its overlappable collectives and,
+ * for a matmul, with the reshards of its operands (collective matmul, weight prefetch), plus
+ * the other reshards
+ * and keeps the cheapest; ties go to the result its users want (the plan's hint, or what the
+ * decided users require), then to the smaller result piece, then to the result that spreads
+ * its axes over more dims rather than stacking them on one (a reduce-scatter onto the model
+ * dim, In[B_X, D_Y] in the book, rather than [B_XY, D]), then to the earlier candidate (plugin
+ * load order, then the plugin's order). Later passes alternate users-first and
+ * producers-first and also count what the users already require (so gradients settle where the
+ * optimizer needs them), until a pass changes nothing. Constants, iotas, broadcasts of them and
+ * unseeded parameters take what their users require. Control flow is threaded by
+ * propagate_flow.c. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "buf.h"
+#include "propagate_internal.h"
+
+enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64, SMALL = 16 };
+
+/* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
+ * the same sharding; or what the update makes of it at its shape) costs this many times its
+ * transfer: an update run in another layout reshards every state input and the result. */
+static const double STATE_RESHARD = 3;
+
+
+shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
+{
+	return &x->p->d[c][i];
+}
+
+static bool specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (!shs_spec_equal(&a[k], &b[k]))
+			return false;
+	return true;
+}
+
+int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_t n_leaves,
+		 const shs_pspec *req, const uint32_t *first, uint32_t n_operands,
+		 const char *strategy, const char *label, double cost)
+{
+	uint32_t n_req = req ? first[n_operands] : 0;
+	bool same = d->set && d->n_leaves == n_leaves && specs_equal(d->leaves, leaves, n_leaves) &&
+		    d->n_req == n_req && (!n_req || specs_equal(d->req, req, n_req));
+
+	d->strategy = strategy;
+	shs_str_copy(d->label, sizeof(d->label), label);
+	d->cost = cost;
+	if (same)
+		return SHS_OK;
+	x->changed = true;
+	d->tick = ++x->clock;
+	if (n_req != d->n_req || !d->req_first) {
+		free(d->req);
+		free(d->req_first);
+		d->req = n_req ? malloc(n_req * sizeof(*d->req)) : NULL;
+		d->req_first = calloc(n_operands + 1, sizeof(*d->req_first));
+		if ((n_req && !d->req) || !d->req_first) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+			return x->rc;
+		}
+	}
+	memcpy(d->leaves, leaves, n_leaves * sizeof(*leaves));
+	if (n_req)
+		memcpy(d->req, req, n_req * sizeof(*req));
+	if (req)
+		memcpy(d->req_first, first, (n_operands + 1) * sizeof(*first));
+	d->n_req = n_req;
+	d->set = true;
+	return SHS_OK;
+}
+
+/* For a tuple read only through get-tuple-elements: each element as the get-tuple-element
+ * that reads it wants it (the rest as decided), in x->scratch; NULL when some other user reads
+ * the whole tuple or no user has decided. */
+static const shs_pspec *elements_req(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+	const shs_decision *d = shs__dec(x, c, i);
+	bool found = false;
+
+	if (!d->set || d->n_leaves > x->scratch_cap)
+		return NULL;
+	memcpy(x->scratch, d->leaves, d->n_leaves * sizeof(*x->scratch));
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		const shs_instr *g = comp->instrs[u->list[k]];
+		const shs_decision *dg = shs__dec(x, c, u->list[k]);
+		if (g->op != SHS_OP_GET_TUPLE_ELEMENT)
+			return NULL;
+		if (dg->set && dg->n_req == d->n_leaves) {
+			uint32_t off = 0, n;
+			for (int64_t e = 0; e < g->tuple_index; e++)
+				off += shs_shape_leaves(&comp->instrs[i]->shape.tuple[e]);
+			n = shs_shape_leaves(&g->shape);
+			memcpy(&x->scratch[off], &dg->req[off], n * sizeof(*x->scratch));
+			found = true;
+		}
+	}
+	return found ? x->scratch : NULL;
+}
+
+/* The most sharded of what the decided users require (the smallest piece per device): a value
+ * that can be made in any sharding serves its most demanding user, and the others gather.
+ * A tuple read through get-tuple-elements gets each element as its reader wants it. */
+const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+
+	const shs_shape *shapes[MAX_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[i]->shape, shapes, MAX_LEAVES);
+	const shs_pspec *best = NULL;
+	double best_bytes = 0;
+
+	if (i == comp->root && x->ext_req[c])
+		return x->ext_req[c];
+	if (comp->instrs[i]->shape.type == SHS_TUPLE && (best = elements_req(x, c, i)))
+		return best;
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		if (!du->set || !du->n_req)
+			continue;
+		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++) {
+			const shs_pspec *req = &du->req[du->req_first[op]];
+			double bytes = 0;
+			if (comp->instrs[user]->operands[op] != i)
+				continue;
+			for (uint32_t j = 0; j < n; j++)
+				bytes += shs_spec_local_bytes(&req[j], shapes[j], &x->r->mesh);
+			if (!best || bytes < best_bytes) {
+				best = req;
+				best_bytes = bytes;
+			}
+		}
+	}
+	return best;
+}
+
+/* Seconds of resharding what i produces into what each decided user requires. */
+static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
+			const shs_shape *const *shapes, uint32_t n_leaves)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+	double cost = 0;
+
+	if (i == comp->root && x->ext_req[c])
+		for (uint32_t j = 0; j < n_leaves; j++)
+			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j],
+						  &x->r->mesh, NULL);
+	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		if (!du->set || !du->n_req)
+			continue;
+		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++)
+			if (comp->instrs[user]->operands[op] == i)
+				for (uint32_t j = 0; j < n_leaves; j++)
+					cost += shs__reshard_cost(&leaves[j],
+								  &du->req[du->req_first[op] + j],
+								  shapes[j], &x->r->mesh, NULL);
+	}
+	return cost;
+}
+
+/* A free value (constant, iota, broadcast of one, unseeded parameter) takes what its users
+ * require; with no user decided it stays undecided (annotated replicated). */
+static void decide_free(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	uint32_t first[2] = { 0, 0 };
+
+	if (!want || in->shape.type == SHS_TUPLE)
+		return;
+	shs__dec_set(x, d, want, d->n_leaves, NULL, first, 0, "free", "follows its users", 0);
+}
+
+/* The shapes of the leaves of s into a malloc'ed array (caller frees); NULL when out of
+ * memory. */
+static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
+{
+	uint32_t count = shs_shape_leaves(s);
+	const shs_shape **out = malloc((count ? count : 1) * sizeof(*out));
+
+	if (out)
+		*n = shs_shape_leaf_list(s, out, count);
+	return out;
+}
+
+/* Whether a user of value v before instruction i (in program order) already requires v in
+ * the n leaves want: the partitioner reshards a value once per sharding and reuses the copy, so
+ * only the first user pays for it. */
+static bool reshard_made_before(shs__prop *x, uint32_t c, uint32_t i, uint32_t v,
+				const shs_pspec *want, uint32_t n)
+{
+	const shs__users *u = &x->users[c];
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
+		uint32_t user = u->list[k];
+		const shs_decision *du = shs__dec(x, c, user);
+		const shs_instr *ui = comp->instrs[user];
+		if (user >= i || !du->set || !du->n_req || ui->op == SHS_OP_TUPLE ||
+		    ui->op == SHS_OP_GET_TUPLE_ELEMENT || ui->op == SHS_OP_CALL ||
+		    ui->op == SHS_OP_WHILE || ui->op == SHS_OP_CONDITIONAL)
+			continue;
+		for (uint32_t op = 0; op < ui->n_operands; op++)
+			if (ui->operands[op] == v && du->req_first[op] + n <= du->n_req &&
+			    specs_equal(&du->req[du->req_first[op]], want, n))
+				return true;
+	}
+	return false;
+}
+
+/* Whether an earlier operand of in is the same value as operand k, wanted in the same n
+ * leaves (one copy serves both). */
+static bool operand_repeats(const shs_instr *in, const shs_cand *cand, uint32_t k, uint32_t n)
+{
+	for (uint32_t j = 0; j < k; j++)
+		if (in->operands[j] == in->operands[k] &&
+		    specs_equal(&cand->operands[cand->operand_first[j]],
+				&cand->operands[cand->operand_first[k]], n))
+			return true;
+	return false;
+}
+
+/* Score of one candidate: its own work and resharding its operands (a seeded parameter's
+ * STATE_RESHARD times over; nothing when an earlier user made the same copy), a reshard into
+ * a matmul overlapping the compute as runtimes overlap it (collective matmul, weight
+ * prefetch), and (pull) the reshards its users would need. */
+static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
+		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
+		    uint32_t n_res)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	double hidden = 0, exposed = 0;
+
+	for (uint32_t k = 0; k < in->n_operands && k < cand->n_operands; k++) {
+		const shs_instr *op = comp->instrs[in->operands[k]];
+		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
+		bool overlapped = matmul;
+		const shs_shape *sh[MAX_LEAVES];
+		uint32_t n;
+		if (!hints[k])
+			continue;
+		n = shs_shape_leaf_list(&op->shape, sh, MAX_LEAVES);
+		if (!specs_equal(hints[k], want, n) &&
+		    (reshard_made_before(x, c, i, in->operands[k], want, n) ||
+		     operand_repeats(in, cand, k, n)))
+			continue;
+		bool state = c == x->m->entry && x->state[in->operands[k]];
+		for (uint32_t j = 0; j < n; j++) {
+			double moved, t = shs__reshard_cost(&hints[k][j], &want[j], sh[j],
+							     &x->r->mesh, &moved);
+			double f = state ? STATE_RESHARD : 1;
+			/* a matmul overlaps the gather, not the all-to-all before it */
+			if (overlapped) {
+				hidden += f * (t - moved);
+				exposed += f * moved;
+			} else {
+				exposed += f * t;
+			}
+		}
+	}
+	return shs__cand_cost(cand, &x->r->mesh, hidden, exposed) +
+	       (x->pull ? pull_cost(x, c, i, cand->result, res_shapes, n_res) : 0);
+}
+
+/* Axes stacked on a dim beyond its first, over the result leaves. */
+static uint32_t stacked_axes(const shs_cand *cand)
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < cand->n_result; j++)
+		for (uint32_t d = 0; d < cand->result[j].rank && d < SHS_PLUGIN_MAX_RANK; d++)
+			n += cand->result[j].dims[d].n > 1 ? cand->result[j].dims[d].n - 1u : 0u;
+	return n;
+}
+
+static double result_bytes(const shs_cand *cand, const shs_shape *const *shapes, uint32_t n,
+			   const shs_mesh *mesh)
+{
+	double b = 0;
+
+	for (uint32_t j = 0; j < n && j < cand->n_result; j++)
+		b += shs_spec_local_bytes(&cand->result[j], shapes[j], mesh);
+	return b;
+}
+
+void shs__dec_set_work(shs__prop *x, shs_decision *d, double flops, double bytes,
+		       const shs_coll *colls, uint32_t n_colls)
+{
+	shs_coll *copy = NULL;
+
+	if (n_colls) {
+		copy = malloc(n_colls * sizeof(*copy));
+		if (!copy) {
+			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+			return;
+		}
+		memcpy(copy, colls, n_colls * sizeof(*copy));
+	}
+	free(d->colls);
+	d->colls = copy;
+	d->n_colls = n_colls;
+	d->flops = flops;
+	d->bytes = bytes;
+}
+
+/* Keeps the chosen candidate's FLOPs, bytes and collectives on its decision. */
+static void set_work(shs__prop *x, shs_decision *d, const shs_cand *cand)
+{
+	shs__dec_set_work(x, d, cand->flops, cand->bytes, cand->colls, cand->n_colls);
+}
+
+/* Replicated result and operands: for an instruction no plugin serves. */
+static void decide_replicated(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+	const shs_shape **res = NULL;
+	shs_pspec *leaves = NULL, *req = NULL;
+	uint32_t *first = calloc(in->n_operands + 1, sizeof(*first)), n_res = 0, n_req = 0;
+
+	res = leaf_shapes(&in->shape, &n_res);
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		first[k] = n_req;
+		n_req += shs_shape_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape);
+	}
+	if (first)
+		first[in->n_operands] = n_req;
+	leaves = calloc(n_res ? n_res : 1, sizeof(*leaves));
+	req = calloc(n_req ? n_req : 1, sizeof(*req));
+	if (!first || !res || !leaves || !req) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t j = 0; j < n_res; j++)
+		shs_spec_replicated(&leaves[j], res[j]->rank);
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_shape *sh[MAX_LEAVES];
+		uint32_t n = shs_shape_leaf_list(&x->m->comps[c]->instrs[in->operands[k]]->shape, sh,
+					       MAX_LEAVES);
+		for (uint32_t j = 0; j < n; j++)
+			shs_spec_replicated(&req[first[k] + j], sh[j]->rank);
+	}
+	shs__dec_set(x, d, leaves, n_res, req, first, in->n_operands, "none", "replicated", 0);
+done:
+	free(first);
+	free((void *)res);
+	free(leaves);
+	free(req);
+}
+
+uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t rank = s[k].rank < SHS_PLUGIN_MAX_RANK ? s[k].rank : SHS_PLUGIN_MAX_RANK;
+		key = XXH3_64bits_withSeed(&s[k], offsetof(shs_pspec, dims) +
+							  rank * sizeof(shs_pdim), key);
+	}
+	return key;
+}
+
+/* key and a count mixed (an odd multiplier and a rotation; the specs go through XXH3). */
+static uint64_t mix(uint64_t key, uint32_t n)
+{
+	key = (key ^ n) * 0x9e3779b97f4a7c15ull;
+	return key ^ (key >> 29);
+}
+
+/* The hash of a query: each operand's shardings (or that it has none) and the wanted result,
+ * chained chunk by chunk. */
+static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
+			  const shs_pspec *const *hints, const shs_pspec *want, uint32_t n_res)
+{
+	uint64_t key = 0;
+
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		uint32_t n = hints[k] ? shs__dec(x, c, in->operands[k])->n_leaves : 0;
+		key = shs__hash_specs(hints[k], n, mix(key, n));
+	}
+	key = mix(key, n_res + (want ? 1u << 31 : 0));
+	return want ? shs__hash_specs(want, n_res, key) : key;
+}
+
+/* Whether a user of value v before instruction before (all when UINT32_MAX) changed after
+ * tick. */
+static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before, uint64_t tick)
+{
+	const shs__users *u = &x->users[c];
+
+	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++)
+		if (u->list[k] < before && shs__dec(x, c, u->list[k])->tick > tick)
+			return true;
+	return false;
+}
+
+/* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: checking them
+ * all on every decision would cost more than deciding (a constant read by thousands). */
+static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs__users *u = &x->users[c];
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+
+	if (u->first[i + 1] - u->first[i] > MEMO_MAX_USERS)
+		return true;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (u->first[in->operands[k] + 1] - u->first[in->operands[k]] > MEMO_MAX_USERS)
+			return true;
+	return false;
+}
+
+/* The hash of what the caller of i's computation wants of it (0 when nothing or not a
+ * root). */
+static uint64_t ext_key(shs__prop *x, uint32_t c, uint32_t i)
+{
+	if (i != x->m->comps[c]->root || !x->ext_req[c])
+		return 0;
+	return shs__hash_specs(x->ext_req[c], shs__dec(x, c, i)->n_leaves, 1);
+}
+
+/* Whether i's last decision still holds: made in a pass of the same kind (pull), from the same
+ * query (key) and caller's want (ext), and nothing else it read changed since: what the
+ * earlier users of each operand require (a copy they made is free) and (pull) what the users
+ * of i require. */
+static bool still_decided(shs__prop *x, uint32_t c, uint32_t i, uint64_t key, uint64_t ext)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs__cand_cache *cc = &x->cache[c][i];
+
+	if (!cc->decided || !cc->valid || cc->key != key || cc->pull != x->pull || cc->ext != ext)
+		return false;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (users_changed(x, c, in->operands[k], i, cc->tick))
+			return false;
+	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
+}
+
+/* The candidates for instruction i given the query key (hints and want): the cached ones when
+ * an earlier pass asked the same, else the plugins' (then cached). NULL after an error (x->rc
+ * set). */
+static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
+				   const shs_pspec *const *hints, const shs_pspec *want,
+				   uint64_t key)
+{
+	const shs_computation *comp = x->m->comps[c];
+	shs__cand_cache *cc = &x->cache[c][i];
+	int rc;
+
+	if (cc->valid && cc->key == key)
+		return &cc->cands;
+	shs_host_query q = { .views = x->views, .comp = c, .instr = i, .mesh = &x->r->mesh,
+			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want,
+			     .arena = cc->cands.a };
+
+	/* the old list's arena, emptied, holds the new one: no allocation per query */
+	cc->cands.a = NULL;
+	shs_cands_free(&cc->cands);
+	if (q.arena)
+		shs_arena_reset(q.arena);
+	cc->valid = false;
+	rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands, x->e);
+	if (rc != SHS_OK) {
+		x->rc = rc;
+		return NULL;
+	}
+	cc->key = key;
+	cc->valid = true;
+	return &cc->cands;
+}
+
+/* shs__user_req of array instruction i, kept between visits while none of its users changed
+ * (a root its caller constrains and a tuple are asked every time: their answers are not the
+ * users' own arrays). */
+static const shs_pspec *users_want(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	shs__cand_cache *cc = &x->cache[c][i];
+
+	if ((i == comp->root && x->ext_req[c]) || comp->instrs[i]->shape.type == SHS_TUPLE)
+		return shs__user_req(x, c, i);
+	if (!cc->users_valid || users_changed(x, c, i, UINT32_MAX, cc->users_tick)) {
+		cc->users_want = shs__user_req(x, c, i);
+		cc->users_tick = x->clock;
+		cc->users_valid = true;
+	}
+	return cc->users_want;
+}
+
+static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	/* most instructions have a few operands and leaves: on the stack, else on the heap */
+	const shs_pspec *hint_room[SMALL], **hints = hint_room;
+	const shs_shape *res_room[SMALL], **res = res_room;
+	const shs_cands *cands;
+	const shs_pspec *want;
+	shs__cand_cache *cc = &x->cache[c][i];
+	uint64_t key, ext = 0;
+	uint32_t n_res = 0, best = 0, best_stacked = 0;
+	double best_cost = 0, best_bytes = 0;
+	bool best_wanted = false, memo;
+
+	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands + 1, sizeof(*hints)))) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	n_res = shs_shape_leaves(&in->shape);
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = shs__dec(x, c, in->operands[k]);
+		hints[k] = od->set ? od->leaves : NULL;
+	}
+	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
+		: x->pull ? users_want(x, c, i) : NULL;
+	key = query_key(x, c, in, hints, want, n_res);
+	memo = !x->r->no_reuse && !too_many_users(x, c, i);
+	ext = memo && x->pull ? ext_key(x, c, i) : 0;
+	if (memo && still_decided(x, c, i, key, ext))
+		goto done; /* the same context makes the same decision */
+	cc->decided = false;
+	if (n_res < SMALL)
+		n_res = shs_shape_leaf_list(&in->shape, res, SMALL);
+	else if (!(res = leaf_shapes(&in->shape, &n_res)))
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+	if (x->rc != SHS_OK)
+		goto done;
+	cands = candidates(x, c, i, hints, want, key);
+	if (!cands)
+		goto done;
+	if (!cands->n) {
+		decide_replicated(x, c, i);
+		goto decided;
+	}
+	for (uint32_t k = 0; k < cands->n; k++) {
+		double s = score(x, c, i, &cands->v[k], hints, res, n_res);
+		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
+		uint32_t st = stacked_axes(&cands->v[k]);
+		bool wanted = want && cands->v[k].n_result == n_res &&
+			      !memcmp(cands->v[k].result, want, n_res * sizeof(*want));
+		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
+		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
+		if (!k || s < best_cost - tol || (tie && wanted && !best_wanted) ||
+		    (tie && wanted == best_wanted && b < best_bytes * (1 - 1e-12)) ||
+		    (tie && wanted == best_wanted && same_bytes && st < best_stacked)) {
+			best = k;
+			best_cost = s;
+			best_bytes = b;
+			best_stacked = st;
+			best_wanted = wanted;
+		}
+	}
+	shs__dec_set(x, shs__dec(x, c, i), cands->v[best].result, n_res, cands->v[best].operands,
+		     cands->v[best].operand_first, in->n_operands, cands->v[best].strategy,
+		     cands->v[best].label, best_cost);
+	set_work(x, shs__dec(x, c, i), &cands->v[best]);
+decided:
+	cc->decided = memo && x->rc == SHS_OK;
+	cc->pull = x->pull;
+	cc->ext = ext;
+	cc->tick = x->clock;
+done:
+	if (hints != hint_room)
+		free(hints);
+	if (res != res_room)
+		free((void *)res);
+}
+
+static void decide(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+
+	if (d->fixed || x->rc != SHS_OK)
+		return;
+	if (in->op == SHS_OP_PARAMETER) {
+		if (c == x->m->entry)
+			decide_free(x, c, i);
+		return;
+	}
+	if (x->free_instr[c][i]) {
+		decide_free(x, c, i);
+		return;
+	}
+	if (shs__decide_flow(x, c, i))
+		return;
+	decide_default(x, c, i);
+}
+
+void shs__pass_comp(shs__prop *x, uint32_t c)
+{
+	uint32_t n = x->m->comps[c]->n_instrs;
+
+	for (uint32_t k = 0; k < n && x->rc == SHS_OK; k++)
+		decide(x, c, x->reverse ? n - 1 - k : k);
+}

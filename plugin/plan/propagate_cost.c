@@ -1,0 +1,83 @@
+/* The costs propagation compares: a roofline on one chip and ring collectives on its links. */
+#include <string.h>
+
+#include "propagate_internal.h"
+
+/* A TPU v5p-like chip: the book's numbers. Propagation only compares candidates, so one chip
+ * model serves every mesh; the cost model of the search knows the real hardware. */
+static const double chip_flops = 4.59e14;   /* bf16 FLOP/s */
+static const double chip_hbm = 2.8e12;      /* HBM bytes/s */
+static const double link_bytes = 1.8e11;    /* ICI bytes/s per axis, bidirectional */
+static const double HIDDEN_LINK_SHARE = 0.1; /* of hidden transfer seconds, counted anyway */
+
+static int64_t axes_size(uint32_t mask, const shs_mesh *mesh)
+{
+	int64_t n = 1;
+
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (mask & (1u << a))
+			n *= mesh->sizes[a];
+	return n;
+}
+
+/* Whether each dim of from keeps its axes as a prefix of the same dim of to. */
+static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
+{
+	for (uint32_t d = 0; d < from->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
+		const shs_pdim *f = &from->dims[d], *t = &to->dims[d];
+		if (f->n > t->n || memcmp(f->axes, t->axes, f->n))
+			return false;
+	}
+	return true;
+}
+
+double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			 const shs_mesh *mesh, double *moved_s)
+{
+	double local = shs_spec_local_bytes(from, a, mesh), moved = 0;
+	int64_t gathered = 1;
+
+	if (moved_s)
+		*moved_s = 0;
+	if (shs_spec_equal(from, to))
+		return 0;
+	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
+		int df = shs_spec_dim_of(from, ax), dt = shs_spec_dim_of(to, ax);
+		if (df < 0 || df == dt)
+			continue;
+		if (dt < 0)
+			gathered *= mesh->sizes[ax];
+		else
+			moved += local * (double)(mesh->sizes[ax] - 1) / (double)mesh->sizes[ax];
+	}
+	/* axes kept on their dim but in another order (not a prefix: not a mere slice) mean a
+	 * permutation of the whole piece */
+	if (gathered == 1 && moved == 0 && !kept_in_order(from, to))
+		moved = local;
+	if (moved_s)
+		*moved_s = moved / link_bytes;
+	return (moved + local * (double)(gathered - 1)) / link_bytes;
+}
+
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed)
+{
+	double compute = c->flops / chip_flops + c->bytes / chip_hbm;
+
+	for (uint32_t k = 0; k < c->n_colls; k++) {
+		const shs_coll *coll = &c->colls[k];
+		double n = (double)axes_size(coll->axes_mask, mesh), t;
+		switch (coll->kind) {
+		case SHS_PCOLL_ALL_REDUCE: t = 2 * coll->bytes * (n - 1) / n; break;
+		case SHS_PCOLL_ALL_GATHER: t = coll->bytes * (n - 1); break;
+		default: t = coll->bytes * (n - 1) / n; break;
+		}
+		t /= link_bytes;
+		if (coll->overlappable)
+			hidden += t;
+		else
+			exposed += t;
+	}
+	/* a hidden transfer costs no time here but holds links that other transfers need: of
+	 * candidates that take equally long, the one that moves less wins */
+	return (compute > hidden ? compute : hidden) + HIDDEN_LINK_SHARE * hidden + exposed;
+}

@@ -1,0 +1,405 @@
+/* Control flow in propagation: tuples and their elements, and shardings threaded through the
+ * computations that call, while and conditional run. A loop carries one sharding per element:
+ * the loop's operand's, except that elements the loop starts from a constant (zeros a scanned
+ * layer fills in) take the sharding the body gives them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "propagate_internal.h"
+
+enum { MAX_FLOW_LEAVES = 1 << 16 };
+
+static uint32_t leaves_of(const shs__prop *x, uint32_t c, uint32_t i)
+{
+	return shs_shape_leaves(&x->m->comps[c]->instrs[i]->shape);
+}
+
+/* first[k] = first leaf of operand k of instruction in; first[n] = all leaves. */
+static uint32_t *operand_firsts(const shs__prop *x, uint32_t c, const shs_instr *in)
+{
+	uint32_t *first = malloc((in->n_operands + 1) * sizeof(*first)), n = 0;
+
+	for (uint32_t k = 0; first && k < in->n_operands; k++) {
+		first[k] = n;
+		n += leaves_of(x, c, in->operands[k]);
+	}
+	if (first)
+		first[in->n_operands] = n;
+	return first;
+}
+
+/* Replicated specs for the leaves of shape s into out. */
+static void replicated_leaves(const shs_shape *s, shs_pspec *out)
+{
+	const shs_shape *sh[MAX_FLOW_LEAVES / 16];
+	uint32_t n = shs_shape_leaf_list(s, sh, MAX_FLOW_LEAVES / 16);
+
+	for (uint32_t j = 0; j < n; j++)
+		shs_spec_replicated(&out[j], sh[j]->rank);
+}
+
+/* A tuple: its leaves are its operands' (or what its users want of an undecided one), and it
+ * passes on to its operands what its users want of it. */
+static void decide_tuple(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	uint32_t *first = operand_firsts(x, c, in);
+	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	shs_pspec *leaves = first ? malloc((first[in->n_operands] + 1) * sizeof(*leaves)) : NULL;
+
+	if (!first || !leaves) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = shs__dec(x, c, in->operands[k]);
+		uint32_t n = first[k + 1] - first[k];
+		if (od->set)
+			memcpy(&leaves[first[k]], od->leaves, n * sizeof(*leaves));
+		else if (want)
+			memcpy(&leaves[first[k]], &want[first[k]], n * sizeof(*leaves));
+		else
+			replicated_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape,
+					  &leaves[first[k]]);
+	}
+	shs__dec_set(x, shs__dec(x, c, i), leaves, first[in->n_operands], want ? want : leaves,
+		     first, in->n_operands, "control", "tuple of its operands", 0);
+done:
+	free(first);
+	free(leaves);
+}
+
+/* The first leaf of element idx of tuple shape t. */
+static uint32_t element_offset(const shs_shape *t, int64_t idx)
+{
+	uint32_t off = 0;
+
+	for (int64_t k = 0; k < idx && k < t->n_tuple; k++)
+		off += shs_shape_leaves(&t->tuple[k]);
+	return off;
+}
+
+static void decide_gte(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_instr *t = x->m->comps[c]->instrs[in->operands[0]];
+	const shs_decision *td = shs__dec(x, c, in->operands[0]);
+	uint32_t n = leaves_of(x, c, i), off = element_offset(&t->shape, in->tuple_index);
+	uint32_t first[2] = { 0, td->n_leaves };
+	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	shs_pspec *req;
+
+	if (!td->set) {
+		if (want)
+			shs__dec_set(x, shs__dec(x, c, i), want, n, NULL, first, 0, "control",
+				     "follows its users", 0);
+		return;
+	}
+	req = malloc(td->n_leaves * sizeof(*req));
+	if (!req) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return;
+	}
+	memcpy(req, td->leaves, td->n_leaves * sizeof(*req));
+	if (want && off + n <= td->n_leaves)
+		memcpy(&req[off], want, n * sizeof(*req));
+	shs__dec_set(x, shs__dec(x, c, i), &td->leaves[off], n, req, first, 1, "control",
+		     "element of its operand", 0);
+	free(req);
+}
+
+/* Gives the parameters of computation callee the shardings of operands[from..] of in. */
+static void set_params(shs__prop *x, uint32_t c, const shs_instr *in, uint32_t from,
+		       uint32_t callee)
+{
+	const shs_computation *cc = x->m->comps[callee];
+	uint32_t first[1] = { 0 };
+
+	for (uint32_t j = 0; j < cc->n_instrs; j++) {
+		const shs_instr *p = cc->instrs[j];
+		int64_t k = p->parameter_number + from;
+		const shs_decision *od;
+		if (p->op != SHS_OP_PARAMETER || k >= in->n_operands)
+			continue;
+		od = shs__dec(x, c, in->operands[k]);
+		if (od->set)
+			shs__dec_set(x, shs__dec(x, callee, j), od->leaves, od->n_leaves, NULL,
+				     first, 0, "control", "the caller's operand", 0);
+	}
+}
+
+/* The hash of everything a pass over computation c starts from: its class, the pass's
+ * direction and pull, what the caller wants of its root, and every decision and hint in it. */
+static uint64_t state_key(const shs__prop *x, uint32_t c, const shs_pspec *ext)
+{
+	const shs_computation *comp = x->m->comps[c];
+	uint64_t key = XXH3_64bits_withSeed(&x->twin[c], sizeof(x->twin[c]), 0);
+	uint8_t flags[2] = { x->reverse, x->pull };
+
+	key = XXH3_64bits_withSeed(flags, sizeof(flags), key);
+	if (ext)
+		key = shs__hash_specs(ext, x->p->d[c][comp->root].n_leaves, key);
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_decision *d = &x->p->d[c][i];
+		uint8_t f[3] = { d->set, d->fixed, x->hint_set[c] && x->hint_set[c][i] };
+		key = XXH3_64bits_withSeed(f, sizeof(f), key);
+		if (d->set)
+			key = shs__hash_specs(d->leaves, d->n_leaves, key);
+		if (d->n_req)
+			key = shs__hash_specs(d->req, d->n_req, key);
+		if (f[2])
+			key = shs__hash_specs(&x->hints[c][i], 1, key);
+	}
+	return key;
+}
+
+/* Gives computation c the decisions of its twin src (the result of a pass from the same state). */
+static void copy_twin(shs__prop *x, uint32_t src, uint32_t c)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
+		const shs_decision *s = &x->p->d[src][i];
+		shs_decision *d = &x->p->d[c][i];
+		x->cache[c][i].decided = false; /* its decision no longer follows its context */
+		if (!s->set || d->fixed)
+			continue;
+		shs__dec_set(x, d, s->leaves, s->n_leaves, s->n_req ? s->req : NULL, s->req_first,
+			     comp->instrs[i]->n_operands, s->strategy, s->label, s->cost);
+		shs__dec_set_work(x, d, s->flops, s->bytes, s->colls, s->n_colls);
+	}
+}
+
+/* Runs a pass over callee unless it is already being run (recursion); a computation that calls
+ * nothing and starts from the same state as the last pass over one of its twins takes that
+ * pass's result instead. */
+static void visit(shs__prop *x, uint32_t callee, const shs_pspec *ext)
+{
+	shs__twin_memo *memo;
+	uint64_t key = 0;
+
+	if (callee >= x->m->n_comps || x->visits[callee])
+		return;
+	x->visits[callee]++;
+	x->ext_req[callee] = ext;
+	memo = &x->memo[x->twin[callee]];
+	if (x->leaf[callee] && !x->r->no_reuse)
+		key = state_key(x, callee, ext);
+	if (x->leaf[callee] && !x->r->no_reuse && memo->valid && memo->key == key &&
+	    memo->src != callee) {
+		copy_twin(x, memo->src, callee);
+	} else {
+		shs__pass_comp(x, callee);
+		if (x->leaf[callee])
+			*memo = (shs__twin_memo){ .key = key, .src = callee, .valid = true };
+	}
+	x->ext_req[callee] = NULL;
+	x->visits[callee]--;
+}
+
+static const shs_decision *root_of(shs__prop *x, uint32_t comp)
+{
+	return shs__dec(x, comp, x->m->comps[comp]->root);
+}
+
+/* What the users inside callee want of its parameter number k, or NULL. */
+static const shs_pspec *param_want(shs__prop *x, uint32_t callee, int64_t k)
+{
+	const shs_computation *cc = x->m->comps[callee];
+
+	for (uint32_t j = 0; x->pull && j < cc->n_instrs; j++)
+		if (cc->instrs[j]->op == SHS_OP_PARAMETER && cc->instrs[j]->parameter_number == k)
+			return shs__user_req(x, callee, j);
+	return NULL;
+}
+
+/* The operands as they are, or as the callee's parameters' users want them (pull). */
+static void set_passthrough(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
+			    uint32_t n_leaves, const char *label)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	uint32_t *first = operand_firsts(x, c, in);
+	shs_pspec *req = first ? malloc((first[in->n_operands] + 1) * sizeof(*req)) : NULL;
+
+	if (!first || !req) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = shs__dec(x, c, in->operands[k]);
+		const shs_pspec *want = in->op == SHS_OP_CALL && in->n_called ?
+						param_want(x, in->called[0], k) : NULL;
+		if (want)
+			memcpy(&req[first[k]], want, (first[k + 1] - first[k]) * sizeof(*req));
+		else if (od->set)
+			memcpy(&req[first[k]], od->leaves, od->n_leaves * sizeof(*req));
+		else
+			replicated_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape,
+					  &req[first[k]]);
+	}
+	shs__dec_set(x, shs__dec(x, c, i), leaves, n_leaves, req, first, in->n_operands,
+		     "control", label, 0);
+done:
+	free(first);
+	free(req);
+}
+
+static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_pspec *wanted = x->pull ? shs__user_req(x, c, i) : NULL;
+	uint32_t n = leaves_of(x, c, i);
+	shs_pspec *want = wanted ? malloc(n * sizeof(*want)) : NULL;
+	const shs_decision *root;
+
+	if (want)
+		memcpy(want, wanted, n * sizeof(*want));
+	for (uint32_t k = 0; k < in->n_called; k++) {
+		set_params(x, c, in, from, in->called[k]);
+		visit(x, in->called[k], want);
+	}
+	free(want);
+	if (!in->n_called)
+		return;
+	root = root_of(x, in->called[0]);
+	if (root->set && root->n_leaves == leaves_of(x, c, i))
+		set_passthrough(x, c, i, root->leaves, root->n_leaves, "result of its callee");
+}
+
+/* Whether element k of a loop's init comes from a constant or broadcast (free) value. */
+static bool init_free(shs__prop *x, uint32_t c, const shs_instr *init, uint32_t k)
+{
+	return init->op == SHS_OP_TUPLE && k < init->n_operands &&
+	       x->free_instr[c][init->operands[k]];
+}
+
+/* What the users of element k of loop i's result want of it (through its get-tuple-elements),
+ * or NULL. */
+static const shs_pspec *element_want(shs__prop *x, uint32_t c, uint32_t i, uint32_t k)
+{
+	const shs__users *u = &x->users[c];
+
+	if (!x->pull)
+		return NULL;
+	for (uint32_t j = u->first[i]; j < u->first[i + 1]; j++) {
+		const shs_instr *g = x->m->comps[c]->instrs[u->list[j]];
+		if (g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == k)
+			return shs__user_req(x, c, u->list[j]);
+	}
+	return NULL;
+}
+
+/* The loop's carried shardings: the init's, but for elements that start as constants, what
+ * the loop's users want of them, else what the body gives them. Returns a malloc'ed array of
+ * n leaves, or NULL when nothing is known. */
+static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr *w, uint32_t n)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *init = comp->instrs[w->operands[0]];
+	const shs_decision *id = shs__dec(x, c, w->operands[0]);
+	const shs_computation *body = x->m->comps[w->called[0]];
+	const shs_instr *root = body->instrs[body->root];
+	shs_pspec *carry;
+	uint32_t off = 0;
+
+	if (!id->set || id->n_leaves != n)
+		return NULL;
+	carry = malloc(n * sizeof(*carry));
+	if (!carry)
+		return NULL;
+	memcpy(carry, id->leaves, n * sizeof(*carry));
+	for (uint32_t k = 0; init->op == SHS_OP_TUPLE && k < init->n_operands; k++) {
+		uint32_t nk = shs_shape_leaves(&comp->instrs[init->operands[k]]->shape);
+		const shs_pspec *want = init_free(x, c, init, k) ? element_want(x, c, i, k) : NULL;
+		if (want) {
+			memcpy(&carry[off], want, nk * sizeof(*carry));
+		} else if (init_free(x, c, init, k) && root->op == SHS_OP_TUPLE &&
+			   k < root->n_operands) {
+			const shs_decision *rd = shs__dec(x, w->called[0], root->operands[k]);
+			if (rd->set && rd->n_leaves == nk)
+				memcpy(&carry[off], rd->leaves, nk * sizeof(*carry));
+		}
+		off += nk;
+	}
+	return carry;
+}
+
+/* The body's root produces the carry: its leaves are the carry, and it wants them of its
+ * operands (the partitioner reshards what differs). */
+static void force_root(shs__prop *x, uint32_t body, const shs_pspec *carry, uint32_t n)
+{
+	const shs_computation *comp = x->m->comps[body];
+	const shs_instr *root = comp->instrs[comp->root];
+	uint32_t *first = operand_firsts(x, body, root);
+
+	if (!first) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return;
+	}
+	if (root->op == SHS_OP_TUPLE && first[root->n_operands] == n)
+		shs__dec_set(x, shs__dec(x, body, comp->root), carry, n, carry, first,
+			     root->n_operands, "control", "the loop's carry", 0);
+	free(first);
+}
+
+/* Runs the body and condition of loop w with the given carry; the body's root makes it. */
+static void run_loop(shs__prop *x, const shs_instr *w, const shs_pspec *carry, uint32_t n)
+{
+	uint32_t first[2] = { 0, n };
+
+	for (uint32_t k = 0; k < 2; k++) {
+		const shs_computation *cc = x->m->comps[w->called[k]];
+		for (uint32_t j = 0; j < cc->n_instrs; j++)
+			if (cc->instrs[j]->op == SHS_OP_PARAMETER)
+				shs__dec_set(x, shs__dec(x, w->called[k], j), carry, n, NULL,
+					     first, 0, "control", "the loop's carry", 0);
+	}
+	visit(x, w->called[0], carry);
+	force_root(x, w->called[0], carry, n);
+	visit(x, w->called[1], NULL);
+}
+
+/* A loop: its carry (see carry_of), run through the body until the elements it starts from
+ * constants settle (a few rounds), then its result. */
+static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
+{
+	enum { MAX_ROUNDS = 3 };
+	const shs_instr *w = x->m->comps[c]->instrs[i];
+	uint32_t n = leaves_of(x, c, i), first[2] = { 0, n };
+	shs_pspec *carry, *after = NULL;
+
+	if (w->n_called < 2 || w->n_operands != 1)
+		return;
+	carry = carry_of(x, c, i, w, n);
+	for (uint32_t round = 0; carry && round < MAX_ROUNDS && x->rc == SHS_OK; round++) {
+		run_loop(x, w, carry, n);
+		after = carry_of(x, c, i, w, n);
+		if (!after || !memcmp(after, carry, n * sizeof(*carry)))
+			break;
+		x->changed = true;
+		free(carry);
+		carry = after;
+		after = NULL;
+	}
+	if (carry)
+		shs__dec_set(x, shs__dec(x, c, i), carry, n, carry, first, 1, "control",
+			     "the loop's carry", 0);
+	free(carry);
+	free(after);
+}
+
+bool shs__decide_flow(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+
+	switch (in->op) {
+	case SHS_OP_TUPLE: decide_tuple(x, c, i); return true;
+	case SHS_OP_GET_TUPLE_ELEMENT: decide_gte(x, c, i); return true;
+	case SHS_OP_CALL: decide_call(x, c, i, 0); return true;
+	case SHS_OP_CONDITIONAL: decide_call(x, c, i, 1); return true;
+	case SHS_OP_WHILE: decide_while(x, c, i); return true;
+	default: return false;
+	}
+}

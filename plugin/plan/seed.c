@@ -1,0 +1,355 @@
+/* Seeds of a plan: the shardings of the entry parameters under a named plan and a plan file. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+enum { PATH_MAX_LEN = 512, NO_DIM = -1 };
+
+/* The parameter's role, from its type and path. */
+typedef enum role { ROLE_SCALAR, ROLE_BATCH, ROLE_WEIGHT } role;
+
+/* What the seeding knows about the module. */
+typedef struct seeding {
+	const shs_module *m;
+	const shs_plan_request *r;
+	int64_t d_model;        /* the most common weight dim size */
+	bool matched[SHS_PLAN_MAX_RULES]; /* rules that matched some parameter */
+	int *layer_dim;         /* per entry parameter: its stacked-layer dim, or NO_DIM */
+	shs_warn_fn warn;
+	void *user;
+} seeding;
+
+bool shs_param_path_has_segment(const char *path, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = path; (p = strstr(p, word)); p++) {
+		bool start = p == path || p[-1] == '/' || p[-1] == '.';
+		bool end = p[n] == '\0' || p[n] == '/' || p[n] == '.';
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+static bool has_any(const char *path, const char *const *words)
+{
+	for (; *words; words++)
+		if (shs_param_path_has_segment(path, *words))
+			return true;
+	return false;
+}
+
+static const char *const batch_words[] = { "batch", "data", "inputs", "targets",
+					   "inputs_position", "inputs_segmentation",
+					   "targets_segmentation", NULL };
+static const char *const attention_words[] = { "query", "key", "value", "out", "qkv", NULL };
+static const char *const mlp_words[] = { "wi", "wi_0", "wi_1", "wo", "w1", "w2", "w3", NULL };
+static const char *const vocab_words[] = { "embedding", "token_embedder", "logits_dense",
+					   "logits", "unembed", "lm_head", NULL };
+
+static role role_of(const shs_instr *p, const char *path)
+{
+	if (p->shape.type == SHS_TUPLE || p->shape.rank == 0)
+		return ROLE_SCALAR;
+	if (!shs_elem_is_float(p->shape.type) || has_any(path, batch_words))
+		return ROLE_BATCH;
+	return ROLE_WEIGHT;
+}
+
+/* The entry parameter that v is, through converts and copies; -1 when it is not one. */
+static int64_t param_of(const shs_computation *c, uint32_t v)
+{
+	const shs_instr *i = c->instrs[v];
+
+	while ((i->op == SHS_OP_CONVERT || i->op == SHS_OP_COPY) && i->n_operands == 1)
+		i = c->instrs[i->operands[0]];
+	return i->op == SHS_OP_PARAMETER ? i->parameter_number : -1;
+}
+
+/* The dim a loop body slices one layer out of: dynamic-slice of get-tuple-element k with size 1
+ * on a dim whose size is larger. */
+static int sliced_dim(const shs_computation *body, int64_t k)
+{
+	for (uint32_t j = 0; j < body->n_instrs; j++) {
+		const shs_instr *i = body->instrs[j];
+		const shs_instr *src;
+		if (i->op != SHS_OP_DYNAMIC_SLICE || !i->n_operands)
+			continue;
+		src = body->instrs[i->operands[0]];
+		if (src->op != SHS_OP_GET_TUPLE_ELEMENT || src->tuple_index != k ||
+		    body->instrs[src->operands[0]]->op != SHS_OP_PARAMETER)
+			continue;
+		for (uint32_t d = 0; d < i->dynamic_slice_sizes.n && d < src->shape.rank; d++)
+			if (i->dynamic_slice_sizes.v[d] == 1 && src->shape.dims[d] > 1)
+				return (int)d;
+	}
+	return NO_DIM;
+}
+
+/* Layer dims of the entry parameters that while loops of the entry slice layer by layer. */
+static void find_layer_dims(seeding *s, uint32_t n_params)
+{
+	const shs_computation *c = shs_module_entry(s->m);
+
+	for (uint32_t k = 0; k < n_params; k++)
+		s->layer_dim[k] = NO_DIM;
+	for (uint32_t j = 0; j < c->n_instrs; j++) {
+		const shs_instr *w = c->instrs[j], *init;
+		if (w->op != SHS_OP_WHILE || w->n_operands != 1 || w->n_called < 1)
+			continue;
+		init = c->instrs[w->operands[0]];
+		if (init->op != SHS_OP_TUPLE)
+			continue;
+		for (uint32_t k = 0; k < init->n_operands; k++) {
+			int64_t p = param_of(c, init->operands[k]);
+			int d = sliced_dim(s->m->comps[w->called[0]], k);
+			if (p >= 0 && p < n_params && d != NO_DIM)
+				s->layer_dim[p] = d;
+		}
+	}
+}
+
+/* d_model: the most common dim size over the float weights (layer dims left out). */
+static int64_t find_d_model(const seeding *s, const shs_instr *const *params, uint32_t n)
+{
+	int64_t best = 0;
+	uint32_t best_count = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t d = 0; params[k] && d < params[k]->shape.rank; d++) {
+			int64_t size = params[k]->shape.dims[d];
+			uint32_t count = 0;
+			if ((int)d == s->layer_dim[k] || !shs_elem_is_float(params[k]->shape.type))
+				continue;
+			for (uint32_t k2 = 0; k2 < n; k2++) {
+				const shs_shape *a = params[k2] ? &params[k2]->shape : NULL;
+				for (uint32_t d2 = 0; a && d2 < a->rank; d2++)
+					count += a->dims[d2] == size && (int)d2 != s->layer_dim[k2];
+			}
+			if (count > best_count || (count == best_count && size > best)) {
+				best = size;
+				best_count = count;
+			}
+		}
+	return best;
+}
+
+/* Adds axis name to dim d of spec when the mesh has it and the dim still divides. */
+static void try_axis(const seeding *s, shs_pspec *spec, const shs_shape *a, int d,
+		     const char *name)
+{
+	int ax = shs__mesh_axis(&s->r->mesh, name);
+	shs_pspec t = *spec;
+
+	if (ax < 0 || d < 0 || (uint32_t)d >= a->rank)
+		return;
+	for (uint32_t e = 0; e < spec->rank; e++)
+		for (uint32_t k = 0; k < spec->dims[e].n; k++)
+			if (spec->dims[e].axes[k] == ax)
+				return;
+	shs__spec_add(&t, (uint32_t)d, ax);
+	if (shs__spec_fits(&t, a, &s->r->mesh))
+		*spec = t;
+}
+
+static bool dim_free(const shs_pspec *spec, int d, int layer)
+{
+	return d != layer && !spec->dims[d].n;
+}
+
+/* The tensor-parallel dim of a weight by its role: attention heads (the first dim that is not
+ * d_model), MLP hidden (the largest that is not d_model), vocab; NO_DIM for the rest. */
+static int tp_dim(const seeding *s, const shs_instr *p, const char *path, int layer)
+{
+	const shs_shape *a = &p->shape;
+	bool attention = has_any(path, attention_words) && !shs_param_path_has_segment(path, "moe");
+	bool mlp = has_any(path, mlp_words), vocab = has_any(path, vocab_words);
+	int best = NO_DIM;
+
+	if (shs_param_path_has_segment(path, "scale") || shs_param_path_has_segment(path, "gate") || shs_param_path_has_segment(path, "bias"))
+		return NO_DIM;
+	for (int d = 0; d < (int)a->rank; d++) {
+		if (d == layer || a->dims[d] == s->d_model)
+			continue;
+		if (attention)
+			return d;
+		if ((mlp || vocab) && (best == NO_DIM || a->dims[d] > a->dims[best]))
+			best = d;
+	}
+	return mlp || vocab ? best : NO_DIM;
+}
+
+/* The largest dim still free (not the layer dim), or NO_DIM. */
+static int largest_free(const shs_pspec *spec, const shs_shape *a, int layer)
+{
+	int best = NO_DIM;
+
+	for (int d = 0; d < (int)a->rank; d++)
+		if (dim_free(spec, d, layer) && (best == NO_DIM || a->dims[d] > a->dims[best]))
+			best = d;
+	return best;
+}
+
+static bool plan_has_tp(shs_plan_kind k)
+{
+	return k == SHS_PLAN_TP || k == SHS_PLAN_FSDP_TP;
+}
+
+static bool plan_has_fsdp(shs_plan_kind k)
+{
+	return k == SHS_PLAN_FSDP || k == SHS_PLAN_FSDP_TP;
+}
+
+static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
+{
+	const shs_shape *a = &p->shape;
+
+	try_axis(s, spec, a, 0, "data");
+	if (plan_has_fsdp(s->r->kind))
+		try_axis(s, spec, a, 0, "fsdp");
+	/* the expert axis splits the batch outside the experts (expert parallelism) */
+	try_axis(s, spec, a, 0, "expert");
+	if (a->rank >= 2 && !shs_elem_is_float(a->type))
+		try_axis(s, spec, a, 1, "sequence");
+	/* activations given as input (the book's In[B, D]) carry D on tensor under TP */
+	if (plan_has_tp(s->r->kind) && shs_elem_is_float(a->type) && a->rank >= 2)
+		try_axis(s, spec, a, (int)a->rank - 1, "tensor");
+}
+
+bool shs_param_path_is_optimizer_state(const char *path)
+{
+	static const char *const words[] = { "opt_state", "mu", "nu", NULL };
+
+	return has_any(path, words);
+}
+
+static void seed_weight(const seeding *s, const shs_instr *p, const char *path, int layer,
+			shs_pspec *spec)
+{
+	const shs_shape *a = &p->shape;
+
+	if (shs_param_path_has_segment(path, "moe") && !shs_param_path_has_segment(path, "gate"))
+		for (int d = 0; d < (int)a->rank; d++)
+			if (d != layer && a->dims[d] != s->d_model) {
+				try_axis(s, spec, a, d, "expert");
+				break;
+			}
+	if (plan_has_tp(s->r->kind)) {
+		int d = tp_dim(s, p, path, layer);
+		if (d != NO_DIM && dim_free(spec, d, layer))
+			try_axis(s, spec, a, d, "tensor");
+	}
+	if (plan_has_fsdp(s->r->kind) && (!s->r->fsdp_state_only || shs_param_path_is_optimizer_state(path))) {
+		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
+		shs_pspec tried = *spec;
+		for (int n = 0; n < (int)a->rank; n++) {
+			int d = largest_free(&tried, a, layer);
+			shs_pspec before = *spec;
+			if (d == NO_DIM)
+				break;
+			try_axis(s, spec, a, d, "fsdp");
+			if (!shs_spec_equal(spec, &before))
+				break;
+			shs__spec_add(&tried, (uint32_t)d, 0);
+		}
+	}
+}
+
+static void warn(const seeding *s, const char *fmt, const char *a, const char *b)
+{
+	char msg[SHS_ERRMSG_MAX];
+
+	if (!s->warn)
+		return;
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	s->warn(s->user, msg);
+}
+
+/* The first plan-file rule matching path; true when it set spec. */
+static bool seed_rules(seeding *s, const shs_instr *p, const char *path, shs_pspec *spec)
+{
+	for (uint32_t k = 0; k < s->r->n_rules; k++) {
+		const shs_plan_rule *rule = &s->r->rules[k];
+		if (fnmatch(rule->pattern, path, 0))
+			continue;
+		s->matched[k] = true;
+		if (p->shape.type == SHS_TUPLE ||
+		    !shs__spec_fits(&rule->spec, &p->shape, &s->r->mesh)) {
+			warn(s, "plan rule '%s' does not fit parameter %s (rank or sizes); ignored",
+			     rule->pattern, p->name);
+			return false;
+		}
+		*spec = rule->spec;
+		return true;
+	}
+	return false;
+}
+
+static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_pspec **out,
+		    bool *set)
+{
+	char path[PATH_MAX_LEN];
+
+	find_layer_dims(s, n);
+	s->d_model = find_d_model(s, params, n);
+	for (uint32_t k = 0; k < n; k++) {
+		const shs_instr *p = params[k];
+		shs_pspec *spec = out[k];
+		if (!p)
+			continue;
+		/* a tuple parameter takes what its users want */
+		set[k] = p->shape.type != SHS_TUPLE;
+		if (!set[k])
+			continue;
+		shs_spec_replicated(spec, p->shape.rank);
+		shs_param_path(p, path, sizeof(path));
+		if (seed_rules(s, p, path, spec))
+			continue;
+		if (s->r->kind == SHS_PLAN_RULES) {
+			set[k] = false;
+			continue;
+		}
+		switch (role_of(p, path)) {
+		case ROLE_SCALAR: break;
+		case ROLE_BATCH: seed_batch(s, p, spec); break;
+		case ROLE_WEIGHT: seed_weight(s, p, path, s->layer_dim[k], spec); break;
+		}
+	}
+	return SHS_OK;
+}
+
+int shs__plan_seed(const shs_module *m, const shs_plan_request *r, shs_pspec **out, bool *set,
+		   shs_warn_fn warn_fn, void *user, shs_err *e)
+{
+	const shs_computation *c = shs_module_entry(m);
+	seeding s = { .m = m, .r = r, .warn = warn_fn, .user = user };
+	const shs_instr **params = NULL;
+	uint32_t n = 0;
+	int rc = SHS_OK;
+
+	for (uint32_t j = 0; j < c->n_instrs; j++)
+		if (c->instrs[j]->op == SHS_OP_PARAMETER && c->instrs[j]->parameter_number >= n)
+			n = (uint32_t)c->instrs[j]->parameter_number + 1;
+	params = calloc(n ? n : 1, sizeof(*params));
+	s.layer_dim = calloc(n ? n : 1, sizeof(*s.layer_dim));
+	if (!params || !s.layer_dim) {
+		rc = shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+		goto done;
+	}
+	for (uint32_t j = 0; j < c->n_instrs; j++)
+		if (c->instrs[j]->op == SHS_OP_PARAMETER)
+			params[c->instrs[j]->parameter_number] = c->instrs[j];
+	rc = seed_all(&s, params, n, out, set);
+	for (uint32_t k = 0; rc == SHS_OK && k < r->n_rules; k++)
+		if (!s.matched[k])
+			rc = shs_seterr(e, SHS_EINVAL, "plan rule '%s' matches no parameter of the "
+					"module", r->rules[k].pattern);
+done:
+	free(params);
+	free(s.layer_dim);
+	return rc;
+}

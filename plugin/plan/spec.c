@@ -1,0 +1,142 @@
+/* Specs on shapes: replicated, equal, fits, local bytes, conversions to XLA's form, and text. */
+#include <string.h>
+
+#include "buf.h"
+#include "plan_internal.h"
+
+void shs_spec_replicated(shs_pspec *s, uint32_t rank)
+{
+	memset(s, 0, sizeof(*s));
+	s->rank = rank;
+}
+
+bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y)
+{
+	if (x->rank != y->rank || x->padded != y->padded)
+		return false;
+	for (uint32_t d = 0; d < x->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
+		if (x->dims[d].n != y->dims[d].n)
+			return false;
+		/* a few axes: compared inline (a call to memcmp per dim cost more) */
+		for (uint32_t k = 0; k < x->dims[d].n && k < SHS_PLUGIN_MAX_AXES; k++)
+			if (x->dims[d].axes[k] != y->dims[d].axes[k])
+				return false;
+	}
+	return true;
+}
+
+int64_t shs__spec_shards(const shs_pspec *s, const shs_mesh *mesh)
+{
+	int64_t n = 1;
+
+	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+		for (uint32_t k = 0; k < s->dims[d].n && k < SHS_PLUGIN_MAX_AXES; k++)
+			if (s->dims[d].axes[k] < mesh->n_axes)
+				n *= mesh->sizes[s->dims[d].axes[k]];
+	return n;
+}
+
+bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh)
+{
+	uint32_t used = 0;
+
+	if (a->type == SHS_TUPLE || s->rank != a->rank || s->rank > SHS_PLUGIN_MAX_RANK)
+		return false;
+	for (uint32_t d = 0; d < s->rank; d++) {
+		int64_t split = 1;
+		if (s->dims[d].n > SHS_PLUGIN_MAX_AXES)
+			return false;
+		for (uint32_t k = 0; k < s->dims[d].n; k++) {
+			uint8_t ax = s->dims[d].axes[k];
+			if (ax >= mesh->n_axes || (used & (1u << ax)))
+				return false;
+			used |= 1u << ax;
+			split *= mesh->sizes[ax];
+		}
+		if (!s->padded && a->dims[d] % split)
+			return false;
+	}
+	return true;
+}
+
+double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh)
+{
+	double e = 1;
+
+	if (a->type == SHS_TUPLE)
+		return 0;
+	for (uint32_t d = 0; d < a->rank; d++)
+		e *= (double)a->dims[d];
+	return e * shs_elem_bytes(a->type) / (double)shs__spec_shards(s, mesh);
+}
+
+int shs__mesh_axis(const shs_mesh *mesh, const char *name)
+{
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (!strcmp(mesh->names[k], name))
+			return (int)k;
+	return -1;
+}
+
+void shs__spec_add(shs_pspec *s, uint32_t d, int axis)
+{
+	if (d < SHS_PLUGIN_MAX_RANK && axis >= 0 && s->dims[d].n < SHS_PLUGIN_MAX_AXES)
+		s->dims[d].axes[s->dims[d].n++] = (uint8_t)axis;
+}
+
+void shs__spec_to_named(const shs_pspec *s, shs_named_sharding *out)
+{
+	uint32_t rank = s->rank < SHS_PLUGIN_MAX_RANK ? s->rank : SHS_PLUGIN_MAX_RANK;
+
+	memset(out, 0, sizeof(*out));
+	out->rank = s->rank;
+	for (uint32_t d = 0; d < rank && d < SHS_NAMED_MAX_RANK; d++) {
+		out->n_dim_axes[d] = s->dims[d].n;
+		memcpy(out->dim_axes[d], s->dims[d].axes, s->dims[d].n);
+	}
+}
+
+int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32_t rank,
+			    shs_pspec *out, shs_err *e)
+{
+	shs_named_sharding named;
+	int rc;
+
+	if (rank > SHS_PLUGIN_MAX_RANK)
+		return shs_seterr(e, SHS_EINVAL, "rank %u is over %d", rank, SHS_PLUGIN_MAX_RANK);
+	rc = shs_sharding_to_named(mesh, sh, rank, &named, e);
+	if (rc != SHS_OK)
+		return rc;
+	shs_spec_replicated(out, rank);
+	for (uint32_t d = 0; d < rank; d++) {
+		out->dims[d].n = named.n_dim_axes[d];
+		memcpy(out->dims[d].axes, named.dim_axes[d], named.n_dim_axes[d]);
+	}
+	return SHS_OK;
+}
+
+int shs_spec_dim_of(const shs_pspec *s, uint32_t a)
+{
+	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+		for (uint32_t k = 0; k < s->dims[d].n; k++)
+			if (s->dims[d].axes[k] == a)
+				return (int)d;
+	return -1;
+}
+
+char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
+{
+	shs_buf b = { 0 };
+
+	for (uint32_t j = 0; j < n; j++) {
+		shs_named_sharding named = { .rank = s[j].rank };
+		for (uint32_t d = 0; d < s[j].rank && d < SHS_NAMED_MAX_RANK; d++) {
+			named.n_dim_axes[d] = s[j].dims[d].n;
+			memcpy(named.dim_axes[d], s[j].dims[d].axes, s[j].dims[d].n);
+		}
+		if (j)
+			shs_buf_puts(&b, ", ");
+		shs_named_sharding_print(&b, mesh, &named);
+	}
+	return shs_buf_take(&b);
+}

@@ -1,0 +1,98 @@
+/* The search: over the meshes of a cluster and the plans their axes seed, the plan with the
+ * lowest evaluated step time that fits in HBM. */
+#ifndef SHS_SEARCH_H
+#define SHS_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "evaluate.h"
+#include "host.h"
+#include "plan.h"
+
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 5 };
+
+/* Step times within this relative difference are equally fast. */
+#define SHS_SEARCH_TIE 1e-6
+/* Per-instruction refinement: all combinations are evaluated when they number at most
+ * SHS_SEARCH_EXHAUSTIVE (exact); else one coordinate-descent sweep when it takes at most
+ * SHS_SEARCH_SWEEP evaluations; graphs with more than SHS_SEARCH_REFINE_MAX instructions to
+ * choose for are left as propagation made them. */
+#define SHS_SEARCH_EXHAUSTIVE 5000.0
+#define SHS_SEARCH_SWEEP 2000.0
+#define SHS_SEARCH_REFINE_MAX 256
+/* Meshes: all of them when they number at most SHS_SEARCH_ALL_MESHES, else the canonical ones
+ * (at most two axes: every dp, fsdp, tp and fsdp+tp degree, and the sequence or expert split
+ * with one other axis), then round after round the untried neighbours (a prime factor moved
+ * between two axes) of the SHS_SEARCH_LOCAL_TOP best so far, until there are none. */
+#define SHS_SEARCH_ALL_MESHES 192
+#define SHS_SEARCH_LOCAL_TOP 8
+
+typedef struct shs_search_options {
+	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
+	bool fixed_remat;       /* evaluate with eval.remat only; else a candidate that does not
+				 * fit is evaluated again with remat dots, then full */
+	const char *mesh;       /* a pinned mesh ("fsdp=16,tensor=4", @ layouts allowed), or NULL:
+				 * every mesh the search enumerates */
+	double time_budget_s;   /* stop after this long with the best plan so far (0: no limit) */
+	uint32_t threads;       /* meshes evaluated at once (0 or 1: one at a time); the result
+				 * is the same for any count */
+	bool exhaustive;        /* try every mesh, even more than SHS_SEARCH_ALL_MESHES */
+	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
+	shs_warn_fn warn;       /* propagation warnings, or NULL */
+	void *warn_user;
+} shs_search_options;
+
+/* One candidate the search evaluated: a mesh and the plan its axes seed. */
+typedef struct shs_search_try {
+	char mesh[SHS_SEARCH_TEXT];       /* with its layout: "data=2@x,fsdp=16@yz,tensor=4@z" */
+	char plan[SHS_SEARCH_PLAN_NAME];  /* dp, fsdp, zero1, tp, fsdp+tp, zero1+tp */
+	shs_remat remat;                  /* the remat policy it was evaluated with */
+	double step_time_s, compute_s, exposed_comm_s, comm_s, memory_bytes, mfu;
+	const char *bound;                /* static: "compute", "communication",
+					   * "memory bandwidth" */
+	bool fits;
+	uint32_t order;                   /* when it was evaluated (ties keep the earlier) */
+} shs_search_try;
+
+typedef struct shs_search_result {
+	shs_plan *plan;            /* the chosen plan (owned; free with shs_search_result_free) */
+	shs_cluster cluster;       /* its cluster, laid out with its mesh */
+	shs_eval eval;             /* its evaluation (owned) */
+	shs_search_try best;       /* its summary */
+	int zero_stage;            /* what the plan amounts to: 0 (data parallel), 1 (optimizer
+				    * state split over the batch axes), 2 (and the gradients), 3
+				    * (and the weights: FSDP) */
+	uint32_t n_tries;
+	shs_search_try *tries;     /* every candidate evaluated, best first (owned) */
+	uint32_t n_skipped;        /* meshes the physical axes cannot hold (default layout) */
+	uint32_t n_pruned;         /* seedings whose model state alone is over the HBM */
+	uint32_t refine_evals;     /* evaluations of per-instruction choices */
+	uint32_t n_meshes;         /* the meshes the cluster has (as enumerated) */
+	uint32_t n_meshes_tried;   /* those tried */
+	bool local;                /* too many to try all: canonical ones, then local search */
+	bool exact;                /* every combination of per-instruction choices was evaluated
+				    * on every mesh and seeding tried */
+	bool partial;              /* the time budget ended the search: the best found so far */
+	double search_time_s;
+} shs_search_result;
+
+/* Searches plans for m on the cluster spec describes (its mesh field is ignored; o->mesh pins
+ * one). A plan that fits beats every one that does not; of those that fit the fastest wins,
+ * and of equally fast ones (within SHS_SEARCH_TIE) the one that moves the fewest bytes over
+ * the links (all its collectives' time), then the earlier; when none fits, the one with the
+ * least memory. Candidates are taken in a fixed order (meshes as shs__search_meshes lists
+ * them, on as many threads as o->threads asks), so the result is deterministic; the host's own
+ * warnings (an instruction no strategy serves) may come in another order on several threads.
+ * The host's plugins must then allow being asked from several threads at once (the built-in
+ * ones do). On success *out is filled (free with shs_search_result_free).
+ * Returns SHS_OK, SHS_EINVAL (bad cluster or pinned mesh, no mesh to try) or SHS_ENOMEM. */
+int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
+	       const shs_cluster_spec *spec, const shs_search_options *o,
+	       shs_search_result *out, shs_err *e);
+
+/* Frees what r owns and zeroes it; NULL does nothing. */
+void shs_search_result_free(shs_search_result *r);
+
+#endif
