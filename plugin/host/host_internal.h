@@ -68,7 +68,7 @@ void shs__host_warn(const shs_host *h, const char *fmt, ...) SHS_PRINTF(2, 3);
 /* True the first time (m, c, i, why) is seen by h; false after (and when out of memory). */
 bool shs__host_first_time(shs_host *h, const void *m, const void *c, const void *i, int why);
 
-/* The function table plugins get. Borrowed, static. */
+/* The function table plugins get (host_api.c). Borrowed, static. */
 const shs_host_api *shs__host_api(void);
 
 /* The built-in strategies folder for a library or executable at object_path: dirname +
@@ -108,5 +108,35 @@ uint32_t shs__pshape_leaves(const shs_pshape *s);
  * A dim that does not divide evenly marks the spec padded. */
 const shs_pspec *shs__host_annotation_hint(shs_arena *a, const shs_instr *i,
 					   const shs_host_iview *v, const shs_mesh *mesh);
+
+/* ---- Candidates (host_api.c, host_check.c, host_query.c) ---- */
+
+/* A candidate list being filled by one strategy's generator. Candidates [first, list->n) are
+ * this strategy's; faults[k - first] is the first misuse found in candidate k, or NULL. */
+struct shs_pemit {
+	shs_host *h;
+	const shs_host_strat *st;
+	const shs_host_iview *v;
+	const shs_pmesh *mesh;
+	shs_cands *list;
+	uint32_t cap;       /* room in list->v */
+	uint32_t limit;     /* candidates kept for this instruction */
+	uint32_t first;
+	char **faults;
+	uint32_t cap_faults;
+	bool capped, oom, failed, misused;
+	char fail_msg[SHS_HOST_MSG_MAX];
+};
+
+/* "PLUGIN(strategy NAME): INSTR (opcode)" into buf (host_api.c). */
+void shs__host_prefix(const shs_pemit *out, char *buf, size_t n);
+
+/* Whether the NULL-terminated list (which may be NULL) holds s (host_api.c). */
+bool shs__host_in_list(const char *const *list, const char *s);
+
+/* Keeps the valid candidates of the strategy that just generated into out (in order) and
+ * reports the others; or drops them all after its generator failed (host_check.c). */
+void shs__host_check_strategy(shs_pemit *out);
+void shs__host_drop_strategy(shs_pemit *out);
 
 #endif
