@@ -17,7 +17,7 @@ typedef enum shs_format {
 } shs_format;
 
 /* Largest input accepted (bytes) and the memory a load may use per input byte beyond a floor. */
-enum { SHS_MAX_INPUT_MB = 2048, SHS_LOAD_BUDGET_FLOOR_MB = 64, SHS_LOAD_BUDGET_PER_BYTE = 32 };
+enum { SHS_LOAD_BUDGET_FLOOR_MB = 64, SHS_LOAD_BUDGET_PER_BYTE = 32 };
 
 /* About how many IR bytes one input byte becomes (the MaxText module: 4.6 from text and from
  * protobuf); loaders reserve that much arena up front. */

@@ -11,14 +11,8 @@
 #include "metadata.h"
 #include "opcode.h"
 #include "sharding.h"
+#include "shs_limits.h"
 #include "status.h"
-
-/* Limits that keep hostile input from exhausting the stack or memory. */
-enum {
-	SHS_MAX_RANK = 64,          /* dims of one array shape */
-	SHS_MAX_NESTING = 64,       /* tuple / literal / sharding nesting depth */
-	SHS_MAX_OPERANDS = 1 << 20  /* operands of one instruction */
-};
 
 /* Bytes with a length (may hold NULs). */
 typedef struct shs_bytes {

@@ -9,6 +9,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "metadata.h"
+#include "shs_limits.h"
 #include "status.h"
 
 /* The kinds, numbered as XLA's OpSharding.Type. */
@@ -78,8 +79,6 @@ int64_t shs_sharding_device(const shs_sharding *s, int64_t i);
 
 /* ---- The named-axis form ---------------------------------------------------------------- */
 
-enum { SHS_MESH_MAX_AXES = 8 };
-
 /* A logical device mesh: named axes with sizes; device d sits at the row-major position of its
  * coordinates over the axes in order (devices are iota over the mesh). */
 typedef struct shs_mesh {
@@ -90,7 +89,6 @@ typedef struct shs_mesh {
 
 /* For each tensor dim, the mesh axes it is split over, major first (like a JAX PartitionSpec).
  * Axes not used by any dim replicate the value. dim_axes[d][k] are indices into the mesh. */
-enum { SHS_NAMED_MAX_RANK = 32 };
 typedef struct shs_named_sharding {
 	uint32_t rank;
 	uint8_t n_dim_axes[SHS_NAMED_MAX_RANK];

@@ -363,7 +363,7 @@ static void honours_plugin_path(void)
 	int n;
 
 	setenv("SHARDSEARCH_PLUGIN_PATH", "/no/such/plugin-dir::" SHS_TEST_PLUGIN_DIR, 1);
-	n = shs_host_load_default(h, NULL, &e);
+	n = shs_host_load_default(h, NULL, true, &e);
 	CU_ASSERT_TRUE(n >= 4);
 	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), n);
 	for (uint32_t k = 0; k < shs_host_plugin_count(h); k++)
@@ -374,7 +374,7 @@ static void honours_plugin_path(void)
 
 	h = shs_host_new(NULL, NULL);
 	unsetenv("SHARDSEARCH_PLUGIN_PATH");
-	SHS_ASSERT_INT_EQ(shs_host_load_default(h, missing_extra, &e), SHS_EIO);
+	SHS_ASSERT_INT_EQ(shs_host_load_default(h, missing_extra, true, &e), SHS_EIO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "missing-extra"));
 	shs_host_free(h);
 	warnings_free(&w);

@@ -7,12 +7,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cli_cluster.h"
-#include "cli_plan.h"
+#include "cli_options.h"
 #include "report.h"
-#include "search.h"
+#include "run.h"
 
-enum { JSON_PRECISION = 10, MAX_THREADS = 256 };
+enum { JSON_PRECISION = 10 };
 
 static const char usage_head[] =
 	"usage: shardsearch annotate IN --hardware NAME (--devices N | --topology AxBxC)\n"
@@ -55,9 +54,8 @@ static const char usage_tail[] =
 typedef struct args {
 	const char *in, *out;
 	shs_format format;
-	bool force, json;
-	shs_cli_plan_opts plan;
-	shs_cli_cluster_opts cluster; /* also the search's --threads, --time-budget, --exhaustive */
+	bool force, json, quiet;
+	shs_run_options o;
 } args;
 
 static void usage(void)
@@ -72,17 +70,14 @@ static void usage(void)
 /* An option of annotate's own at argv[*k]: 1 taken, 0 not one, -1 usage error printed. */
 static int own_option(int argc, char **argv, int *k, args *a)
 {
-	const char *o = argv[*k], *bad = NULL;
-	bool search = !strcmp(o, "--time-budget") || !strcmp(o, "--threads");
-	shs_err e = { 0 };
+	const char *o = argv[*k];
 
-	if (!strcmp(o, "--force") || !strcmp(o, "--json")) {
-		*(!strcmp(o, "--force") ? &a->force : &a->json) = true;
+	if (!strcmp(o, "--force") || !strcmp(o, "--json") || !strcmp(o, "--quiet")) {
+		*(!strcmp(o, "--force") ? &a->force : !strcmp(o, "--json") ? &a->json :
+					  &a->quiet) = true;
 		return 1;
 	}
-	if (!strcmp(o, "--exhaustive"))
-		return shs_run_option_set(&a->cluster, "exhaustive", NULL, &e) == SHS_OK ? 1 : -1;
-	if (strcmp(o, "-o") && strcmp(o, "--format") && !search)
+	if (strcmp(o, "-o") && strcmp(o, "--format"))
 		return 0;
 	if (*k + 1 >= argc) {
 		shs_cli_usage_error("annotate", "%s needs a value", o);
@@ -91,14 +86,8 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	(*k)++;
 	if (!strcmp(o, "-o")) {
 		a->out = argv[*k];
-	} else if (!strcmp(o, "--format")) {
-		if (!shs_cli_format(argv[*k], &a->format))
-			bad = "takes proto or text";
-	} else if (shs_run_option_set(&a->cluster, o + 2, argv[*k], &e) != SHS_OK) {
-		bad = e.msg;
-	}
-	if (bad) {
-		shs_cli_usage_error("annotate", "%s %s", o, bad);
+	} else if (!shs_cli_format(argv[*k], &a->format)) {
+		shs_cli_usage_error("annotate", "%s takes proto or text", o);
 		return -1;
 	}
 	return 1;
@@ -106,17 +95,19 @@ static int own_option(int argc, char **argv, int *k, args *a)
 
 static int parse(int argc, char **argv, args *a)
 {
+	const unsigned groups = SHS_CLI_CLUSTER | SHS_CLI_EVAL | SHS_CLI_PLAN | SHS_CLI_SEARCH;
+
 	for (int k = 1; k < argc; k++) {
-		int r = !strcmp(argv[k], "--help") || !strcmp(argv[k], "-h") ? SHS_CLI_HELP :
-			shs_cli_plan_option("annotate", argc, argv, &k, &a->plan, "", "");
-		if (!r)
-			r = shs_cli_cluster_option("annotate", argc, argv, &k, &a->cluster);
+		int r;
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+			usage();
+			return -1;
+		}
+		r = shs_cli_run_option("annotate", argc, argv, &k, groups, &a->o);
 		if (!r)
 			r = own_option(argc, argv, &k, a);
-		if (r == SHS_CLI_HELP)
-			usage();
-		if (r == SHS_CLI_HELP || r < 0)
-			return r < 0 ? SHS_EXIT_USAGE : -1;
+		if (r < 0)
+			return SHS_EXIT_USAGE;
 		if (r)
 			continue;
 		if (argv[k][0] == '-' && argv[k][1])
@@ -128,7 +119,7 @@ static int parse(int argc, char **argv, args *a)
 	}
 	if (!a->in || !a->out)
 		return shs_cli_usage_error("annotate", "needs IN and -o OUT");
-	if (!a->plan.plan && !a->cluster.spec.hardware)
+	if (!a->o.plan && !a->o.spec.hardware)
 		return shs_cli_usage_error("annotate", "needs --hardware (to search) or --plan");
 	if (!a->force && shs_cli_same_file(a->in, a->out))
 		return shs_cli_usage_error("annotate", "%s: refusing to overwrite the input "
@@ -145,7 +136,7 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 			n += m->comps[c]->n_instrs;
 	printf("annotated %llu instructions of %s with plan %s on mesh %s (%lld devices): "
 	       "%u propagation passes, %u resharded edges -> %s\n", (unsigned long long)n, a->in,
-	       a->plan.plan, a->plan.mesh ? a->plan.mesh : "(from the plan file)",
+	       a->o.plan, a->o.mesh ? a->o.mesh : "(from the plan file)",
 	       (long long)m->num_partitions, p->passes, p->n_reshards, a->out);
 }
 
@@ -157,92 +148,55 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The named plan (or plan file) by propagation. */
-static int annotate_plan(const args *a, shs_host *h, shs_module *m, shs_err *e)
+/* The run's plan in m written to OUT, and what it was: the search's report or a summary. */
+static int finish(const args *a, const shs_run *r, shs_module *m, double load_s, shs_err *e)
 {
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	shs_plan *p = NULL;
-	int rc = SHS_EXIT_USAGE;
-
-	if (!r || !shs_cli_request("annotate", &a->plan, r))
-		goto done;
-	rc = SHS_EXIT_FAIL;
-	if (shs_plan_make(h, m, r, &p, e) != SHS_OK || shs_plan_annotate(p, m, e) != SHS_OK ||
-	    shs_module_verify(m, e) != SHS_OK ||
-	    shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
+	if (shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
-		goto done;
+		return SHS_EXIT_FAIL;
 	}
-	summary(a, p, m);
-	rc = SHS_EXIT_OK;
-done:
-	shs_plan_free(p);
-	free(r);
-	return rc;
-}
-
-/* The search's plan, and its report. */
-static int annotate_search(const args *a, shs_host *h, shs_module *m, double load_s,
-			   shs_err *e)
-{
-	shs_hw_catalog *cat = calloc(1, sizeof(*cat));
-	shs_search_options o = { .eval = a->cluster.eval, .mesh = a->plan.mesh,
-				 .fixed_remat = a->cluster.remat_given,
-				 .time_budget_s = a->cluster.time_budget_s,
-				 .threads = a->cluster.threads,
-				 .exhaustive = a->cluster.exhaustive,
-				 .ignore_hints = a->plan.ignore_hints };
-	shs_search_result r = { 0 };
-	int rc = SHS_EXIT_USAGE;
-
-	if (!cat || !shs_cli_catalog("annotate", &a->cluster, cat))
-		goto done;
-	if (shs_search(h, m, cat, &a->cluster.spec, &o, &r, e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
-		rc = e->code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;
-		goto done;
-	}
-	rc = SHS_EXIT_FAIL;
-	if (shs_plan_annotate(r.plan, m, e) != SHS_OK || shs_module_verify(m, e) != SHS_OK ||
-	    shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
-		goto done;
-	}
-	if (a->json)
-		shs_cli_put_json(shs_report_json(m, &r, load_s), JSON_PRECISION);
+	if (!r->searched)
+		summary(a, r->plan, m);
+	else if (a->json)
+		shs_cli_put_json(shs_report_json(m, &r->search, load_s), JSON_PRECISION);
 	else
-		shs_report_print(stdout, m, &r, load_s);
-	rc = SHS_EXIT_OK;
-done:
-	shs_search_result_free(&r);
-	free(cat);
-	return rc;
+		shs_report_print(stdout, m, &r->search, load_s);
+	return SHS_EXIT_OK;
 }
 
 int shs_cmd_annotate(int argc, char **argv)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	args a = { .format = SHS_FORMAT_AUTO,
-		   .cluster = { .spec = { .slices = 1 },
-				.threads = online < 1 ? 1 : online > MAX_THREADS ? MAX_THREADS :
-									   (uint32_t)online } };
+	args a = { .format = SHS_FORMAT_AUTO };
+	shs_run r = { 0 };
 	shs_module *m = NULL;
-	shs_host *h = NULL;
 	shs_err e = { 0 };
 	double load_s;
-	int rc = parse(argc, argv, &a);
+	int rc;
 
+	shs_cli_run_defaults(&a.o, true);
+	rc = parse(argc, argv, &a);
 	if (rc != SHS_EXIT_OK)
 		return rc < 0 ? SHS_EXIT_OK : rc;
-	rc = SHS_EXIT_FAIL;
+	if (shs_run_start(&r, &a.o, shs_cli_warn, &a.quiet, &e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s\n", e.msg);
+		rc = SHS_EXIT_USAGE;
+		goto done;
+	}
 	load_s = now_s();
 	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
 	load_s = now_s() - load_s;
-	if (m && (h = shs_cli_host(&a.plan)))
-		rc = a.plan.plan ? annotate_plan(&a, h, m, &e) :
-				   annotate_search(&a, h, m, load_s, &e);
+	rc = SHS_EXIT_FAIL;
+	if (!m)
+		goto done;
+	if (shs_run_annotate(&r, m, &e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);
+		rc = shs_cli_exit(e.code);
+		goto done;
+	}
+	rc = finish(&a, &r, m, load_s, &e);
+done:
 	shs_cli_warnings_done();
-	shs_host_free(h);
+	shs_run_free(&r);
 	shs_module_free(m);
 	return rc;
 }

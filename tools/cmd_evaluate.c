@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cli_cluster.h"
-#include "cli_eval.h"
-#include "cli_plan.h"
+#include "cli_options.h"
+#include "report.h"
+#include "run.h"
 
-enum { DECIMAL = 10, SHOWN_COLLECTIVES = 10, MESH_CAP = 256 };
+enum { DECIMAL = 10, SHOWN_COLLECTIVES = 10 };
 
 static const char usage_head[] =
 	"usage: shardsearch evaluate IN --hardware NAME (--topology AxBxC | --devices N)\n"
@@ -34,9 +34,8 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in;
-	bool json;
-	shs_cli_cluster_opts cluster;
-	shs_cli_plan_opts plan;
+	bool json, quiet;
+	shs_run_options o;
 } args;
 
 static void usage(void)
@@ -51,20 +50,22 @@ static void usage(void)
 
 static int parse(int argc, char **argv, args *a)
 {
+	const unsigned groups = SHS_CLI_CLUSTER | SHS_CLI_EVAL | SHS_CLI_PLAN;
+
 	for (int k = 1; k < argc; k++) {
 		const char *o = argv[k];
-		int r = !strcmp(o, "--help") || !strcmp(o, "-h") ? SHS_CLI_HELP :
-			shs_cli_plan_option("evaluate", argc, argv, &k, &a->plan, "", "");
-		if (!r)
-			r = shs_cli_cluster_option("evaluate", argc, argv, &k, &a->cluster);
-		if (r == SHS_CLI_HELP)
+		int r;
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
 			usage();
-		if (r == SHS_CLI_HELP || r < 0)
-			return r < 0 ? SHS_EXIT_USAGE : -1;
+			return -1;
+		}
+		r = shs_cli_run_option("evaluate", argc, argv, &k, groups, &a->o);
+		if (r < 0)
+			return SHS_EXIT_USAGE;
 		if (r)
 			continue;
-		if (!strcmp(o, "--json"))
-			a->json = true;
+		if (!strcmp(o, "--json") || !strcmp(o, "--quiet"))
+			*(!strcmp(o, "--json") ? &a->json : &a->quiet) = true;
 		else if (o[0] == '-' && o[1])
 			return shs_cli_usage_error("evaluate", "unknown option '%s'", o);
 		else if (!a->in)
@@ -72,75 +73,46 @@ static int parse(int argc, char **argv, args *a)
 		else
 			return shs_cli_usage_error("evaluate", "one input only");
 	}
-	if (!a->in || !a->cluster.spec.hardware || !a->plan.mesh || !a->plan.plan)
+	if (!a->in || !a->o.spec.hardware || !a->o.mesh || !a->o.plan)
 		return shs_cli_usage_error("evaluate", "needs IN, --hardware, --mesh and --plan");
-	a->cluster.spec.mesh = a->plan.mesh;
 	return SHS_EXIT_OK;
-}
-
-/* The plan request on the cluster's mesh (its axes without the physical layout). */
-static bool make_request(const args *a, const shs_cluster *c, shs_plan_request *r)
-{
-	shs_cli_plan_opts o = a->plan;
-	char mesh[MESH_CAP];
-
-	shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
-	o.mesh = mesh;
-	return shs_cli_request("evaluate", &o, r);
 }
 
 int shs_cmd_evaluate(int argc, char **argv)
 {
-	args a = { .cluster = { .spec = { .slices = 1 } } };
-	shs_hw_catalog *cat = calloc(1, sizeof(*cat));
-	shs_cluster *c = calloc(1, sizeof(*c));
-	shs_plan_request *r = calloc(1, sizeof(*r));
+	args a = { 0 };
 	shs_eval ev = { 0 };
+	shs_run r = { 0 };
 	shs_module *m = NULL;
-	shs_host *h = NULL;
-	shs_plan *p = NULL;
 	shs_err e = { 0 };
-	int rc = parse(argc, argv, &a);
+	int rc;
 
-	if (rc != SHS_EXIT_OK) {
-		rc = rc < 0 ? SHS_EXIT_OK : rc;
-		goto done;
-	}
-	rc = SHS_EXIT_USAGE;
-	if (!cat || !c || !r || !shs_cli_catalog("evaluate", &a.cluster, cat))
-		goto done;
-	if (shs_cluster_make(cat, &a.cluster.spec, c, &e) != SHS_OK) {
+	shs_cli_run_defaults(&a.o, false);
+	rc = parse(argc, argv, &a);
+	if (rc != SHS_EXIT_OK)
+		return rc < 0 ? SHS_EXIT_OK : rc;
+	if (shs_run_start(&r, &a.o, shs_cli_warn, &a.quiet, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: evaluate: %s\n", e.msg);
+		rc = SHS_EXIT_USAGE;
 		goto done;
 	}
-	if (!make_request(&a, c, r))
-		goto done;
 	rc = SHS_EXIT_FAIL;
-	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
-	if (!m || !(h = shs_cli_host(&a.plan)))
+	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
-	if (shs_plan_make(h, m, r, &p, &e) != SHS_OK) {
+	if (shs_run_evaluate(&r, m, &ev, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.in, e.msg);
-		rc = e.code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;
-		goto done;
-	}
-	if (shs_evaluate(m, p, c, &a.cluster.eval, &ev, &e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.in, e.msg);
+		rc = shs_cli_exit(e.code);
 		goto done;
 	}
 	if (a.json)
-		shs_cli_put_json(shs_cli_eval_json(c, &ev), DECIMAL + 5);
+		shs_cli_put_json(shs_eval_report_json(&r.cluster, &ev), DECIMAL + 5);
 	else
-		shs_cli_eval_print(c, &ev, SHOWN_COLLECTIVES);
+		shs_eval_report_print(stdout, &r.cluster, &ev, SHOWN_COLLECTIVES);
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();
 	shs_eval_free(&ev);
-	shs_plan_free(p);
-	shs_host_free(h);
+	shs_run_free(&r);
 	shs_module_free(m);
-	free(cat);
-	free(c);
-	free(r);
 	return rc;
 }

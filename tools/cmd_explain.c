@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cli_plan.h"
-#include "cluster.h"
+#include "cli_options.h"
+#include "run.h"
 
 enum { DEFAULT_LIMIT = 50, DECIMAL = 10, AXES_CAP = 256 };
 
@@ -30,22 +30,28 @@ static const char usage_tail[] =
 typedef struct args {
 	const char *in, *op;
 	long limit;
-	bool json;
-	shs_cli_plan_opts plan;
+	bool json, quiet;
+	shs_run_options o;
 } args;
 
 static int parse(int argc, char **argv, args *a)
 {
 	for (int k = 1; k < argc; k++) {
-		int r = shs_cli_plan_option("explain", argc, argv, &k, &a->plan, usage_head,
-					    usage_tail);
+		int r;
 		char *end;
-		if (r == SHS_CLI_HELP || r < 0)
-			return r < 0 ? SHS_EXIT_USAGE : -1;
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+			fputs(usage_head, stdout);
+			fputs(shs_cli_plan_usage, stdout);
+			fputs(usage_tail, stdout);
+			return -1;
+		}
+		r = shs_cli_run_option("explain", argc, argv, &k, SHS_CLI_PLAN, &a->o);
+		if (r < 0)
+			return SHS_EXIT_USAGE;
 		if (r)
 			continue;
-		if (!strcmp(argv[k], "--json")) {
-			a->json = true;
+		if (!strcmp(argv[k], "--json") || !strcmp(argv[k], "--quiet")) {
+			*(!strcmp(argv[k], "--json") ? &a->json : &a->quiet) = true;
 		} else if (!strcmp(argv[k], "--op") || !strcmp(argv[k], "--limit")) {
 			if (k + 1 >= argc)
 				return shs_cli_usage_error("explain", "%s needs a value", argv[k]);
@@ -61,7 +67,7 @@ static int parse(int argc, char **argv, args *a)
 			return shs_cli_usage_error("explain", "one input only");
 		}
 	}
-	if (!a->in || !a->op || !a->plan.mesh)
+	if (!a->in || !a->op || !a->o.mesh)
 		return shs_cli_usage_error("explain", "needs IN, --mesh and --op NAME");
 	return SHS_EXIT_OK;
 }
@@ -131,23 +137,18 @@ static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t k, co
 	json_decref(o);
 }
 
-/* With --plan: the decision propagation makes, and the operands' shardings as hints. */
-static int plan_hints(shs_host *h, const shs_module *m, const shs_plan_request *r, uint32_t c,
-		      uint32_t i, shs_plan **p, const shs_pspec ***hints, shs_err *e)
+/* With --plan: the operands' shardings in the plan propagation made, as hints. */
+static const shs_pspec **plan_hints(const shs_module *m, const shs_plan *p, uint32_t c,
+				    uint32_t i)
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
-	int rc = shs_plan_make(h, m, r, p, e);
+	const shs_pspec **hints = calloc(in->n_operands + 1, sizeof(*hints));
 
-	if (rc != SHS_OK)
-		return rc;
-	*hints = calloc(in->n_operands + 1, sizeof(**hints));
-	if (!*hints)
-		return shs_seterr(e, SHS_ENOMEM, "out of memory");
-	for (uint32_t k = 0; k < in->n_operands; k++) {
-		const shs_decision *d = &(*p)->d[c][in->operands[k]];
-		(*hints)[k] = d->set ? d->leaves : NULL;
+	for (uint32_t k = 0; hints && k < in->n_operands; k++) {
+		const shs_decision *d = &p->d[c][in->operands[k]];
+		hints[k] = d->set ? d->leaves : NULL;
 	}
-	return SHS_OK;
+	return hints;
 }
 
 static void report(const args *a, const shs_plan_request *r, const shs_module *m, uint32_t c,
@@ -179,58 +180,66 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 		if (shown < cands->n)
 			printf("... and %u more (--limit 0 shows all)\n", cands->n - shown);
 		if (chosen)
-			printf("plan %s gives it %s (%s: %s)\n", a->plan.plan, chosen,
+			printf("plan %s gives it %s (%s: %s)\n", a->o.plan, chosen,
 			       p->d[c][i].strategy ? p->d[c][i].strategy : "undecided",
 			       p->d[c][i].label);
 	}
 	free(chosen);
 }
 
+/* The candidates of instruction i of computation c, with the plan's hints when there is one. */
+static int candidates(shs_run *r, const shs_module *m, uint32_t c, uint32_t i, shs_cands *out,
+		      shs_err *e)
+{
+	const shs_pspec **hints = NULL;
+	int rc = r->o->plan ? shs_run_plan(r, m, e) : shs_run_plugins(r, e);
+
+	if (rc == SHS_OK && r->plan && !(hints = plan_hints(m, r->plan, c, i)))
+		rc = shs_seterr(e, SHS_ENOMEM, "out of memory");
+	if (rc == SHS_OK)
+		rc = shs_host_candidates(r->host, m, m->comps[c], m->comps[c]->instrs[i],
+					 &r->request->mesh, hints, NULL, SHS_PMODE_ENUMERATE, out,
+					 e);
+	free(hints);
+	return rc;
+}
+
 int shs_cmd_explain(int argc, char **argv)
 {
 	args a = { .limit = DEFAULT_LIMIT };
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	const shs_pspec **hints = NULL;
 	shs_cands cands = { 0 };
 	shs_module *m = NULL;
-	shs_host *h = NULL;
-	shs_plan *p = NULL;
+	shs_run r = { 0 };
 	shs_err e = { 0 };
 	uint32_t c = 0, i = 0;
-	int rc = parse(argc, argv, &a);
+	int rc;
 
-	if (rc != SHS_EXIT_OK) {
-		free(r);
+	shs_cli_run_defaults(&a.o, false);
+	rc = parse(argc, argv, &a);
+	if (rc != SHS_EXIT_OK)
 		return rc < 0 ? SHS_EXIT_OK : rc;
-	}
 	rc = SHS_EXIT_FAIL;
-	if (!r || !shs_cli_request("explain", &a.plan, r))
+	if (shs_run_start(&r, &a.o, shs_cli_warn, &a.quiet, &e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: explain: %s\n", e.msg);
 		goto done;
-	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
-	if (!m)
+	}
+	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
 	if (!find_op(m, a.op, &c, &i)) {
 		fprintf(stderr, "shardsearch: explain: %s has no instruction named '%s'\n",
 			a.in, a.op);
 		goto done;
 	}
-	if (!(h = shs_cli_host(&a.plan)))
-		goto done;
-	if ((a.plan.plan && plan_hints(h, m, r, c, i, &p, &hints, &e) != SHS_OK) ||
-	    shs_host_candidates(h, m, m->comps[c], m->comps[c]->instrs[i], &r->mesh, hints, NULL,
-				SHS_PMODE_ENUMERATE, &cands, &e) != SHS_OK) {
+	if (candidates(&r, m, c, i, &cands, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: explain: %s: %s\n", a.in, e.msg);
 		goto done;
 	}
-	report(&a, r, m, c, i, &cands, p);
+	report(&a, r.request, m, c, i, &cands, r.plan);
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();
 	shs_cands_free(&cands);
-	free(hints);
-	shs_plan_free(p);
-	shs_host_free(h);
+	shs_run_free(&r);
 	shs_module_free(m);
-	free(r);
 	return rc;
 }

@@ -9,23 +9,18 @@
 #include "arena.h"
 #include "buf.h"
 #include "io.h"
-#include "run.h"
-#include "plan.h"
 #include "report.h"
-#include "search.h"
+#include "run.h"
 #include "shardsearch.h"
 
-enum { MAX_PLUGINS = 64, JSON_PRECISION = 10 };
+enum { JSON_PRECISION = 10 };
 
 struct shs_context {
 	shs_arena *a;              /* copies of option values and plugin paths */
 	shs_run_options o;
-	const char *plugins[MAX_PLUGINS];
-	uint32_t n_plugins;
 	shs_module *m;
 	double load_s;             /* how long loading it took */
-	shs_search_result r;
-	shs_host *h;               /* the plugins of the search: its plan borrows their names */
+	shs_run run;               /* the last search: its plugins, plan and result */
 	bool searched;
 	shs_warning_fn warn;
 	void *warn_user;
@@ -42,9 +37,7 @@ static int fail(shs_context *ctx, int code, const char *msg)
 
 static void forget_result(shs_context *ctx)
 {
-	shs_search_result_free(&ctx->r);
-	shs_host_free(ctx->h);
-	ctx->h = NULL;
+	shs_run_free(&ctx->run);
 	ctx->searched = false;
 }
 
@@ -172,18 +165,11 @@ int shs_context_configure(shs_context *ctx, const char *options)
 
 int shs_context_add_plugin(shs_context *ctx, const char *path)
 {
-	const char *copy;
-
 	if (!ctx)
 		return SHS_EINVAL;
 	if (!path)
 		return fail(ctx, SHS_EINVAL, "plugin: no path");
-	if (ctx->n_plugins >= MAX_PLUGINS)
-		return fail(ctx, SHS_EINVAL, "plugin: at most 64 may be added");
-	if (!(copy = shs_arena_strdup(ctx->a, path)))
-		return fail(ctx, SHS_ENOMEM, "plugin: out of memory");
-	ctx->plugins[ctx->n_plugins++] = copy;
-	return SHS_OK;
+	return shs_context_set(ctx, "plugin", path);
 }
 
 static void on_warning(void *user, const char *msg)
@@ -194,63 +180,23 @@ static void on_warning(void *user, const char *msg)
 		ctx->warn(ctx->warn_user, msg);
 }
 
-/* A host with the built-in plugins, SHARDSEARCH_PLUGIN_PATH, the plugins folders and the added
- * files, in that order; NULL after a failure (ctx->e). */
-static shs_host *make_host(shs_context *ctx)
-{
-	shs_host *h = shs_host_new(on_warning, ctx);
-	int rc = h ? SHS_OK : shs_seterr(&ctx->e, SHS_ENOMEM, "plugins: out of memory");
-
-	if (rc == SHS_OK && shs_host_load_default(h, ctx->o.dirs, &ctx->e) < 0)
-		rc = ctx->e.code;
-	for (uint32_t k = 0; k < ctx->n_plugins && rc == SHS_OK; k++)
-		rc = shs_host_load(h, ctx->plugins[k], &ctx->e);
-	if (rc != SHS_OK) {
-		shs_host_free(h);
-		return NULL;
-	}
-	return h;
-}
-
 int shs_context_search(shs_context *ctx)
 {
-	shs_search_options so = { .warn = on_warning, .warn_user = ctx };
-	shs_hw_catalog *cat = NULL;
-	int rc = SHS_OK;
+	int rc;
 
 	if (!ctx)
 		return SHS_EINVAL;
-	so.eval = ctx->o.eval;
-	so.mesh = ctx->o.mesh;
-	so.fixed_remat = ctx->o.remat_given;
-	so.time_budget_s = ctx->o.time_budget_s;
-	so.threads = ctx->o.threads;
-	so.exhaustive = ctx->o.exhaustive;
-	so.ignore_hints = ctx->o.ignore_hints;
 	if (!ctx->m)
 		return fail(ctx, SHS_EINVAL, "search: no module loaded");
-	if (!ctx->o.spec.hardware)
+	if (!ctx->o.spec.hardware && !ctx->o.plan)
 		return fail(ctx, SHS_EINVAL, "search: no hardware (option hardware=NAME)");
 	forget_result(ctx);
-	if (!(cat = calloc(1, sizeof(*cat))))
-		rc = fail(ctx, SHS_ENOMEM, "search: out of memory");
-	if (rc == SHS_OK) {
-		shs_hw_catalog_builtin(cat);
-		if (ctx->o.hw_file)
-			rc = shs_hw_catalog_load_json(cat, ctx->o.hw_file, &ctx->e);
-	}
-	if (rc == SHS_OK && !(ctx->h = make_host(ctx)))
-		rc = ctx->e.code;
+	rc = shs_run_start(&ctx->run, &ctx->o, on_warning, ctx, &ctx->e);
 	if (rc == SHS_OK)
-		rc = shs_search(ctx->h, ctx->m, cat, &ctx->o.spec, &so, &ctx->r, &ctx->e);
-	if (rc == SHS_OK)
-		rc = shs_plan_annotate(ctx->r.plan, ctx->m, &ctx->e);
-	if (rc == SHS_OK)
-		rc = shs_module_verify(ctx->m, &ctx->e);
-	ctx->searched = rc == SHS_OK;
+		rc = shs_run_annotate(&ctx->run, ctx->m, &ctx->e);
+	ctx->searched = rc == SHS_OK && ctx->run.searched;
 	if (rc != SHS_OK)
 		forget_result(ctx);
-	free(cat);
 	return rc;
 }
 
@@ -261,19 +207,19 @@ int shs_context_result(const shs_context *ctx, shs_result *out)
 
 	if (!ctx || !ctx->searched || !out || out->struct_size < sizeof(uint32_t))
 		return SHS_EINVAL;
-	b = &ctx->r.best;
+	b = &ctx->run.search.best;
 	r.mesh = b->mesh;
 	r.plan = b->plan;
 	r.bound = b->bound;
 	r.step_time_s = b->step_time_s;
 	r.mfu = b->mfu;
 	r.memory_bytes = b->memory_bytes;
-	r.hbm_bytes = ctx->r.eval.hbm_bytes;
+	r.hbm_bytes = ctx->run.search.eval.hbm_bytes;
 	r.fits = b->fits;
-	r.zero_stage = ctx->r.zero_stage;
-	r.search_time_s = ctx->r.search_time_s;
-	r.candidates = ctx->r.n_tries;
-	r.partial = ctx->r.partial;
+	r.zero_stage = ctx->run.search.zero_stage;
+	r.search_time_s = ctx->run.search.search_time_s;
+	r.candidates = ctx->run.search.n_tries;
+	r.partial = ctx->run.search.partial;
 	memcpy(out, &r, out->struct_size < sizeof(r) ? out->struct_size : sizeof(r));
 	return SHS_OK;
 }
@@ -287,7 +233,7 @@ static char *text_report(const shs_context *ctx)
 
 	if (!f)
 		return NULL;
-	shs_report_print(f, ctx->m, &ctx->r, ctx->load_s);
+	shs_report_print(f, ctx->m, &ctx->run.search, ctx->load_s);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
@@ -309,7 +255,7 @@ const char *shs_context_report(shs_context *ctx, bool json)
 	}
 	if (!json) {
 		ctx->report = text_report(ctx);
-	} else if ((o = shs_report_json(ctx->m, &ctx->r, ctx->load_s))) {
+	} else if ((o = shs_report_json(ctx->m, &ctx->run.search, ctx->load_s))) {
 		ctx->report = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 					     JSON_REAL_PRECISION(JSON_PRECISION));
 		json_decref(o);

@@ -5,13 +5,13 @@
 
 #include "run.h"
 
-enum { DECIMAL = 10, MAX_PREFETCH = 16, MAX_THREADS = 256 };
+enum { DECIMAL = 10 };
 
 static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
-				     NULL };
+				     "plugin-path-env", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
-				      "slices", "schedule", "remat", "prefetch", "mesh",
-				      "threads", "time-budget", "plugins", NULL };
+				      "slices", "schedule", "remat", "prefetch", "mesh", "plan",
+				      "threads", "time-budget", "plugins", "plugin", NULL };
 
 /* The index of s in names (NULL-terminated), or -1. */
 static int choice(const char *s, const char *const *names)
@@ -51,6 +51,8 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 		o->eval.no_fusion = true;
 	else if (!strcmp(key, "exhaustive"))
 		o->exhaustive = true;
+	else if (!strcmp(key, "plugin-path-env"))
+		o->env_plugins = true;
 	else
 		o->ignore_hints = true;
 	return SHS_OK;
@@ -60,7 +62,6 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 static const char *set_number(shs_run_options *o, const char *key, const char *v)
 {
 	static const char *const schedules[] = { "events", "segments", NULL };
-	static const char *const remats[] = { "none", "dots", "full", NULL };
 	int64_t n = 0;
 	int c;
 
@@ -73,16 +74,15 @@ static const char *set_number(shs_run_options *o, const char *key, const char *v
 			return "takes events or segments";
 		o->eval.schedule = (shs_schedule)c;
 	} else if (!strcmp(key, "remat")) {
-		if ((c = choice(v, remats)) < 0)
+		if (!shs_remat_from_name(v, &o->eval.remat))
 			return "takes none, dots or full";
-		o->eval.remat = (shs_remat)c;
 		o->remat_given = true;
 	} else if (!strcmp(key, "prefetch")) {
-		if (!count_arg(v, 1, MAX_PREFETCH, &n))
+		if (!count_arg(v, 1, SHS_MAX_PREFETCH, &n))
 			return "takes 1 to 16";
 		o->eval.prefetch_depth = (uint32_t)n;
 	} else if (!strcmp(key, "threads")) {
-		if (!count_arg(v, 1, MAX_THREADS, &n))
+		if (!count_arg(v, 1, SHS_MAX_THREADS, &n))
 			return "takes a count from 1 to 256";
 		o->threads = (uint32_t)n;
 	} else {
@@ -113,11 +113,18 @@ int shs_run_option_set(shs_run_options *o, const char *key, const char *value, s
 		o->spec.topology = value;
 	} else if (!strcmp(key, "mesh")) {
 		o->mesh = value;
+	} else if (!strcmp(key, "plan")) {
+		o->plan = value;
 	} else if (!strcmp(key, "plugins")) {
 		if (o->n_dirs >= SHS_OPTIONS_MAX_DIRS)
 			bad = "is given too often (at most 16 folders)";
 		else
 			o->dirs[o->n_dirs++] = value;
+	} else if (!strcmp(key, "plugin")) {
+		if (o->n_files >= SHS_OPTIONS_MAX_FILES)
+			bad = "is given too often (at most 64 files)";
+		else
+			o->files[o->n_files++] = value;
 	} else {
 		bad = set_number(o, key, value);
 	}

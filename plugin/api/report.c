@@ -7,7 +7,7 @@
 #include "buf.h"
 #include "report.h"
 
-enum { RUNNERS_UP = 5, PATH_CAP = 512, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
+enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
 
 static const double GIB = 1024.0 * 1024.0 * 1024.0;
 
@@ -61,7 +61,7 @@ static void for_weights(const shs_module *m, const shs_search_result *r, weight_
 			void *user)
 {
 	const shs_computation *c = shs_module_entry(m);
-	char path[PATH_CAP];
+	char path[SHS_PATH_CAP];
 
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
@@ -116,8 +116,6 @@ static void print_weight(void *user, const char *path, const char *shape, const 
 	fprintf(user, "  %s  %s  %s\n", path, shape, spec);
 }
 
-static const char *const remat_name[] = { "none", "dots", "full" };
-
 static const char *const stage_text[] = {
 	"ZeRO-0: data parallel, model state whole on every device of a replica",
 	"ZeRO-1: Adam state split over the batch axes",
@@ -135,7 +133,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
 	fprintf(out, "mesh            %s\n", describe);
 	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
-	       remat_name[r->best.remat % 3], stage_text[r->zero_stage & 3]);
+	       shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
 	       100 * ev->mfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
@@ -164,7 +162,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 		const shs_search_try *t = &r->tries[idx[k]];
 		why_loses(r, t, why, sizeof(why));
 		fprintf(out, "  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
-		       remat_name[t->remat % 3], t->step_time_s,
+		       shs_remat_name(t->remat), t->step_time_s,
 		       100 * (t->step_time_s / ev->step_time_s - 1), why);
 	}
 }
@@ -180,18 +178,15 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 
 json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s)
 {
-	json_t *o = json_object(), *mesh = json_object(), *by_axis = json_object();
-	json_t *weights = json_object(), *ups = json_array(), *strategies = json_object();
+	json_t *o = json_object(), *mesh = json_object(), *weights = json_object();
+	json_t *ups = json_array(), *strategies = json_object();
+	json_t *ev = shs_eval_report_json(&r->cluster, &r->eval);
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
-	const shs_eval *ev = &r->eval;
 	tally used;
 
-	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++) {
+	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		json_object_set_new(mesh, r->cluster.mesh.names[a],
 				    json_integer(r->cluster.mesh.sizes[a]));
-		json_object_set_new(by_axis, r->cluster.mesh.names[a],
-				    json_real(ev->exposed_by_axis[a]));
-	}
 	for_weights(m, r, json_weight, weights);
 	count_strategies(r->plan, &used);
 	for (uint32_t k = 0; k < used.n; k++)
@@ -207,14 +202,9 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_set_new(o, "mesh", mesh);
 	json_object_set_new(o, "layout", json_string(r->best.mesh));
 	json_object_set_new(o, "plan", json_string(r->best.plan));
-	json_object_set_new(o, "remat", json_string(remat_name[r->best.remat % 3]));
-	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
-	json_object_set_new(o, "mfu", json_real(ev->mfu));
-	json_object_set_new(o, "bound", json_string(ev->bound));
-	json_object_set_new(o, "memory_bytes_per_device", json_real(ev->memory_bytes));
-	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
-	json_object_set_new(o, "fits", json_boolean(ev->fits));
-	json_object_set_new(o, "exposed_comm_s", by_axis);
+	json_object_set_new(o, "remat", json_string(shs_remat_name(r->best.remat)));
+	json_object_update(o, ev); /* the evaluation: step time, memory, collectives, ... */
+	json_decref(ev);
 	json_object_set_new(o, "zero_stage", json_integer(r->zero_stage));
 	json_object_set_new(o, "search_time_s", json_real(r->search_time_s));
 	json_object_set_new(o, "load_time_s", json_real(load_s));

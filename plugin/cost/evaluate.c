@@ -20,7 +20,6 @@
 #include "analysis.h"
 #include "evaluate_internal.h"
 
-enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, MAX_PREFETCH = 16 };
 
 /* A step is communication-bound when the exposed communication is at least this share of the
  * compute time: some pass has T_comms > T_math (the book's test); a few small blocking reshards
@@ -51,7 +50,7 @@ typedef struct evaluator {
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
 	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
-	double slack[MAX_PREFETCH]; /* idle link time of the last segments, newest first */
+	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -111,7 +110,7 @@ double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_ps
 
 bool shs__is_weight(const shs_computation *c, uint32_t v)
 {
-	for (uint32_t n = 0; n < MAX_DEPTH && v < c->n_instrs; n++) {
+	for (uint32_t n = 0; n < SHS_MAX_CALL_DEPTH && v < c->n_instrs; n++) {
 		const shs_instr *i = c->instrs[v];
 		if (i->op == SHS_OP_PARAMETER)
 			return true;
@@ -148,8 +147,8 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 			  const shs_instr *in, uint32_t k, const shs_decision *d,
 			  const shs_decision *od, double count)
 {
-	const shs_shape *shapes[MAX_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	bool prefetch = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 
 	/* an earlier edge made the copy this one reads */
@@ -231,7 +230,7 @@ static void prefetch(evaluator *x, segment *seg)
 	uint32_t depth = x->o->prefetch_depth ? x->o->prefetch_depth : 1;
 	double weights = 0, slack = 0, hidden, own;
 
-	depth = depth < MAX_PREFETCH ? depth : MAX_PREFETCH;
+	depth = depth < SHS_MAX_PREFETCH ? depth : SHS_MAX_PREFETCH;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
 		weights = seg->weights[a] > weights ? seg->weights[a] : weights;
 	if (weights <= 0)
@@ -248,7 +247,7 @@ static void prefetch(evaluator *x, segment *seg)
 	hidden = weights < slack ? weights : slack;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
 		seg->overlapped[a] -= hidden * seg->weights[a] / weights;
-	for (uint32_t k = 0; k < MAX_PREFETCH && hidden > 0; k++) {
+	for (uint32_t k = 0; k < SHS_MAX_PREFETCH && hidden > 0; k++) {
 		double take = x->slack[k] < hidden ? x->slack[k] : hidden;
 		x->slack[k] -= take;
 		hidden -= take;
@@ -265,7 +264,7 @@ static void close_segment(evaluator *x, segment *seg)
 		if (seg->overlapped[a] > comm)
 			comm = seg->overlapped[a];
 	exposed = comm > seg->compute ? comm - seg->compute : 0;
-	memmove(&x->slack[1], &x->slack[0], (MAX_PREFETCH - 1) * sizeof(x->slack[0]));
+	memmove(&x->slack[1], &x->slack[0], (SHS_MAX_PREFETCH - 1) * sizeof(x->slack[0]));
 	x->slack[0] = seg->compute > comm ? seg->compute - comm : 0;
 	x->ev->compute_s += seg->compute;
 	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
@@ -288,7 +287,7 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 	const shs_computation *comp = x->m->comps[c];
 	segment seg = { .first_coll = x->n_colls, .count = count };
 
-	if (depth > MAX_DEPTH || x->rc != SHS_OK)
+	if (depth > SHS_MAX_CALL_DEPTH || x->rc != SHS_OK)
 		return;
 	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
 		const shs_instr *in = comp->instrs[i];

@@ -19,7 +19,7 @@
 #include "analysis.h"
 #include "evaluate_sim.h"
 
-enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, ISSUE_AHEAD = 64 };
+enum { ISSUE_AHEAD = 64 };
 
 typedef shs__avail avail;
 typedef shs__sim sim;
@@ -95,11 +95,11 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 	uint32_t f = s->edges->base[c][i] + k;
 	avail r = s->ready[c][in->operands[k]], made = r, matmul_end = { 0 };
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	const shs_shape *shapes[MAX_LEAVES];
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
 	uint32_t n = 0;
 
 	if (d->set && d->n_req && od->set)
-		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
 		uint32_t gathered, moved;
 		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
@@ -284,7 +284,7 @@ void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32
 {
 	const shs_computation *comp = s->m->comps[c];
 
-	if (depth > MAX_DEPTH || s->rc != SHS_OK)
+	if (depth > SHS_MAX_CALL_DEPTH || s->rc != SHS_OK)
 		return;
 	s->stamp[c]++;
 	for (uint32_t i = 0; i < comp->n_instrs && s->rc == SHS_OK; i++) {

@@ -10,7 +10,6 @@
 
 #include "evaluate_internal.h"
 
-enum { MAX_LEAVES = 4096 };
 
 static bool producer(shs_opcode op)
 {
@@ -70,8 +69,8 @@ void shs__fusion_free(const shs_module *m, bool **fused)
 static double value_bytes(const shs_computation *comp, const shs_decision *dec, uint32_t v,
 			  const shs_mesh *mesh)
 {
-	const shs_shape *shapes[MAX_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&comp->instrs[v]->shape, shapes, MAX_LEAVES);
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[v]->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	double b = 0;
 
 	for (uint32_t j = 0; j < n; j++) {

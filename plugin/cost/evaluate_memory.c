@@ -13,7 +13,6 @@
 
 #include "evaluate_internal.h"
 
-enum { MAX_LEAVES = 4096, MAX_DEPTH = 64, PATH_CAP = 512 };
 
 typedef struct memo {
 	const shs__remat *remat;
@@ -43,8 +42,8 @@ static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
-	const shs_shape *shapes[MAX_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, MAX_LEAVES);
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	double b = 0;
 
 	for (uint32_t j = 0; j < n; j++) {
@@ -73,12 +72,12 @@ static double reshard_buffers(const memo *x, uint32_t c, uint32_t i, const uint3
 		return 0;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		const shs_decision *od = &x->p->d[c][in->operands[k]];
-		const shs_shape *shapes[MAX_LEAVES];
+		const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
 		uint32_t f = x->edges->base[c][i] + k, n;
 		double b = 0;
 		if (x->edges->first[c][f] != SHS__EDGE_NEW)
 			continue;
-		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, MAX_LEAVES);
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
 		for (uint32_t j = 0; od->set && j < n && j < od->n_leaves &&
 				     d->req_first[k] + j < d->n_req; j++) {
 			const shs_pspec *want = &d->req[d->req_first[k] + j];
@@ -134,7 +133,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	uint32_t n = comp->n_instrs, *last, *last_reuse = NULL;
 	double *bytes, *release = NULL, live = 0, peak = 0;
 
-	if (c >= x->m->n_comps || depth > MAX_DEPTH || x->stack[c])
+	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
 		return 0;
 	if (x->peak[c] >= 0)
 		return x->peak[c];
@@ -197,7 +196,7 @@ static bool is_state(const shs_module *m, int64_t k)
 static void state_breakdown(const memo *x, shs_eval *ev)
 {
 	const shs_computation *comp = shs_module_entry(x->m);
-	char path[PATH_CAP];
+	char path[SHS_PATH_CAP];
 
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];

@@ -13,7 +13,7 @@
 #include "analysis.h"
 #include "evaluate_internal.h"
 
-enum { MAX_CHAIN = 64, MAX_LEAVES = 4096 };
+enum { MAX_CHAIN = 64 };
 
 /* The instruction a chain of reshapes, transposes, converts, copies and bitcasts starts from. */
 static uint32_t source(const shs_computation *c, uint32_t v)
@@ -67,8 +67,8 @@ static double leaf_bytes(const shs_module *m, const shs_plan *p, const shs_clust
 {
 	const shs_instr *in = shs_module_entry(m)->instrs[i];
 	const shs_decision *d = &p->d[m->entry][i];
-	const shs_shape *shapes[MAX_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, MAX_LEAVES);
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	shs_pspec rep;
 
 	if (k >= n)
@@ -246,4 +246,21 @@ void shs__remat_free(shs__remat *r)
 {
 	free(r->dropped);
 	r->dropped = NULL;
+}
+
+static const char *const remat_names[SHS_REMAT_COUNT] = { "none", "dots", "full" };
+
+const char *shs_remat_name(shs_remat r)
+{
+	return (unsigned)r < SHS_REMAT_COUNT ? remat_names[r] : "?";
+}
+
+bool shs_remat_from_name(const char *name, shs_remat *out)
+{
+	for (int k = 0; k < SHS_REMAT_COUNT; k++)
+		if (!strcmp(name, remat_names[k])) {
+			*out = (shs_remat)k;
+			return true;
+		}
+	return false;
 }

@@ -391,7 +391,7 @@ bool shs__host_builtin_dir(const char *object_path, char *out, size_t n)
 /* The file this code was loaded from: libshardsearch.so, or the executable it is linked into. */
 static bool own_object(char *out, size_t n)
 {
-	int (*fn)(shs_host *, const char *const *, shs_err *) = shs_host_load_default;
+	int (*fn)(shs_host *, const char *const *, bool, shs_err *) = shs_host_load_default;
 	void *self, *extra = NULL;
 	Dl_info info;
 	struct link_map *map;
@@ -455,7 +455,8 @@ static int load_path_list(shs_host *h, const char *list, int *loaded, shs_err *e
 	return SHS_OK;
 }
 
-int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e)
+int shs_host_load_default(shs_host *h, const char *const *extra_dirs, bool from_env,
+			  shs_err *e)
 {
 	char self[PATH_MAX_LEN], dir[PATH_MAX_LEN];
 	const char *env;
@@ -471,7 +472,7 @@ int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e
 		shs__host_warn(h, "no built-in strategies folder found beside %s",
 			       self[0] ? self : "this program");
 	}
-	env = getenv(path_env);
+	env = from_env ? getenv(path_env) : NULL;
 	if (env) {
 		rc = load_path_list(h, env, &loaded, e);
 		if (rc != SHS_OK)

@@ -23,7 +23,7 @@
 #include "buf.h"
 #include "propagate_internal.h"
 
-enum { MAX_LEAVES = 4096, MEMO_MAX_USERS = 64, SMALL = 16 };
+enum { MEMO_MAX_USERS = 64, SMALL = 16 };
 
 /* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
  * the same sharding; or what the update makes of it at its shape) costs this many times its
@@ -117,8 +117,8 @@ const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 	const shs__users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
 
-	const shs_shape *shapes[MAX_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&comp->instrs[i]->shape, shapes, MAX_LEAVES);
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[i]->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	const shs_pspec *best = NULL;
 	double best_bytes = 0;
 
@@ -254,11 +254,11 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		const shs_instr *op = comp->instrs[in->operands[k]];
 		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
 		bool overlapped = matmul;
-		const shs_shape *sh[MAX_LEAVES];
+		const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
 		uint32_t n;
 		if (!hints[k])
 			continue;
-		n = shs_shape_leaf_list(&op->shape, sh, MAX_LEAVES);
+		n = shs_shape_leaf_list(&op->shape, sh, SHS_MAX_VALUE_LEAVES);
 		if (!specs_equal(hints[k], want, n) &&
 		    (reshard_made_before(x, c, i, in->operands[k], want, n) ||
 		     operand_repeats(in, cand, k, n)))
@@ -353,9 +353,9 @@ static void decide_replicated(shs__prop *x, uint32_t c, uint32_t i)
 	for (uint32_t j = 0; j < n_res; j++)
 		shs_spec_replicated(&leaves[j], res[j]->rank);
 	for (uint32_t k = 0; k < in->n_operands; k++) {
-		const shs_shape *sh[MAX_LEAVES];
+		const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
 		uint32_t n = shs_shape_leaf_list(&x->m->comps[c]->instrs[in->operands[k]]->shape, sh,
-					       MAX_LEAVES);
+					       SHS_MAX_VALUE_LEAVES);
 		for (uint32_t j = 0; j < n; j++)
 			shs_spec_replicated(&req[first[k] + j], sh[j]->rank);
 	}

@@ -11,7 +11,7 @@
 #include "io.h"
 #include "search_internal.h"
 
-enum { MAX_MESHES = 4096, PATH_CAP = 512 };
+enum { MAX_MESHES = 4096 };
 
 /* The merge's state: the result being built, and per mesh of the enumeration whether it was
  * tried and its best candidate. Touched by one merge at a time. */
@@ -144,7 +144,7 @@ static bool out_of_time(void *user)
 static void model_state(const shs_module *m, double *weights, double *optimizer)
 {
 	const shs_computation *c = shs_module_entry(m);
-	char path[PATH_CAP];
+	char path[SHS_PATH_CAP];
 
 	*weights = *optimizer = 0;
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
@@ -206,7 +206,7 @@ static void token_batch(const shs_module *m, int64_t tokens[2])
 static int64_t experts_of(const shs_module *m)
 {
 	const shs_computation *c = shs_module_entry(m);
-	char path[PATH_CAP];
+	char path[SHS_PATH_CAP];
 
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];

@@ -6,7 +6,7 @@
 
 #include "search_internal.h"
 
-enum { AHEAD_PER_THREAD = 4, MAX_THREADS = 256 };
+enum { AHEAD_PER_THREAD = 4 };
 
 typedef struct pool {
 	const shs__searcher *s;
@@ -94,7 +94,7 @@ int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEX
 	uint32_t started = 0;
 	int rc = SHS_OK;
 
-	threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+	threads = threads < 1 ? 1 : threads > SHS_MAX_THREADS ? SHS_MAX_THREADS : threads;
 	p.window = AHEAD_PER_THREAD * threads;
 	p.done = calloc(n + 1, sizeof(*p.done));
 	if (threads > 1)

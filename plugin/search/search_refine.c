@@ -6,7 +6,7 @@
 
 #include "search_internal.h"
 
-enum { MAX_LEAVES = 4096, EXHAUSTIVE_MAX_SLOTS = 12 };
+enum { EXHAUSTIVE_MAX_SLOTS = 12 };
 
 /* One instruction the refinement chooses for: option 0 is propagation's decision (kept in
  * orig), option k > 0 the plugins' candidate k - 1. */
@@ -159,7 +159,7 @@ static uint32_t count_refinable(const refiner *r, uint32_t limit)
  * there are too many instructions to choose for). */
 static int collect(refiner *r, bool allow_sweep)
 {
-	const shs_pspec *hints[MAX_LEAVES];
+	const shs_pspec *hints[SHS_MAX_VALUE_LEAVES];
 	uint32_t cap = 0, n = count_refinable(r, allow_sweep ? SHS_SEARCH_REFINE_MAX
 							      : EXHAUSTIVE_MAX_SLOTS);
 	int rc = SHS_OK;
@@ -177,7 +177,7 @@ static int collect(refiner *r, bool allow_sweep)
 		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
 			const shs_instr *in = comp->instrs[i];
 			slot s = { .c = c, .i = i };
-			if (!refinable(in, &r->p->d[c][i]) || in->n_operands > MAX_LEAVES)
+			if (!refinable(in, &r->p->d[c][i]) || in->n_operands > SHS_MAX_VALUE_LEAVES)
 				continue;
 			for (uint32_t k = 0; k < in->n_operands; k++) {
 				const shs_decision *od = &r->p->d[c][in->operands[k]];

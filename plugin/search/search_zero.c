@@ -3,7 +3,6 @@
 
 #include "search_internal.h"
 
-enum { PATH_CAP = 512 };
 
 /* The mesh axes that carry the batch: data and fsdp. */
 static uint32_t batch_axes(const shs_mesh *mesh)
@@ -31,7 +30,7 @@ int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev)
 	const shs_computation *c = shs_module_entry(m);
 	uint32_t mask = batch_axes(&p->mesh);
 	bool weights = false, state = false, grads = false;
-	char path[PATH_CAP];
+	char path[SHS_PATH_CAP];
 
 	for (uint32_t i = 0; mask && i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];

@@ -1,10 +1,13 @@
-/* The report of a search, as annotate prints it: text lines and a JSON object. */
+/* Reports: a search's (annotate, the context) and a plan's evaluation (evaluate), as text
+ * lines and JSON objects. */
 #ifndef SHS_REPORT_H
 #define SHS_REPORT_H
 
 #include <jansson.h>
 #include <stdio.h>
 
+#include "cluster.h"
+#include "evaluate.h"
 #include "search.h"
 
 /* Prints the chosen mesh and plan, step time, memory, exposed communication, the search's
@@ -15,5 +18,16 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 
 /* The same as a new JSON object (caller releases; NULL when out of memory). */
 json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s);
+
+/* Prints the cluster, step time, compute, communication, memory and the first max_colls
+ * collectives of ev, to out. */
+void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
+			   uint32_t max_colls);
+
+/* ev as a new JSON object (caller releases; NULL when out of memory): step_time_s, compute_s,
+ * remat_s, comm_s, exposed_comm_s by axis and in all, bound, mfu, flops_per_device,
+ * memory_bytes_per_device with its parts, hbm_bytes, fits, collectives. The one writer of an
+ * evaluation: the search's JSON report starts from it. */
+json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev);
 
 #endif

@@ -1,6 +1,8 @@
-/* What a run of the search takes, by the long option names of `shardsearch annotate`: the
- * cluster, how candidates are evaluated, the search's own options and plugin folders. Shared by
- * the command line and the library's context and pass entry point. */
+/* A run: what it takes, by the long option names of `shardsearch annotate` (the cluster, how
+ * candidates are evaluated, the search's own options, a named plan, the plugins), and the one
+ * pipeline that does the job (plugins, the search or the named plan's propagation, the plan
+ * written into the module, the module verified). The command line and the library's context
+ * and pass entry point are its clients. */
 #ifndef SHS_RUN_H
 #define SHS_RUN_H
 
@@ -9,9 +11,13 @@
 
 #include "cluster.h"
 #include "evaluate.h"
+#include "hardware.h"
+#include "host.h"
+#include "plan.h"
+#include "search.h"
 #include "status.h"
 
-enum { SHS_OPTIONS_MAX_DIRS = 16 };
+enum { SHS_OPTIONS_MAX_DIRS = 16, SHS_OPTIONS_MAX_FILES = 64 };
 
 /* Zero-initialise, then set slices = 1. Strings are borrowed: they must outlive the options. */
 typedef struct shs_run_options {
@@ -19,17 +25,23 @@ typedef struct shs_run_options {
 	const char *hw_file;       /* hardware-file: catalog entries to add (JSON), or NULL */
 	shs_eval_options eval;     /* remat, schedule, prefetch, no-overlap, no-fusion */
 	bool remat_given;          /* remat was set: the search evaluates with it only */
-	const char *mesh;          /* mesh: pinned, or NULL */
+	const char *mesh;          /* mesh: pinned (the search), the plan's (with plan), or NULL */
+	const char *plan;          /* plan: a named plan (dp, fsdp, tp, fsdp+tp) or a plan file
+				    * (.json) to make by propagation instead of searching, or NULL */
 	uint32_t threads;          /* threads (0: one) */
 	double time_budget_s;      /* time-budget (0: none) */
 	bool exhaustive;           /* exhaustive */
 	bool ignore_hints;         /* ignore-hints */
 	const char *dirs[SHS_OPTIONS_MAX_DIRS + 1]; /* plugins: folders, NULL-terminated */
 	uint32_t n_dirs;
+	const char *files[SHS_OPTIONS_MAX_FILES];   /* plugin: plugin files, in the order given */
+	uint32_t n_files;
+	bool env_plugins;          /* plugin-path-env: also the folders of SHARDSEARCH_PLUGIN_PATH
+				    * (the command line sets it; a library host asks for it) */
 } shs_run_options;
 
 /* Whether key is one of the options and takes no value (no-overlap, no-fusion, exhaustive,
- * ignore-hints); *known says whether it is an option at all. */
+ * ignore-hints, plugin-path-env); *known says whether it is an option at all. */
 bool shs_run_option_is_flag(const char *key, bool *known);
 
 /* Sets option key (without the leading "--") to value (borrowed; NULL or "" for a flag, which
@@ -41,5 +53,51 @@ int shs_run_option_set(shs_run_options *o, const char *key, const char *value, s
  * alone), splitting text in place (its pieces are borrowed). Returns SHS_OK, or SHS_EINVAL with
  * e naming the option ("option remat=all: takes none, dots or full"). */
 int shs_run_options_parse(shs_run_options *o, char *text, shs_err *e);
+
+/* A run: its options made ready (the catalog, a named plan's request and cluster), then the
+ * job on a module. Zero-initialise; free with shs_run_free. */
+typedef struct shs_run {
+	const shs_run_options *o;  /* borrowed */
+	shs_warn_fn warn;          /* warnings of plugins and propagation, or NULL */
+	void *warn_user;
+	shs_hw_catalog *cat;       /* the built-in catalog and the hardware file */
+	shs_plan_request *request; /* the named plan (or, for explain, just the mesh), or NULL */
+	bool has_cluster;          /* hardware and a mesh given with a plan: the cluster below */
+	shs_cluster cluster;
+	shs_host *host;            /* the plugins, once loaded (the plan borrows their names) */
+	shs_plan *plan;            /* the plan made (a named plan's, owned), or NULL */
+	bool searched;             /* the job was a search: its result below */
+	shs_search_result search;  /* owns the searched plan */
+} shs_run;
+
+/* Makes options o ready in *r: the catalog (with hardware-file); with a plan or a mesh but no
+ * hardware, the plan request on that mesh; with hardware, a mesh and a plan, the cluster the mesh
+ * lays out and the request on its axes. o must outlive r. Returns SHS_OK, SHS_EINVAL (options
+ * that cannot work: a bad mesh, plan name or plan file member; unknown hardware), SHS_EIO or
+ * SHS_EPARSE (a hardware or plan file that cannot be read), or SHS_ENOMEM. */
+int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *user,
+		  shs_err *e);
+
+/* Loads the plugins once: the built-in ones, SHARDSEARCH_PLUGIN_PATH's folders when
+ * o->env_plugins, o->dirs, then o->files. Returns SHS_OK, SHS_EIO (a plugins folder that cannot
+ * be read, a plugin file that does not load), SHS_EINVAL or SHS_ENOMEM. */
+int shs_run_plugins(shs_run *r, shs_err *e);
+
+/* Makes the named plan of r's request on m by propagation into r->plan (plugins loaded first).
+ * Returns SHS_OK, SHS_EINVAL (no plan or mesh) or what shs_plan_make returns. */
+int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e);
+
+/* The job of annotate, the context and the pass: with o->plan the named plan, else the search
+ * (o->spec.hardware needed), written into m as shardings; m is then verified. Returns SHS_OK,
+ * SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the steps return. */
+int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e);
+
+/* The job of evaluate: the named plan on r's cluster (a plan, hardware and mesh needed),
+ * evaluated with o->eval into *ev (free with shs_eval_free). Same returns as shs_run_plan and
+ * shs_evaluate. */
+int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e);
+
+/* Frees what r owns and zeroes it; NULL does nothing. */
+void shs_run_free(shs_run *r);
 
 #endif

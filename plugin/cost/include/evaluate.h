@@ -12,8 +12,14 @@
 typedef enum shs_remat {
 	SHS_REMAT_NONE = 0,   /* keep every saved activation */
 	SHS_REMAT_DOTS = 1,   /* keep matmul outputs and layer inputs; recompute the rest */
-	SHS_REMAT_FULL = 2    /* keep layer inputs; recompute each forward layer */
+	SHS_REMAT_FULL = 2,   /* keep layer inputs; recompute each forward layer */
+	SHS_REMAT_COUNT
 } shs_remat;
+
+/* The policy's name ("none", "dots", "full"; "?" for no policy), and the policy of a name
+ * (false when it names none) (evaluate_remat.c). */
+const char *shs_remat_name(shs_remat r);
+bool shs_remat_from_name(const char *name, shs_remat *out);
 
 /* How the step time is found. */
 typedef enum shs_schedule {

@@ -33,10 +33,13 @@ int shs_host_load(shs_host *h, const char *path, shs_err *e);
 int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e);
 
 /* Loads the built-in plugins (the strategies folder beside the library or executable in a build
- * tree, or lib/shardsearch/plugins under the install prefix), then each folder of the colon-separated
- * SHARDSEARCH_PLUGIN_PATH, then extra_dirs (NULL-terminated, may be NULL). A folder that cannot
- * be read is a warning, except one of extra_dirs (SHS_EIO). Returns the number loaded. */
-int shs_host_load_default(shs_host *h, const char *const *extra_dirs, shs_err *e);
+ * tree, or lib/shardsearch/plugins under the install prefix), then, when from_env, each folder
+ * of the colon-separated SHARDSEARCH_PLUGIN_PATH (a host that wants them asks: the command line
+ * does, a compiler pass does not unless told), then extra_dirs (NULL-terminated, may be NULL).
+ * A built-in or environment folder that cannot be read is a warning, one of extra_dirs an error
+ * (SHS_EIO). Returns the number loaded. */
+int shs_host_load_default(shs_host *h, const char *const *extra_dirs, bool from_env,
+			  shs_err *e);
 
 /* Number of loaded plugins, and the path of plugin k (borrowed, valid until h is freed). */
 uint32_t shs_host_plugin_count(const shs_host *h);

@@ -1,39 +1,42 @@
-/* The evaluation of a plan as the commands print it: text lines and a JSON object. */
+/* The evaluation of a plan as evaluate prints it and the search's report includes it: text
+ * lines and the one JSON writer of an evaluation. */
 #include <jansson.h>
 #include <stdio.h>
 
-#include "cli_eval.h"
+#include "report.h"
 
 enum { TEXT_CAP = 256 };
 
-void shs_cli_eval_print(const shs_cluster *c, const shs_eval *ev, uint32_t max_colls)
+void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
+			   uint32_t max_colls)
 {
 	char describe[TEXT_CAP] = "", axes[TEXT_CAP];
 	double gib = 1024.0 * 1024.0 * 1024.0;
 
 	shs_cluster_describe(c, describe, sizeof(describe));
-	printf("cluster         %s\n", describe);
-	printf("step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
-	       100 * ev->mfu);
-	printf("compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
-	       ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
-	printf("communication   %.4g s in all, %.4g s exposed:", ev->comm_s, ev->exposed_comm_s);
+	fprintf(out, "cluster         %s\n", describe);
+	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s,
+		ev->bound, 100 * ev->mfu);
+	fprintf(out, "compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
+		ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
+	fprintf(out, "communication   %.4g s in all, %.4g s exposed:", ev->comm_s,
+		ev->exposed_comm_s);
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
-		printf(" %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
-	printf("\nmemory          %.2f GiB peak of %.2f GiB HBM (%s); weights %.2f GiB, gradients "
-	       "%.2f GiB, Adam state %.2f GiB\n", ev->memory_bytes / gib, ev->hbm_bytes / gib,
-	       ev->fits ? "fits" : "does not fit", ev->params_bytes / gib, ev->grads_bytes / gib,
-	       ev->optimizer_bytes / gib);
+		fprintf(out, " %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
+	fprintf(out, "\nmemory          %.2f GiB peak of %.2f GiB HBM (%s); weights %.2f GiB, "
+		"gradients %.2f GiB, Adam state %.2f GiB\n", ev->memory_bytes / gib,
+		ev->hbm_bytes / gib, ev->fits ? "fits" : "does not fit", ev->params_bytes / gib,
+		ev->grads_bytes / gib, ev->optimizer_bytes / gib);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
-		printf("  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
-		       shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
-		       s->time_s, s->exposed_s, s->bytes, s->count);
+		fprintf(out, "  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
+			shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
+			s->time_s, s->exposed_s, s->bytes, s->count);
 	}
 }
 
-json_t *shs_cli_eval_json(const shs_cluster *c, const shs_eval *ev)
+json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 {
 	json_t *o = json_object(), *by_axis = json_object(), *colls = json_array();
 	char axes[TEXT_CAP];

@@ -1,0 +1,170 @@
+/* The one pipeline of a run: options made ready, plugins, the search or a named plan, the plan
+ * written into the module and the module verified (the command line, the context, the pass). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "io.h"
+#include "run.h"
+
+enum { MESH_TEXT_CAP = 256 };
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The cluster o's hardware, topology or devices and mesh describe, for a named plan. */
+static int make_cluster(shs_run *r, shs_err *e)
+{
+	shs_cluster_spec spec = r->o->spec;
+	int rc;
+
+	spec.mesh = r->o->mesh;
+	rc = shs_cluster_make(r->cat, &spec, &r->cluster, e);
+	r->has_cluster = rc == SHS_OK;
+	return rc;
+}
+
+/* The plan request: the mesh (the cluster's axes without their layout, or o->mesh), then the
+ * plan's name or file. */
+static int make_request(shs_run *r, shs_err *e)
+{
+	const shs_run_options *o = r->o;
+	shs_plan_request *q = calloc(1, sizeof(*q));
+	char mesh[MESH_TEXT_CAP];
+	const char *text = o->mesh;
+	int rc = SHS_OK;
+
+	if (!(r->request = q))
+		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+	q->ignore_hints = o->ignore_hints;
+	q->warn = r->warn;
+	q->warn_user = r->warn_user;
+	q->kind = SHS_PLAN_RULES;
+	if (r->has_cluster) {
+		shs_mesh_text(&r->cluster.mesh, mesh, sizeof(mesh));
+		text = mesh;
+	}
+	if (text)
+		rc = shs_plan_parse_mesh(q, text, e);
+	if (rc == SHS_OK && o->plan && ends_with(o->plan, ".json"))
+		rc = shs_plan_load_json(q, o->plan, e);
+	else if (rc == SHS_OK && o->plan)
+		rc = shs_plan_parse_kind(q, o->plan, e);
+	if (rc == SHS_OK && !q->mesh.n_axes)
+		rc = shs_seterr(e, SHS_EINVAL, "no mesh: give --mesh AXIS=N,... (option mesh) or "
+				"a plan file with a \"mesh\"");
+	return rc;
+}
+
+int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *user,
+		  shs_err *e)
+{
+	int rc = SHS_OK;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->warn = warn;
+	r->warn_user = user;
+	if (!(r->cat = calloc(1, sizeof(*r->cat))))
+		return shs_seterr(e, SHS_ENOMEM, "out of memory");
+	shs_hw_catalog_builtin(r->cat);
+	if (o->hw_file)
+		rc = shs_hw_catalog_load_json(r->cat, o->hw_file, e);
+	if (rc != SHS_OK || (!o->plan && (!o->mesh || o->spec.hardware)))
+		return rc; /* a search parses its own pinned mesh */
+	if (o->plan && o->spec.hardware && o->mesh)
+		rc = make_cluster(r, e);
+	if (rc == SHS_OK)
+		rc = make_request(r, e);
+	return rc;
+}
+
+int shs_run_plugins(shs_run *r, shs_err *e)
+{
+	int rc = SHS_OK;
+
+	if (r->host)
+		return SHS_OK;
+	if (!(r->host = shs_host_new(r->warn, r->warn_user)))
+		return shs_seterr(e, SHS_ENOMEM, "plugins: out of memory");
+	if (shs_host_load_default(r->host, r->o->dirs, r->o->env_plugins, e) < 0)
+		rc = e->code;
+	for (uint32_t k = 0; k < r->o->n_files && rc == SHS_OK; k++)
+		rc = shs_host_load(r->host, r->o->files[k], e);
+	if (rc != SHS_OK) {
+		shs_host_free(r->host);
+		r->host = NULL;
+	}
+	return rc;
+}
+
+int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e)
+{
+	int rc;
+
+	if (!r->request)
+		return shs_seterr(e, SHS_EINVAL, "no plan: give a plan and a mesh");
+	rc = shs_run_plugins(r, e);
+	if (rc != SHS_OK)
+		return rc;
+	shs_plan_free(r->plan);
+	r->plan = NULL;
+	return shs_plan_make(r->host, m, r->request, &r->plan, e);
+}
+
+/* The search's plan for m on o's cluster (r->search owns it). */
+static int search(shs_run *r, const shs_module *m, shs_err *e)
+{
+	const shs_run_options *o = r->o;
+	shs_search_options so = { .eval = o->eval, .fixed_remat = o->remat_given,
+				  .mesh = o->mesh, .time_budget_s = o->time_budget_s,
+				  .threads = o->threads, .exhaustive = o->exhaustive,
+				  .ignore_hints = o->ignore_hints, .warn = r->warn,
+				  .warn_user = r->warn_user };
+	int rc;
+
+	if (!o->spec.hardware)
+		return shs_seterr(e, SHS_EINVAL, "no hardware (to search) and no plan");
+	rc = shs_run_plugins(r, e);
+	if (rc == SHS_OK)
+		rc = shs_search(r->host, m, r->cat, &o->spec, &so, &r->search, e);
+	r->searched = rc == SHS_OK;
+	return rc;
+}
+
+int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e)
+{
+	int rc = r->o->plan ? shs_run_plan(r, m, e) : search(r, m, e);
+	const shs_plan *p = r->searched ? r->search.plan : r->plan;
+
+	if (rc == SHS_OK)
+		rc = shs_plan_annotate(p, m, e);
+	if (rc == SHS_OK)
+		rc = shs_module_verify(m, e);
+	return rc;
+}
+
+int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
+{
+	int rc;
+
+	if (!r->o->plan || !r->has_cluster)
+		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware and a mesh");
+	rc = shs_run_plan(r, m, e);
+	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &r->o->eval, ev, e) : rc;
+}
+
+void shs_run_free(shs_run *r)
+{
+	if (!r)
+		return;
+	shs_search_result_free(&r->search);
+	shs_plan_free(r->plan);
+	shs_host_free(r->host);
+	free(r->request);
+	free(r->cat);
+	memset(r, 0, sizeof(*r));
+}

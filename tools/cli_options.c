@@ -1,0 +1,117 @@
+/* The run options of annotate, evaluate and explain from the command line, and their warnings. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_options.h"
+#include "shs_limits.h"
+
+enum { MAX_SHOWN_WARNINGS = 20 };
+
+const char shs_cli_cluster_usage[] =
+	"  --hardware NAME       v4p, v5e, v5p, v6e, 7x, a100, h100, h200, b200, gb200-nvl72\n"
+	"  --hardware-file F     add or override catalog entries (JSON)\n"
+	"  --topology AxBxC      a TPU slice; --devices N picks the standard one (GPUs: N GPUs)\n"
+	"  --slices S            TPU slices over DCN (physical axis dcn)\n";
+
+const char shs_cli_eval_usage[] =
+	"  --remat none|dots|full  keep every saved activation (default), only matmul outputs\n"
+	"                        and layer inputs, or only layer inputs (recomputing the rest)\n"
+	"  --schedule S          events: the makespan of an event schedule (default);\n"
+	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
+	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
+	"  --no-overlap          every collective blocks the compute stream\n"
+	"  --no-fusion           every elementwise instruction reads and writes HBM (by default\n"
+	"                        chains of elementwise work fuse as XLA fuses them)\n";
+
+const char shs_cli_plan_usage[] =
+	"  --mesh AXIS=N,...     the device mesh: named logical axes and sizes, major first\n"
+	"                        (data, fsdp, tensor, sequence, expert), e.g. fsdp=16,tensor=4\n"
+	"  --plan NAME|FILE      dp, fsdp, tp, fsdp+tp, or a plan file (.json: mesh, base, rules)\n"
+	"  --plugins DIR         also load the strategy plugins in DIR (repeatable); the built-in\n"
+	"                        ones and SHARDSEARCH_PLUGIN_PATH's folders always load\n"
+	"  --plugin FILE         also load the strategy plugin FILE (repeatable)\n"
+	"  --ignore-hints        drop the module's Sharding custom-call constraints\n"
+	"  --quiet               no warnings\n";
+
+/* The options of each group, by their library names. */
+static const char *const cluster_group[] = { "hardware", "hardware-file", "topology", "devices",
+					     "slices", NULL };
+static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-overlap",
+					  "no-fusion", NULL };
+static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
+					  NULL };
+static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };
+
+static unsigned n_warnings;
+
+static bool in_list(const char *name, const char *const *list)
+{
+	for (int k = 0; list[k]; k++)
+		if (!strcmp(name, list[k]))
+			return true;
+	return false;
+}
+
+static bool in_groups(const char *name, unsigned groups)
+{
+	return ((groups & SHS_CLI_CLUSTER) && in_list(name, cluster_group)) ||
+	       ((groups & SHS_CLI_EVAL) && in_list(name, eval_group)) ||
+	       ((groups & SHS_CLI_PLAN) && in_list(name, plan_group)) ||
+	       ((groups & SHS_CLI_SEARCH) && in_list(name, search_group));
+}
+
+void shs_cli_run_defaults(shs_run_options *o, bool threads)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->spec.slices = 1;
+	o->env_plugins = true;
+	if (threads)
+		o->threads = online < 1 ? 1 : online > SHS_MAX_THREADS ? SHS_MAX_THREADS :
+									  (uint32_t)online;
+}
+
+int shs_cli_run_option(const char *cmd, int argc, char **argv, int *k, unsigned groups,
+		       shs_run_options *o)
+{
+	const char *a = argv[*k], *v = NULL;
+	shs_err e = { 0 };
+	bool known;
+
+	if (strncmp(a, "--", 2) || !in_groups(a + 2, groups))
+		return 0;
+	if (!shs_run_option_is_flag(a + 2, &known)) {
+		if (*k + 1 >= argc) {
+			shs_cli_usage_error(cmd, "%s needs a value", a);
+			return -1;
+		}
+		v = argv[++*k];
+	}
+	if (shs_run_option_set(o, a + 2, v, &e) != SHS_OK) {
+		shs_cli_usage_error(cmd, "%s %s", a, e.msg);
+		return -1;
+	}
+	return 1;
+}
+
+void shs_cli_warn(void *quiet, const char *msg)
+{
+	if (!*(const bool *)quiet && n_warnings < MAX_SHOWN_WARNINGS)
+		fprintf(stderr, "shardsearch: warning: %s\n", msg);
+	n_warnings++;
+}
+
+void shs_cli_warnings_done(void)
+{
+	if (n_warnings > MAX_SHOWN_WARNINGS)
+		fprintf(stderr, "shardsearch: %u more warnings not shown\n",
+			n_warnings - MAX_SHOWN_WARNINGS);
+}
+
+int shs_cli_exit(int code)
+{
+	return code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;
+}

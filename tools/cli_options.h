@@ -1,0 +1,41 @@
+/* The run options of annotate, evaluate and explain from the command line, by the library's
+ * names (--hardware v5p is the option hardware=v5p), and the warnings the run sends. */
+#ifndef SHS_CLI_OPTIONS_H
+#define SHS_CLI_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "run.h"
+
+/* The groups of options a command takes. */
+enum {
+	SHS_CLI_CLUSTER = 1, /* hardware, hardware-file, topology, devices, slices */
+	SHS_CLI_EVAL = 2,    /* remat, schedule, prefetch, no-overlap, no-fusion */
+	SHS_CLI_PLAN = 4,    /* mesh, plan, plugins, plugin, ignore-hints */
+	SHS_CLI_SEARCH = 8   /* threads, time-budget, exhaustive */
+};
+
+/* Help text of each group (the search's is annotate's own). */
+extern const char shs_cli_cluster_usage[];
+extern const char shs_cli_eval_usage[];
+extern const char shs_cli_plan_usage[];
+
+/* Options as the command line sets them before parsing: one slice, the folders of
+ * SHARDSEARCH_PLUGIN_PATH, and (with threads) the processors online. */
+void shs_cli_run_defaults(shs_run_options *o, bool threads);
+
+/* Consumes the option at argv[*k] (and its value) when it is a run option of groups: returns 1
+ * when it was one, 0 when it is not, -1 after printing a usage error for cmd. */
+int shs_cli_run_option(const char *cmd, int argc, char **argv, int *k, unsigned groups,
+		       shs_run_options *o);
+
+/* The warnings of a run: printed to stderr as "shardsearch: warning: ..." (the first 20, then a
+ * count at shs_cli_warnings_done) unless *(bool *)quiet. */
+void shs_cli_warn(void *quiet, const char *msg);
+void shs_cli_warnings_done(void);
+
+/* The exit code of a failed step: SHS_EXIT_USAGE for SHS_EINVAL (bad usage or options), else
+ * SHS_EXIT_FAIL. */
+int shs_cli_exit(int code);
+
+#endif
