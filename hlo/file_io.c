@@ -1,5 +1,6 @@
-/* Loading modules from files and saving them atomically. */
+/* Loading modules from files and saving them (atomically, or in place on a device). */
 #include "io.h"
+#include "file_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,55 +129,16 @@ int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin, s
 	return rc;
 }
 
-/* Writes data to a temporary file beside path, then renames it over path. */
-static int write_atomic(const char *path, const void *data, size_t len, shs_err *e)
+/* Writes data as the whole of path with shs_file_write: atomically for a regular file, in
+ * place for a device. Errors read "PATH: cannot write: ..." or "PATH: write failed: ...". */
+static int write_file(const char *path, const void *data, size_t len, shs_err *e)
 {
-	size_t n = strlen(path) + 32;
-	char *tmp = malloc(n);
-	int fd = -1, rc = SHS_OK;
-	size_t done = 0;
+	char why[SHS_FILE_WHY_MAX];
+	int err = shs_file_write(path, data, len, why, sizeof(why));
 
-	if (!tmp)
-		return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", path);
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		rc = shs_seterr(e, SHS_EIO, "%s: cannot write: %s", path, strerror(errno));
-		goto out_free;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, (const char *)data + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = shs_seterr(e, SHS_EIO, "%s: write failed: %s", path, strerror(errno));
-			goto out_unlink;
-		}
-		done += (size_t)w;
-	}
-	if (fsync(fd) != 0 && errno != EINVAL) {
-		rc = shs_seterr(e, SHS_EIO, "%s: write failed: %s", path, strerror(errno));
-		goto out_unlink;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		rc = shs_seterr(e, SHS_EIO, "%s: write failed: %s", path, strerror(errno));
-		goto out_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		rc = shs_seterr(e, SHS_EIO, "%s: cannot write: %s", path, strerror(errno));
-		goto out_unlink;
-	}
-	goto out_free;
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out_free:
-	free(tmp);
-	return rc;
+	if (!err)
+		return SHS_OK;
+	return shs_seterr(e, err == ENOMEM ? SHS_ENOMEM : SHS_EIO, "%s: %s", path, why);
 }
 
 int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt, shs_err *e)
@@ -194,7 +156,7 @@ int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt, 
 
 		rc = shs_proto_save(m, m->from_hlo_proto, &bytes, &len, e);
 		if (rc == SHS_OK)
-			rc = write_atomic(path, bytes, len, e);
+			rc = write_file(path, bytes, len, e);
 		else
 			shs_err_prefix(e, "%s", path);
 		free(bytes);
@@ -205,7 +167,7 @@ int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt, 
 		if (b.oom)
 			rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory printing the module", path);
 		else
-			rc = write_atomic(path, b.data ? b.data : "", b.len, e);
+			rc = write_file(path, b.data ? b.data : "", b.len, e);
 		shs_buf_free(&b);
 	}
 	return rc;
