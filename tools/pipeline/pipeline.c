@@ -4,14 +4,16 @@
  *
  *   pipeline --pass LIB.so[:OPTIONS] [--pass ...] IN.pb -o OUT.pb
  *
- * OPTIONS is the pass's "key=value;key=value" string. OUT is written atomically. Exit status:
- * 0 success, 1 a failed pass or file, 2 bad usage. */
+ * OPTIONS is the pass's "key=value;key=value" string. OUT is written atomically, or in place
+ * when it is a device. Exit status: 0 success, 1 a failed pass or file, 2 bad usage. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "file_write.h" /* its file_write.c is compiled in: libc only */
 
 enum { MAX_PASSES = 32, EXIT_USAGE = 2 };
 
@@ -69,31 +71,15 @@ static int read_file(const char *path, bytes *out)
 	return rc;
 }
 
-/* Writes b to path through a temporary file beside it, renamed into place. */
+/* Writes b as the whole of path (see shs_file_write: atomic, or in place on a device). */
 static int write_file(const char *path, const bytes *b)
 {
-	size_t n = strlen(path) + sizeof(".tmp");
-	char *tmp = malloc(n);
-	FILE *f = NULL;
-	int rc = 1;
+	char why[SHS_FILE_WHY_MAX];
 
-	if (tmp) {
-		snprintf(tmp, n, "%s.tmp", path);
-		f = fopen(tmp, "wb");
-	}
-	if (f && fwrite(b->data, 1, b->len, f) == b->len && fclose(f) == 0) {
-		f = NULL;
-		rc = rename(tmp, path) == 0 ? 0 : 1;
-	}
-	if (f)
-		fclose(f);
-	if (rc) {
-		fprintf(stderr, "pipeline: %s: cannot write: %s\n", path, strerror(errno));
-		if (tmp)
-			remove(tmp);
-	}
-	free(tmp);
-	return rc;
+	if (shs_file_write(path, b->data, b->len, why, sizeof(why)) == 0)
+		return 0;
+	fprintf(stderr, "pipeline: %s: %s\n", path, why);
+	return 1;
 }
 
 /* Runs pass p over *module, replacing it with the pass's output. */
