@@ -7,7 +7,8 @@ extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[
 	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
 	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[],
 	host_tests[], dotplugin_tests[], strategies_tests[], propagate_tests[],
-	hardware_tests[], cluster_tests[], book_tests[], evaluate_tests[], search_tests[];
+	hardware_tests[], cluster_tests[], book_tests[], evaluate_tests[], search_tests[],
+	write_tests[];
 
 static CU_SuiteInfo suites[] = {
 	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
@@ -33,6 +34,7 @@ static CU_SuiteInfo suites[] = {
 	{ "book", NULL, NULL, NULL, NULL, book_tests },
 	{ "evaluate", NULL, NULL, NULL, NULL, evaluate_tests },
 	{ "search", NULL, NULL, NULL, NULL, search_tests },
+	{ "write", NULL, NULL, NULL, NULL, write_tests },
 	CU_SUITE_INFO_NULL,
 };
 
