@@ -59,8 +59,10 @@ SHS_API int shs_module_load_bytes(const uint8_t *data, size_t len, const char *o
 				  shs_format fmt, shs_module **out, shs_err *e) SHS_MUST_USE;
 
 /* Writes m to path in fmt (AUTO: by extension; .pb keeps the HloProto/HloModuleProto kind the
- * module was read as). Written to a temporary file beside path and renamed, so a failure leaves
- * no partial output. Returns SHS_OK, SHS_EIO, SHS_EUNSUPPORTED or SHS_ENOMEM. */
+ * module was read as), as shs_file_write writes: a regular file or a new path through a
+ * temporary in its folder renamed into place (a failure or a kill leaves no partial output and
+ * the old file's mode stays), a device or FIFO in place, a symlink's target for the link.
+ * Returns SHS_OK, SHS_EIO, SHS_EUNSUPPORTED or SHS_ENOMEM. */
 SHS_API int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt,
 				 shs_err *e) SHS_MUST_USE;
 

@@ -62,7 +62,7 @@ expect 1 "$ss" convert "$mha" "$tmp/no/such/dir/out.pb"
 has "$tmp/err" "out.pb"
 expect 2 "$ss" convert "$tmp/mha.pb" "$tmp/mha.pb"
 has "$tmp/err" "overwrite"
-ls "$tmp" | grep -q '\.tmp\.' && bad "temporary files left behind" || ok
+ls -A "$tmp" | grep -q '^\.' && bad "temporary files left behind" || ok
 
 # gen: help, presets, usage errors (exit 2) and rejected values (exit 1)
 presets="llama2-13b llama3-8b llama3-70b llama3-405b gpt3-175b mixtral-8x7b mlp-only"
@@ -156,7 +156,7 @@ has "$tmp/out" "summary.pb"
 expect 1 "$ss" gen llama3-8b "${small[@]}" -o "$tmp/no/such/dir/x.pb"
 has "$tmp/err" "x.pb"
 [ -e "$tmp/no/such/dir/x.pb" ] && bad "gen left output in a missing directory" || ok
-ls "$tmp" | grep -q '\.tmp\.' && bad "gen left temporary files behind" || ok
+ls -A "$tmp" | grep -q '^\.' && bad "gen left temporary files behind" || ok
 
 # every preset at its published size, unrolled (protobuf) and scanned (text), agrees with info
 for preset in $("$ss" gen --list); do

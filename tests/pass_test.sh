@@ -56,7 +56,7 @@ expect 1 "$pipeline" --pass "$lib:hardware=v5p;devices=64" "$tmp/no-such.pb" -o 
 expect 2 "$pipeline" "$tmp/a.pb" -o "$tmp/no5.pb"
 expect 2 "$pipeline" --pass "$lib" "$tmp/a.pb"
 for k in 1 2 3 4 5; do
-	if [ -e "$tmp/no$k.pb" ] || ls "$tmp"/no$k.pb.* >/dev/null 2>&1; then bad "output left after failure $k"; else ok; fi
+	if [ -e "$tmp/no$k.pb" ] || ls "$tmp"/.no$k.pb.* >/dev/null 2>&1; then bad "output left after failure $k"; else ok; fi
 done
 
 # the library exports its API and nothing else
