@@ -3,38 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
-extern CU_TestInfo elem_tests[], sharding_tests[], metadata_tests[], text_tests[],
-	print_tests[], proto_tests[], protobad_tests[], verify_tests[], hash_tests[],
-	roundtrip_tests[], badinput_tests[], analysis_tests[], genconfig_tests[], gen_tests[],
-	host_tests[], dotplugin_tests[], strategies_tests[], propagate_tests[],
-	hardware_tests[], cluster_tests[], book_tests[], evaluate_tests[], search_tests[],
-	write_tests[];
+/* Each suite's table, then the runner's list of them: SHS_SUITE(name) rows of suites.h. */
+#define SHS_SUITE(name) extern CU_TestInfo name##_tests[];
+#include "suites.h"
+#undef SHS_SUITE
 
 static CU_SuiteInfo suites[] = {
-	{ "elem", NULL, NULL, NULL, NULL, elem_tests },
-	{ "sharding", NULL, NULL, NULL, NULL, sharding_tests },
-	{ "metadata", NULL, NULL, NULL, NULL, metadata_tests },
-	{ "text", NULL, NULL, NULL, NULL, text_tests },
-	{ "print", NULL, NULL, NULL, NULL, print_tests },
-	{ "proto", NULL, NULL, NULL, NULL, proto_tests },
-	{ "protobad", NULL, NULL, NULL, NULL, protobad_tests },
-	{ "verify", NULL, NULL, NULL, NULL, verify_tests },
-	{ "hash", NULL, NULL, NULL, NULL, hash_tests },
-	{ "roundtrip", NULL, NULL, NULL, NULL, roundtrip_tests },
-	{ "badinput", NULL, NULL, NULL, NULL, badinput_tests },
-	{ "analysis", NULL, NULL, NULL, NULL, analysis_tests },
-	{ "genconfig", NULL, NULL, NULL, NULL, genconfig_tests },
-	{ "gen", NULL, NULL, NULL, NULL, gen_tests },
-	{ "host", NULL, NULL, NULL, NULL, host_tests },
-	{ "dotplugin", NULL, NULL, NULL, NULL, dotplugin_tests },
-	{ "strategies", NULL, NULL, NULL, NULL, strategies_tests },
-	{ "propagate", NULL, NULL, NULL, NULL, propagate_tests },
-	{ "hardware", NULL, NULL, NULL, NULL, hardware_tests },
-	{ "cluster", NULL, NULL, NULL, NULL, cluster_tests },
-	{ "book", NULL, NULL, NULL, NULL, book_tests },
-	{ "evaluate", NULL, NULL, NULL, NULL, evaluate_tests },
-	{ "search", NULL, NULL, NULL, NULL, search_tests },
-	{ "write", NULL, NULL, NULL, NULL, write_tests },
+#define SHS_SUITE(name) { #name, NULL, NULL, NULL, NULL, name##_tests },
+#include "suites.h"
+#undef SHS_SUITE
 	CU_SUITE_INFO_NULL,
 };
 
