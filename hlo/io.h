@@ -28,34 +28,34 @@ enum { SHS_IR_BYTES_PER_INPUT_BYTE = 5 };
  * caller frees with shs_module_free(). buf is only read. Unknown fields at every level the IR
  * keeps (module, computation, instruction, HloProto) are kept for shs_proto_save.
  * Returns SHS_OK, SHS_EPARSE, SHS_EUNSUPPORTED or SHS_ENOMEM with the reason in e. */
-SHS_API int shs_proto_load(const uint8_t *buf, size_t len, const char *origin, shs_module **out,
+int shs_proto_load(const uint8_t *buf, size_t len, const char *origin, shs_module **out,
 			   shs_err *e) SHS_MUST_USE;
 
 /* Serialises m as an HloProto (as_hlo_proto) or a bare HloModuleProto. On success *out (caller
  * frees with free()) holds *out_len bytes. Returns SHS_OK, SHS_EUNSUPPORTED (an attribute kept
  * only as text cannot be written as protobuf; e names it) or SHS_ENOMEM. */
-SHS_API int shs_proto_save(const shs_module *m, bool as_hlo_proto, uint8_t **out,
+int shs_proto_save(const shs_module *m, bool as_hlo_proto, uint8_t **out,
 			   size_t *out_len, shs_err *e) SHS_MUST_USE;
 
 /* Parses HLO text text[0..len). origin names the input in messages, which read
  * "origin:LINE:COL: what is wrong". On success *out is a new module; caller frees with
  * shs_module_free(). Returns SHS_OK, SHS_EPARSE, SHS_ENOMEM, SHS_EUNSUPPORTED (valid syntax this
  * version cannot hold: f8/f4 constants, layout attributes other than T/E/S) or SHS_EINVAL. */
-SHS_API int shs_text_load(const char *text, size_t len, const char *origin, shs_module **out,
+int shs_text_load(const char *text, size_t len, const char *origin, shs_module **out,
 			  shs_err *e) SHS_MUST_USE;
 
 /* Appends the HLO text of m to b, in style (NULL: the style m was read in). */
-SHS_API void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style);
+void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style);
 
 /* Reads path, in fmt (AUTO: the extension decides, .pb/.hlo/.txt, else the content). On success
  * *out is a new module; caller frees with shs_module_free(). Errors name the path: SHS_EIO,
  * SHS_EPARSE, SHS_EUNSUPPORTED, SHS_ENOMEM. */
-SHS_API int shs_module_load_file(const char *path, shs_format fmt, shs_module **out,
+int shs_module_load_file(const char *path, shs_format fmt, shs_module **out,
 				 shs_err *e) SHS_MUST_USE;
 
 /* Parses data[0..len) in fmt (AUTO: HLO text when it opens, after blanks, with "HloModule" or
  * a comment, else protobuf); origin names it in messages. As shs_proto_load / shs_text_load. */
-SHS_API int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin,
+int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin,
 				  shs_format fmt, shs_module **out, shs_err *e) SHS_MUST_USE;
 
 /* Writes m to path in fmt (AUTO: by extension; .pb keeps the HloProto/HloModuleProto kind the
@@ -63,28 +63,28 @@ SHS_API int shs_module_load_bytes(const uint8_t *data, size_t len, const char *o
  * temporary in its folder renamed into place (a failure or a kill leaves no partial output and
  * the old file's mode stays), a device or FIFO in place, a symlink's target for the link.
  * Returns SHS_OK, SHS_EIO, SHS_EUNSUPPORTED or SHS_ENOMEM. */
-SHS_API int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt,
+int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt,
 				 shs_err *e) SHS_MUST_USE;
 
 /* The format a path's extension names, or SHS_FORMAT_AUTO when it names none. */
-SHS_API shs_format shs_format_from_path(const char *path);
+shs_format shs_format_from_path(const char *path);
 
 /* Checks m: ids unique, operands and callees resolved and before their users, no cycles,
  * shapes consistent (dot, broadcast, transpose, reshape, reduce, tuple, get-tuple-element,
  * parameters, while, call, conditional, elementwise). Returns SHS_OK or SHS_EVERIFY (e names the
  * computation and the instruction), SHS_ENOMEM, or SHS_EINVAL for a NULL module. */
-SHS_API int shs_module_verify(const shs_module *m, shs_err *e) SHS_MUST_USE;
+int shs_module_verify(const shs_module *m, shs_err *e) SHS_MUST_USE;
 
 /* Structural hashes (XXH3 64) that ignore names and ids: an instruction's covers its opcode,
  * shape, attributes and its operands' hashes (so two identical layers hash alike); a
  * computation's covers its instructions and root. Sharding and metadata are not included.
  * out receives one hash per instruction of c, in order. Returns SHS_OK, SHS_ENOMEM, or
  * SHS_EINVAL when the module breaks the order a verified module has (verify it first). */
-SHS_API int shs_comp_hash(const shs_module *m, const shs_computation *c, uint64_t *out_instr,
+int shs_comp_hash(const shs_module *m, const shs_computation *c, uint64_t *out_instr,
 			  uint64_t *out_comp, shs_err *e);
 
 /* Hashes of every computation of m into out[m->n_comps] (callees' hashes feed their callers').
  * Returns SHS_OK, SHS_ENOMEM or SHS_EINVAL (as shs_comp_hash). */
-SHS_API int shs_module_hash(const shs_module *m, uint64_t *out, shs_err *e);
+int shs_module_hash(const shs_module *m, uint64_t *out, shs_err *e);
 
 #endif

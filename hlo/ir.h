@@ -225,13 +225,13 @@ typedef struct shs_module {
 
 /* A new empty module whose arena refuses to grow past budget bytes (0: no limit).
  * Caller frees with shs_module_free(). NULL when out of memory. */
-SHS_API shs_module *shs_module_new(size_t budget);
+shs_module *shs_module_new(size_t budget);
 
 /* Frees the module and everything in its arena. NULL does nothing. */
-SHS_API void shs_module_free(shs_module *m);
+void shs_module_free(shs_module *m);
 
 /* The entry computation. Borrowed, valid until the module is freed. */
-SHS_API shs_computation *shs_module_entry(const shs_module *m);
+shs_computation *shs_module_entry(const shs_module *m);
 
 /* The computation named name, or NULL. */
 shs_computation *shs_module_find_comp(const shs_module *m, const char *name);
@@ -275,6 +275,6 @@ void shs_shape_print(shs_buf *b, const shs_shape *s, bool with_layout);
 /* Compares two modules: everything the IR models, including names and ids, and the unknown
  * protobuf bytes; not the text style or the header's module-config values. On a difference
  * returns false and, when why is not NULL, writes where into why. */
-SHS_API bool shs_module_equal(const shs_module *x, const shs_module *y, shs_buf *why);
+bool shs_module_equal(const shs_module *x, const shs_module *y, shs_buf *why);
 
 #endif

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { SC_TUPLE_TYPE = 13 }; /* XLA's PrimitiveType TUPLE */
-
 void sc_replicated(uint32_t rank, shs_pspec *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -64,7 +62,7 @@ static bool axes_ok(const shs_pspec *s, const shs_pmesh *mesh)
 
 bool sc_valid(const shs_pspec *s, const shs_pshape *shape, const shs_pmesh *mesh)
 {
-	if (shape->type == SC_TUPLE_TYPE || s->rank != shape->rank || !axes_ok(s, mesh))
+	if (shape->type == SHS_PTYPE_TUPLE || s->rank != shape->rank || !axes_ok(s, mesh))
 		return false;
 	if (s->padded)
 		return true;
@@ -132,7 +130,7 @@ double sc_local_bytes(const shs_host_api *api, const shs_pshape *shape, const sh
 static const shs_pspec *usable_hint(const shs_pspec *spec, const shs_pshape *shape,
 				    const shs_pmesh *mesh)
 {
-	if (!spec || shape->type == SC_TUPLE_TYPE || spec->rank != shape->rank ||
+	if (!spec || shape->type == SHS_PTYPE_TUPLE || spec->rank != shape->rank ||
 	    !axes_ok(spec, mesh))
 		return NULL;
 	return spec;
@@ -254,7 +252,7 @@ int sc_enum_specs(const shs_pshape *shape, const shs_pmesh *mesh, const uint64_t
 {
 	spec_walk w = { .rank = shape->rank, .fn = fn, .user = user };
 
-	if (shape->type == SC_TUPLE_TYPE || shape->rank > SHS_PLUGIN_MAX_RANK)
+	if (shape->type == SHS_PTYPE_TUPLE || shape->rank > SHS_PLUGIN_MAX_RANK)
 		return -1;
 	return sc_enum_assign(shape->rank, shape->dims, allowed, mesh, spec_from_slots, &w);
 }

@@ -11,7 +11,7 @@
 /* Limits of the helpers below. */
 enum {
 	SC_MAX_SLOTS = 64,   /* slots of one axis assignment (sc_enum_assign) */
-	SC_LABEL_MAX = 64,   /* label buffers, as the host keeps them */
+	SC_LABEL_MAX = SHS_PLUGIN_LABEL_MAX, /* label buffers, as the host keeps them */
 	/* partial-sum variants of one candidate: all-reduce + (reduce-scatter + cm) per dim */
 	SC_MAX_PSUM = 1 + 2 * SHS_PLUGIN_MAX_RANK
 };

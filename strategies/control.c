@@ -190,7 +190,7 @@ static bool ct_gte_leaf(ct_ctx *x, uint32_t *at)
 	int64_t idx = x->q->instr->tuple_index;
 	uint32_t n = 0;
 
-	if (x->q->instr->n_operands != 1 || t->type != RU_TUPLE_TYPE || idx < 0 ||
+	if (x->q->instr->n_operands != 1 || t->type != SHS_PTYPE_TUPLE || idx < 0 ||
 	    idx >= (int64_t)t->n_tuple)
 		return false;
 	for (int64_t k = 0; k < idx; k++)
@@ -255,7 +255,7 @@ static bool ct_gte(ct_ctx *x)
 
 	if (!ct_gte_leaf(x, &at))
 		return false;
-	if (x->q->mode == SHS_PMODE_ENUMERATE && x->q->instr->shape.type != RU_TUPLE_TYPE &&
+	if (x->q->mode == SHS_PMODE_ENUMERATE && x->q->instr->shape.type != SHS_PTYPE_TUPLE &&
 	    ru_is_array(&x->q->instr->shape)) {
 		ct_enum en = { x, ct_new(x), at };
 

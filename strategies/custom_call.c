@@ -93,7 +93,7 @@ static int cc_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 	(void)user;
 	if (i->custom_call_target && !strcmp(i->custom_call_target, cc_sharding_target) &&
 	    i->n_operands == 1 && ru_is_array(&i->shape) &&
-	    ru_same_dims(&i->operands[0], &i->shape) && i->operands[0].type != RU_TUPLE_TYPE)
+	    ru_same_dims(&i->operands[0], &i->shape) && i->operands[0].type != SHS_PTYPE_TUPLE)
 		return cc_sharding(q, out, api);
 	ru_replicated(q, out, api);
 	return 0;

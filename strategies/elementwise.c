@@ -41,7 +41,7 @@ static uint64_t ew_allowed(const shs_pquery *q)
 		for (uint32_t k = 0; k < q->instr->n_operands; k++) {
 			const shs_pshape *op = &q->instr->operands[k];
 
-			if (op->type == RU_TUPLE_TYPE ||
+			if (op->type == SHS_PTYPE_TUPLE ||
 			    (op->rank && (d >= op->rank || op->dims[d] != res->dims[d])))
 				ok = false;
 		}

@@ -29,12 +29,12 @@ static const shs_pshape *mv_key_shape(const shs_pinstr *i)
 {
 	const shs_pshape *s = &i->shape;
 
-	if (s->type != RU_TUPLE_TYPE)
+	if (s->type != SHS_PTYPE_TUPLE)
 		return ru_is_array(s) ? s : NULL;
 	if (!s->n_tuple || !ru_is_array(&s->tuple[0]))
 		return NULL;
 	for (uint32_t k = 1; k < s->n_tuple; k++)
-		if (s->tuple[k].type == RU_TUPLE_TYPE || !ru_same_dims(&s->tuple[k], &s->tuple[0]))
+		if (s->tuple[k].type == SHS_PTYPE_TUPLE || !ru_same_dims(&s->tuple[k], &s->tuple[0]))
 			return NULL;
 	return &s->tuple[0];
 }
@@ -352,7 +352,7 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	}
 	ru_label(label, "out", r, q->mesh);
 	ru_begin(&e, q, out, api, label);
-	if (res->type == RU_TUPLE_TYPE) {
+	if (res->type == SHS_PTYPE_TUPLE) {
 		for (uint32_t k = 0; k < res->n_tuple; k++)
 			ru_result_leaf(&e, k, &res->tuple[k], r);
 	} else {

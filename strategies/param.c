@@ -74,7 +74,7 @@ static int pa_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 	shs_pspec s;
 
 	(void)user;
-	if (shape->type == RU_TUPLE_TYPE)
+	if (shape->type == SHS_PTYPE_TUPLE)
 		return pa_tuple(q, out, api);
 	if (!ru_is_array(shape)) {
 		ru_replicated(q, out, api);

@@ -19,7 +19,7 @@ static bool rd_leaf_ok(const rd_info *r, const shs_pshape *leaf)
 {
 	uint32_t j = 0;
 
-	if (leaf->type == RU_TUPLE_TYPE)
+	if (leaf->type == SHS_PTYPE_TUPLE)
 		return false;
 	for (uint32_t d = 0; d < r->in->rank; d++) {
 		if (r->reduced[d])
@@ -44,7 +44,7 @@ static bool rd_parse(const shs_pinstr *i, rd_info *r)
 	if (!ru_is_array(r->in))
 		return false;
 	for (uint32_t k = 0; k < r->n_in; k++)
-		if (i->operands[k].type == RU_TUPLE_TYPE || !ru_same_dims(&i->operands[k], r->in))
+		if (i->operands[k].type == SHS_PTYPE_TUPLE || !ru_same_dims(&i->operands[k], r->in))
 			return false;
 	for (uint32_t k = 0; k < dims->n; k++) {
 		int64_t d = dims->v[k];
@@ -56,7 +56,7 @@ static bool rd_parse(const shs_pinstr *i, rd_info *r)
 	if (r->n_in == 1) {
 		r->leaf[0] = &i->shape;
 	} else {
-		if (i->shape.type != RU_TUPLE_TYPE || i->shape.n_tuple != r->n_in)
+		if (i->shape.type != SHS_PTYPE_TUPLE || i->shape.n_tuple != r->n_in)
 			return false;
 		for (uint32_t k = 0; k < r->n_in; k++)
 			r->leaf[k] = &i->shape.tuple[k];

@@ -10,17 +10,14 @@
 
 #include "common.h"
 
-enum {
-	RU_TUPLE_TYPE = 13, /* XLA's PrimitiveType TUPLE */
-	RU_MAX_SPECS = 16   /* distinct candidates one PROPAGATE call proposes at most */
-};
+enum { RU_MAX_SPECS = 16 }; /* distinct candidates one PROPAGATE call proposes at most */
 
 /* ---- Specs ---- */
 
 /* Whether shape is an array whose rank a spec can describe. */
 static inline bool ru_is_array(const shs_pshape *shape)
 {
-	return shape->type != RU_TUPLE_TYPE && shape->rank <= SHS_PLUGIN_MAX_RANK;
+	return shape->type != SHS_PTYPE_TUPLE && shape->rank <= SHS_PLUGIN_MAX_RANK;
 }
 
 /* Whether s shards anything. */
@@ -100,7 +97,7 @@ static inline double ru_full_bytes(const shs_host_api *api, const shs_pshape *s)
 {
 	double n = 1;
 
-	if (s->type == RU_TUPLE_TYPE) {
+	if (s->type == SHS_PTYPE_TUPLE) {
 		double sum = 0;
 
 		for (uint32_t k = 0; k < s->n_tuple; k++)
@@ -117,7 +114,7 @@ static inline uint32_t ru_leaf_count(const shs_pshape *s)
 {
 	uint32_t n = 0;
 
-	if (s->type != RU_TUPLE_TYPE)
+	if (s->type != SHS_PTYPE_TUPLE)
 		return 1;
 	for (uint32_t k = 0; k < s->n_tuple; k++)
 		n += ru_leaf_count(&s->tuple[k]);
@@ -127,7 +124,7 @@ static inline uint32_t ru_leaf_count(const shs_pshape *s)
 /* Writes the array leaves of s (depth first) into out from index at; returns the next index. */
 static inline uint32_t ru_leaf_shapes(const shs_pshape *s, const shs_pshape **out, uint32_t at)
 {
-	if (s->type != RU_TUPLE_TYPE) {
+	if (s->type != SHS_PTYPE_TUPLE) {
 		out[at] = s;
 		return at + 1;
 	}

@@ -17,6 +17,11 @@ for f in bin/shardsearch include/shardsearch.h include/shardsearch_plugin.h \
 	if [ -e "$p/$f" ]; then ok; else bad "not installed: $f"; fi
 done
 if readelf -d "$p/lib/libshardsearch.so" | grep -q 'SONAME.*libshardsearch\.so\.0'; then ok; else bad "no SONAME libshardsearch.so.0"; fi
+# the library exports exactly the functions its installed header declares
+declared=$(grep -oE '^SHS_API [^(]*\(' "$p/include/shardsearch.h" | sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | sort)
+exported=$(nm -D --defined-only "$p/lib/libshardsearch.so" | awk 'NF == 3 { print $3 }' | sort)
+if [ -n "$declared" ] && [ "$declared" = "$exported" ]; then ok
+else bad "exports differ from shardsearch.h: $(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | head -5 | tr '\n' ' ')"; fi
 has "$p/share/man/man1/shardsearch.1" ".TH SHARDSEARCH 1"
 has "$p/share/man/man1/shardsearch.1" "shardsearch annotate"
 

@@ -254,7 +254,7 @@ static void v4p_allgather_x_23_30us(void)
 	double bytes = SHS_RF_BF16_BYTES * 1024.0 * 4096 / 4;
 
 	make_cluster("v4p", "4x4x4", 0, "X=4@x,Y=4@y,Z=4@z", &c);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, bytes), 23.30 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, bytes), 23.30 * micro);
 }
 
 /* The same Q2: AllGather_XY([B_X, D_Y]) gathers 2BD bytes over two axes: 2^23 / (2 x 9e10). */
@@ -264,7 +264,7 @@ static void v4p_allgather_xy_46_60us(void)
 	double bytes = SHS_RF_BF16_BYTES * 1024.0 * 4096;
 
 	make_cluster("v4p", "4x4x4", 0, "X=4@x,Y=4@y,Z=4@z", &c);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes),
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes),
 		    46.60 * micro);
 }
 
@@ -275,7 +275,7 @@ static void v4p_allreduce_z_11_65us(void)
 	double bytes = SHS_RF_BF16_BYTES * 1024.0 * 4096 / 16;
 
 	make_cluster("v4p", "4x4x4", 0, "X=4@x,Y=4@y,Z=4@z", &c);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 1u << 2, bytes), 11.65 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 1u << 2, bytes), 11.65 * micro);
 }
 
 /* §3.1: ReduceScatter costs what AllGather costs, AllReduce twice, a 1D AllToAll a quarter. */
@@ -285,9 +285,9 @@ static void v4p_reduce_scatter_23_30_allreduce_46_60_alltoall_5_83us(void)
 	double bytes = SHS_RF_BF16_BYTES * 1024.0 * 4096 / 4;
 
 	make_cluster("v4p", "4x4x4", 0, "X=4@x,Y=4@y,Z=4@z", &c);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_REDUCE_SCATTER, 1u << 0, bytes), 23.30 * micro);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 1u << 0, bytes), 46.60 * micro);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 1u << 0, bytes), 23.30 / 4 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_REDUCE_SCATTER, 1u << 0, bytes), 23.30 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 1u << 0, bytes), 46.60 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 1u << 0, bytes), 23.30 / 4 * micro);
 }
 
 /* §3.1: on v5e any per-hop buffer under 4.5e10 x 1e-6 = 45 kB is latency-bound:
@@ -300,9 +300,9 @@ static void v5e_latency_bound_below_45kb_per_hop(void)
 
 	ASSERT_BOOK(hop, 45 * kilo);
 	make_cluster("v5e", "16x16", 0, "X=16@x,Y=16@y", &c);
-	at = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, ring * hop);
-	below = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, ring * hop / 4);
-	above = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, ring * hop * 4);
+	at = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, ring * hop);
+	below = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, ring * hop / 4);
+	above = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, ring * hop * 4);
 	ASSERT_BOOK(at, ring * hop / c.hw.ici_bw);             /* the bandwidth term ... */
 	ASSERT_BOOK(at, c.hw.ici_latency * ring / 2);          /* ... equals the latency term */
 	ASSERT_BOOK(below, at);                                /* smaller buffers: no faster */
@@ -317,7 +317,7 @@ static void v5e_allgather_32mib_372_8us_with_wraparound(void)
 	double bytes = SHS_RF_BF16_BYTES * 2048.0 * 8192;
 
 	make_cluster("v5e", "16x16", 0, "X=16@x,Y=16@y", &c);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, bytes), 372.8 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, bytes), 372.8 * micro);
 }
 
 /* The same quiz on v5e 8x4 (no wraparound: only an axis of 16 wraps): the data crosses 3 hops
@@ -329,7 +329,7 @@ static void v5e_allgather_32mib_559_2us_without_wraparound(void)
 
 	make_cluster("v5e", "8x4", 0, "X=8@x,Y=4@y", &c);
 	CU_ASSERT_FALSE(c.phys[1].wraps);
-	ASSERT_BOOK(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 1, bytes), 559.2 * micro);
+	ASSERT_BOOK(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 1, bytes), 559.2 * micro);
 }
 
 /* ---- §2.2, §3.3 GPU collectives ---- */
@@ -344,7 +344,7 @@ static void h100_node_allgather_514gbs(void)
 
 	ASSERT_BOOK(shs_rf_level_allgather_bw(8, h->gpu_egress), 514 * giga);
 	make_cluster("h100", NULL, 8, "data=8@node", &c);
-	ASSERT_BOOK(bytes / shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0, bytes), 514 * giga);
+	ASSERT_BOOK(bytes / shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0, bytes), 514 * giga);
 }
 
 /* §2.2: leaf level of the SuperPod, 32 nodes at 400e9: 400e9 x 32/31 = 413 GB/s; on one SU
@@ -357,7 +357,7 @@ static void h100_leaf_allgather_413gbs(void)
 
 	ASSERT_BOOK(shs_rf_level_allgather_bw(32, h->node_egress), 413 * giga);
 	make_cluster("h100", NULL, 256, "nodes=32@net,gpus=8@node", &c);
-	ASSERT_BOOK(bytes / shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes),
+	ASSERT_BOOK(bytes / shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes),
 		    413 * giga);
 }
 
@@ -384,8 +384,8 @@ static void h100_two_nodes_allgather_node_bound_514gbs(void)
 	ASSERT_BOOK(net_bw, 800 * giga);
 	CU_ASSERT_TRUE(node_bw < net_bw);
 	make_cluster("h100", NULL, 16, "nodes=2@net,gpus=8@node", &c);
-	t_node = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 1, bytes);
-	t_both = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes);
+	t_node = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 1, bytes);
+	t_both = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 1u << 0 | 1u << 1, bytes);
 	ASSERT_BOOK(bytes / t_both, 514 * giga);
 	ASSERT_BOOK(t_both, t_node);
 }

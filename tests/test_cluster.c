@@ -393,14 +393,14 @@ static void v4p_sharding_quiz2(void)
 	uint32_t x = axis_bit(&c, "X"), y = axis_bit(&c, "Y"), z = axis_bit(&c, "Z");
 
 	/* AllGather_X([B_X, D_Y]): 2BD/Y bytes over one axis: 23.30 us */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, x, bd2 / 4), 23.30 * US, BOOK_TOL);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, y, bd2 / 4), 23.30 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, x, bd2 / 4), 23.30 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, y, bd2 / 4), 23.30 * US, BOOK_TOL);
 	/* AllGather_XY: the full 2BD over two axes: 46.60 us, latency 4 us not binding */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, x | y, bd2), 46.60 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, x | y, bd2), 46.60 * US, BOOK_TOL);
 	/* AllReduce_Z([B_X, D_Y]{U_Z}): 2 * 2BD/(XY) / W: 11.65 us */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, z, bd2 / 16), 11.65 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, z, bd2 / 16), 11.65 * US, BOOK_TOL);
 	/* a ReduceScatter costs what an AllGather does */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_REDUCE_SCATTER, x, bd2 / 4), 23.30 * US,
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_REDUCE_SCATTER, x, bd2 / 4), 23.30 * US,
 			BOOK_TOL);
 }
 
@@ -408,11 +408,11 @@ static void v4p_sharding_quiz2(void)
 static void v4p_latency_bound_gather(void)
 {
 	shs_cluster c = make("v4p", "4x4x4", 0, 1, "X=4@x,Y=4@y,Z=4@z");
-	double t = shs_coll_time(&c, SHS_COLL_ALL_GATHER, axis_bit(&c, "X"), 2.0 * 128);
+	double t = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, axis_bit(&c, "X"), 2.0 * 128);
 
 	ASSERT_NEAR_REL(t, 2 * US, 1e-9);
 	/* two axes: T_min * (4 + 4) / 2 = 4 us */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, 2.0 * 128), 4 * US, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, 2.0 * 128), 4 * US, 1e-9);
 }
 
 /* sharding.md Pop Quiz 2: 2048 x 8192 bf16 (33.55e6 bytes) gathered over an axis of 4: 372.8 us
@@ -424,8 +424,8 @@ static void wraparound_372_vs_559(void)
 	shs_cluster ring = make("v4p", "4x4x4", 0, 1, "X=4@x,Y=4@y,Z=4@z");
 	shs_cluster line = make("v5e", "8x4", 0, 1, "X=8@x,Y=4@y");
 
-	ASSERT_NEAR_REL(shs_coll_time(&ring, SHS_COLL_ALL_GATHER, 0x2, v), 372.8 * US, BOOK_TOL);
-	ASSERT_NEAR_REL(shs_coll_time(&line, SHS_COLL_ALL_GATHER, 0x2, v), 559.2 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&ring, SHS_PCOLL_ALL_GATHER, 0x2, v), 372.8 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&line, SHS_PCOLL_ALL_GATHER, 0x2, v), 559.2 * US, BOOK_TOL);
 }
 
 /* "Without wraparound most collectives take about 2x as long": 2(e-1)/e on a line of e. */
@@ -434,13 +434,13 @@ static void line_approaches_double(void)
 	double v = 64e6;
 	shs_cluster ring = make("v5e", "16x16", 0, 1, "a=16@x,b=16@y");
 	shs_cluster line = make("v5e", "8x8", 0, 1, "a=8@x,b=8@y");
-	double t_ring = shs_coll_time(&ring, SHS_COLL_ALL_GATHER, 0x1, v);
-	double t_line = shs_coll_time(&line, SHS_COLL_ALL_GATHER, 0x1, v);
+	double t_ring = shs_coll_time(&ring, SHS_PCOLL_ALL_GATHER, 0x1, v);
+	double t_line = shs_coll_time(&line, SHS_PCOLL_ALL_GATHER, 0x1, v);
 
 	ASSERT_NEAR_REL(t_ring, v / 9e10, 1e-12);
 	ASSERT_NEAR_REL(t_line / t_ring, 2.0 * 7 / 8, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&line, SHS_COLL_ALL_TO_ALL, 0x1, v),
-			2 * shs_coll_time(&ring, SHS_COLL_ALL_TO_ALL, 0x1, v) * 1, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&line, SHS_PCOLL_ALL_TO_ALL, 0x1, v),
+			2 * shs_coll_time(&ring, SHS_PCOLL_ALL_TO_ALL, 0x1, v) * 1, 1e-12);
 }
 
 /* v5e: a per-hop buffer under 4.5e10 * 1e-6 = 45 kB is latency-bound. */
@@ -450,12 +450,12 @@ static void v5e_latency_bound_45kb(void)
 	double hop = 45e3;   /* bytes per hop each way: V / 16 */
 
 	/* at 45 kB the hop takes T_min: 8 hops of 1 us both ways of counting */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, 16 * hop), 8 * US, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, 16 * hop), 8 * US, 1e-9);
 	/* below it the time stays at the latency floor */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, 16 * hop / 2), 8 * US, 1e-9);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, 16 * hop / 100), 8 * US, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, 16 * hop / 2), 8 * US, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, 16 * hop / 100), 8 * US, 1e-9);
 	/* above it the bandwidth term takes over */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, 16 * hop * 2), 16 * US, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, 16 * hop * 2), 16 * US, 1e-9);
 }
 
 /* tpus.md Q5: v5e 4x4, no wraparound, bf16[8,128,8192] (1.7e7 bytes) from (0,0) to (3,3): both
@@ -464,9 +464,9 @@ static void v5e_q5_point_to_point(void)
 {
 	shs_cluster c = make("v5e", "4x4", 0, 1, "a=4@x,b=4@y");
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_PERMUTE, 0x3, 1.7e7), 194 * US, BOOK_TOL);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x3, 1.7e7), 194 * US, BOOK_TOL);
 	/* exact bytes: 6 us + 2^24 / 9e10 */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_PERMUTE, 0x3, 16777216.0),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x3, 16777216.0),
 			6 * US + 16777216.0 / 9e10, 1e-12);
 }
 
@@ -474,16 +474,16 @@ static void v5e_q5_point_to_point(void)
 static void more_axes_more_bandwidth(void)
 {
 	shs_cluster c = make("v5p", "4x4x4", 0, 1, "X=4@x,Y=4@y,Z=4@z");
-	double v = 1e9, one = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, v);
+	double v = 1e9, one = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, v);
 
 	ASSERT_NEAR_REL(one, v / 1.8e11, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v), one / 2, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x7, v), one / 3, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v), one / 2, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x7, v), one / 3, 1e-12);
 	/* one logical axis over all three: the same */
 	shs_cluster f = make("v5p", "4x4x4", 0, 1, "fsdp=64@xyz");
-	ASSERT_NEAR_REL(shs_coll_time(&f, SHS_COLL_ALL_GATHER, 0x1, v), one / 3, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&f, SHS_PCOLL_ALL_GATHER, 0x1, v), one / 3, 1e-12);
 	/* AllReduce is twice an AllGather */
-	ASSERT_NEAR_REL(shs_coll_time(&f, SHS_COLL_ALL_REDUCE, 0x1, v), 2 * one / 3, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&f, SHS_PCOLL_ALL_REDUCE, 0x1, v), 2 * one / 3, 1e-12);
 }
 
 /* AllToAll: V/(4W) on a ring; ND: V * max(A,B,..)/(4 N W). */
@@ -492,11 +492,11 @@ static void tpu_all_to_all(void)
 	shs_cluster c = make("v5p", "4x4x4", 0, 1, "X=4@x,Y=4@y,Z=4@z");
 	double v = 1e9, w = 1.8e11;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v / (4 * w), 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x7, v), v * 4 / (4 * 64 * w),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x1, v), v / (4 * w), 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x7, v), v * 4 / (4 * 64 * w),
 			1e-12);
 	shs_cluster d = make("v5p", "4x4x8", 0, 1, "X=4@x,Y=4@y,Z=8@z");
-	ASSERT_NEAR_REL(shs_coll_time(&d, SHS_COLL_ALL_TO_ALL, 0x7, v), v * 8 / (4 * 128 * w),
+	ASSERT_NEAR_REL(shs_coll_time(&d, SHS_PCOLL_ALL_TO_ALL, 0x7, v), v * 8 / (4 * 128 * w),
 			1e-12);
 }
 
@@ -507,11 +507,11 @@ static void factors_of_one_axis(void)
 	shs_cluster c = make("v5e", "16x16", 0, 1, "a=4@x,b=4@x,c=16@y");
 	double v = 1e9, w = 9e10;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x2, v), 1.5 * v / w, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, v), 4 * v / w, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v), v / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x2, v), 1.5 * v / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, v), 4 * v / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v), v / w, 1e-12);
 	/* the x group and the whole y ring at once: speeds add */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x7, v), v / (2 * w), 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x7, v), v / (2 * w), 1e-12);
 }
 
 /* training.md, across pods: AllReduce of the per-chip gradient shard over S slices takes
@@ -522,17 +522,17 @@ static void dcn_collectives(void)
 	shs_cluster c = make("v5p", "4x4x4", 0, 2, "data=2@dcn,fsdp=64@xyz");
 	double v = 1e9, w = 6.25e9;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0x1, v), 2 * v / 2 / w, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, v), v / 2 / w, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v / 4 / w, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_PERMUTE, 0x1, v), v / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x1, v), 2 * v / 2 / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, v), v / 2 / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x1, v), v / 4 / w, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, v), v / w, 1e-12);
 	/* data + fsdp: DCN with 64 chips of bandwidth, still slower than ICI */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v),
 			fmax(v / 2 / (64 * w), v / (3 * 1.8e11)), 1e-12);
 	/* many slices: the book's large-S form */
 	shs_cluster big = make("v5p", "4x4x4", 0, 1000, "data=1000,fsdp=64");
 	double d = 8192, f = 32768, grad = 2 * 2 * d * f / 64;   /* per-chip shard of 2 matrices */
-	ASSERT_NEAR_REL(shs_coll_time(&big, SHS_COLL_ALL_REDUCE, 0x1, grad),
+	ASSERT_NEAR_REL(shs_coll_time(&big, SHS_PCOLL_ALL_REDUCE, 0x1, grad),
 			2 * 2 * 2 * d * f / (64 * w), 0.0011);
 }
 
@@ -543,26 +543,26 @@ static void dcn_collectives(void)
 static void h100_node_all_gather(void)
 {
 	shs_cluster c = make("h100", NULL, 8, 1, "tp=8");
-	double v = 1e9, t = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, v);
+	double v = 1e9, t = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, v);
 
 	ASSERT_NEAR_REL(t, v * 7 / (8 * 450e9), 1e-12);
 	ASSERT_NEAR_REL(v / t, 514e9, BOOK_TOL);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0x1, v), 2 * t, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_REDUCE_SCATTER, 0x1, v), t, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x1, v), 2 * t, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_REDUCE_SCATTER, 0x1, v), t, 1e-12);
 }
 
 /* Quiz 4 Q5: two H100 nodes: B/514e9 at the node level, B/800e9 across; the node level binds. */
 static void h100_two_nodes_precise(void)
 {
 	shs_cluster c = make("h100", NULL, 16, 1, "dp=2,tp=8");
-	double v = 1e9, t = shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v);
+	double v = 1e9, t = shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v);
 
 	ASSERT_NEAR_REL(v / t, 514e9, BOOK_TOL);
 	/* the cross-node term alone, with NVLink made free */
 	c.hw.gpu_egress = 1e30;
-	ASSERT_NEAR_REL(v / shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v), 800e9, 1e-12);
+	ASSERT_NEAR_REL(v / shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v), 800e9, 1e-12);
 	/* one GPU per node: each node's egress is shared by the 8 parallel groups */
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x1, v), v / 2 / (400e9 / 8),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x1, v), v / 2 / (400e9 / 8),
 			1e-12);
 }
 
@@ -572,7 +572,7 @@ static void h100_leaf_413(void)
 	shs_cluster c = make("h100", NULL, 256, 1, "dp=32,tp=8");
 	double v = 1e9;
 
-	ASSERT_NEAR_REL(v / shs_coll_time(&c, SHS_COLL_ALL_GATHER, 0x3, v), 413e9, BOOK_TOL);
+	ASSERT_NEAR_REL(v / shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, v), 413e9, BOOK_TOL);
 }
 
 /* AllToAll: B(N-1)/(W N^2) in a node, B(M-1)/(M^2 W_node) across M full nodes. */
@@ -581,13 +581,13 @@ static void gpu_all_to_all(void)
 	shs_cluster c = make("h100", NULL, 8, 1, "ep=8");
 	double v = 1e9;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (450e9 * 64),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x1, v), v * 7 / (450e9 * 64),
 			1e-12);
 	c = make("h100", NULL, 32, 1, "ep=32");
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 3 / (16 * 400e9),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x1, v), v * 3 / (16 * 400e9),
 			1e-12);
 	c = make("b200", NULL, 8, 1, "ep=8");
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_ALL_TO_ALL, 0x1, v), v * 7 / (900e9 * 64),
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_TO_ALL, 0x1, v), v * 7 / (900e9 * 64),
 			1e-12);
 }
 
@@ -596,20 +596,20 @@ static void gpu_permute(void)
 	shs_cluster c = make("h100", NULL, 16, 1, "pp=2,tp=8");
 	double v = 1e9;
 
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_PERMUTE, 0x2, v), v / 450e9, 1e-12);
-	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_COLL_PERMUTE, 0x1, v), v / 50e9, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x2, v), v / 450e9, 1e-12);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, v), v / 50e9, 1e-12);
 }
 
 static void trivial_groups_cost_nothing(void)
 {
 	shs_cluster c = make("v5p", "4x4x4", 0, 1, "one=1,fsdp=64");
 
-	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0, 1e9), 0);
-	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0x1, 1e9), 0);
-	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0x2, 0), 0);
-	CU_ASSERT_EQUAL(shs_coll_time(NULL, SHS_COLL_ALL_REDUCE, 0x2, 1e9), 0);
-	CU_ASSERT_TRUE(shs_coll_time(&c, SHS_COLL_ALL_REDUCE, 0x2, 1e9) > 0);
-	CU_ASSERT_EQUAL(shs_coll_time(&c, (shs_coll_kind)99, 0x2, 1e9), 0);
+	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0, 1e9), 0);
+	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x1, 1e9), 0);
+	CU_ASSERT_EQUAL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x2, 0), 0);
+	CU_ASSERT_EQUAL(shs_coll_time(NULL, SHS_PCOLL_ALL_REDUCE, 0x2, 1e9), 0);
+	CU_ASSERT_TRUE(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x2, 1e9) > 0);
+	CU_ASSERT_EQUAL(shs_coll_time(&c, 99, 0x2, 1e9), 0);
 }
 
 /* Malformed specs fail with one line and leave nothing behind. */

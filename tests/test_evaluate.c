@@ -470,7 +470,7 @@ static void test_reshard_reused(void)
 	int first = 0, again = 0;
 
 	for (uint32_t k = 0; k < s->ev.n_colls; k++) {
-		if (s->ev.colls[k].kind != SHS_COLL_ALL_GATHER || !s->ev.colls[k].reshard)
+		if (s->ev.colls[k].kind != SHS_PCOLL_ALL_GATHER || !s->ev.colls[k].reshard)
 			continue;
 		first += site_is(s, k, "mlp/wo/grad_input/dot");
 		again += site_is(s, k, "mlp/wo/grad/dot");

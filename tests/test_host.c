@@ -162,7 +162,7 @@ static void refuses_wrong_abi_before_init(void)
 	shs_cands c;
 
 	expect_refused(h, PLUGIN("wrong_abi"), SHS_EINVAL,
-		       "built for plugin ABI 999, this host speaks 1");
+		       "built for plugin ABI 999, this host speaks 2");
 	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 0);
 	CU_ASSERT_FALSE(is_loaded(PLUGIN("wrong_abi")));
 	c = cands_of(h, m, "add.1"); /* its init never ran: nothing serves add */
@@ -252,18 +252,20 @@ static void load_dir_in_name_order(void)
 	shs_host *h = shs_host_new(record, &w);
 	shs_err e = { 0 };
 
-	SHS_ASSERT_INT_EQ(shs_host_load_dir(h, SHS_TEST_PLUGIN_DIR, &e), 4);
-	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 4);
+	SHS_ASSERT_INT_EQ(shs_host_load_dir(h, SHS_TEST_PLUGIN_DIR, &e), 5);
+	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 5);
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 0), PLUGIN("axis_twice"));
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 1), PLUGIN("bad_rank"));
-	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 2), PLUGIN("good"));
-	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 3), PLUGIN("no_divide"));
-	SHS_ASSERT_INT_EQ(w.n, 3); /* refused, in name order */
+	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 2), PLUGIN("destroys"));
+	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 3), PLUGIN("good"));
+	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 4), PLUGIN("no_divide"));
+	SHS_ASSERT_INT_EQ(w.n, 4); /* refused, in name order */
 	SHS_ASSERT_STR_EQ(w.msg[0], PLUGIN("init_fails") ": init failed: needs a GPU");
 	SHS_ASSERT_STR_EQ(w.msg[1], PLUGIN("no_entry")
 		       ": no shs_plugin_init (not a shardsearch plugin)");
 	SHS_ASSERT_STR_EQ(w.msg[2], PLUGIN("wrong_abi")
-		       ": built for plugin ABI 999, this host speaks 1");
+		       ": built for plugin ABI 999, this host speaks 2");
+	CU_ASSERT_PTR_NOT_NULL(strstr(w.msg[3], PLUGIN("wrong_sizes") ": built with other "));
 	shs_host_free(h);
 	warnings_free(&w);
 }
@@ -318,12 +320,69 @@ static void builtin_strategies_load(void)
 	shs_err e = { 0 };
 	int n = shs_host_load_dir(h, SHS_STRATEGY_DIR, &e);
 
-	if (n < 0)
-		fprintf(stderr, "\n  %s\n", e.msg);
-	CU_ASSERT_TRUE(n >= 0);
+	if (n != SHS_TEST_BUILTIN_PLUGINS)
+		fprintf(stderr, "\n  %s\n", n < 0 ? e.msg : w.n ? w.msg[0] : "");
+	SHS_ASSERT_INT_EQ(n, SHS_TEST_BUILTIN_PLUGINS); /* every one of them, none refused */
 	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), n);
+	SHS_ASSERT_INT_EQ(w.n, 0);
 	shs_host_free(h);
 	warnings_free(&w);
+}
+
+static void refuses_other_sizes_before_init(void)
+{
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_module *m = shs_test_parse(module_text);
+	shs_err e = { 0 };
+	shs_cands c;
+
+	SHS_ASSERT_INT_EQ(shs_host_load(h, PLUGIN("wrong_sizes"), &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, PLUGIN("wrong_sizes") ": built with other limits"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "max rank 8, host 16"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "sizeof(shs_pspec)"));
+	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 0);
+	CU_ASSERT_FALSE(is_loaded(PLUGIN("wrong_sizes")));
+	c = cands_of(h, m, "add.1"); /* its init never ran: nothing serves add */
+	CU_ASSERT_FALSE(c.served);
+	shs_cands_free(&c);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
+/* Loads the destroys plugin (failing its init when fail) into a new host, frees the host, and
+ * returns what its strategies' destroy functions logged (caller frees). */
+static char *destroy_log(bool fail, int *load_rc)
+{
+	const char *log = shs_test_tmp_path("destroy.log");
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_err e = { 0 };
+	size_t len = 0;
+
+	unlink(log);
+	setenv("SHS_TEST_DESTROY_LOG", log, 1);
+	if (fail)
+		setenv("SHS_TEST_DESTROY_FAIL", "1", 1);
+	*load_rc = shs_host_load(h, PLUGIN("destroys"), &e);
+	shs_host_free(h);
+	unsetenv("SHS_TEST_DESTROY_FAIL");
+	unsetenv("SHS_TEST_DESTROY_LOG");
+	return (char *)shs_test_read_file(log, &len);
+}
+
+static void destroys_user_data(void)
+{
+	int rc;
+	char *log = destroy_log(false, &rc);
+
+	SHS_ASSERT_INT_EQ(rc, SHS_OK);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+	SHS_ASSERT_STR_EQ(log, "destroy destroys.b\ndestroy destroys.a\n"); /* newest first */
+	free(log);
+	log = destroy_log(true, &rc); /* init fails after registering both: released at once */
+	SHS_ASSERT_INT_EQ(rc, SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+	SHS_ASSERT_STR_EQ(log, "destroy destroys.b\ndestroy destroys.a\n");
+	free(log);
 }
 
 static void finds_builtin_dir(void)
@@ -563,8 +622,8 @@ static void caps_candidate_flood(void)
 	shs_module *m = shs_test_parse(module_text);
 	shs_cands c = cands_of(h, m, "neg");
 
-	SHS_ASSERT_INT_EQ(c.n, SHS_HOST_MAX_CANDS);
-	SHS_ASSERT_STR_EQ(c.v[SHS_HOST_MAX_CANDS - 1].label, "flood");
+	SHS_ASSERT_INT_EQ(c.n, SHS_PLUGIN_MAX_CANDIDATES);
+	SHS_ASSERT_STR_EQ(c.v[SHS_PLUGIN_MAX_CANDIDATES - 1].label, "flood");
 	SHS_ASSERT_INT_EQ(w.n, 1);
 	ASSERT_WARNED(&w, "(strategy bad.flood): neg (negate): more than 100000 candidates");
 	shs_cands_free(&c);
@@ -903,7 +962,9 @@ CU_TestInfo host_tests[] = {
 	{ "load_dir loads in name order, reports refusals", load_dir_in_name_order },
 	{ "load_dir skips files that do not load", load_dir_skips_unloadable_files },
 	{ "load_dir on a missing folder is SHS_EIO", load_dir_missing_folder },
-	{ "the built-in strategies folder loads", builtin_strategies_load },
+	{ "the built-in strategies folder loads, every plugin of it", builtin_strategies_load },
+	{ "refuses other limits or struct sizes before init", refuses_other_sizes_before_init },
+	{ "destroy releases strategies' user data, also after a failed init", destroys_user_data },
 	{ "finds the built-in folder in build and install trees", finds_builtin_dir },
 	{ "honours SHARDSEARCH_PLUGIN_PATH and extra dirs", honours_plugin_path },
 	{ "plugins unload when the host is freed", unloads_on_free },

@@ -87,7 +87,7 @@ static double ici_ag_per_byte(const extent *x, double w)
 }
 
 /* Time on the ICI axes of the group (0 when it has no chips along any). */
-static double ici_time(const shs_cluster *c, shs_coll_kind kind, const extent *xs, double v)
+static double ici_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
 	double w = c->hw.ici_bw, lat = 0, speed = 0, worst = 0, chips = 1, ports = 0;
 
@@ -106,14 +106,14 @@ static double ici_time(const shs_cluster *c, shs_coll_kind kind, const extent *x
 	if (speed <= 0)
 		return 0;
 	switch (kind) {
-	case SHS_COLL_ALL_REDUCE:
+	case SHS_PCOLL_ALL_REDUCE:
 		return ALL_REDUCE_PASSES * fmax(lat, v / speed);
-	case SHS_COLL_REDUCE_SCATTER:
-	case SHS_COLL_ALL_GATHER:
+	case SHS_PCOLL_REDUCE_SCATTER:
+	case SHS_PCOLL_ALL_GATHER:
 		return fmax(lat, v / speed);
-	case SHS_COLL_ALL_TO_ALL:
+	case SHS_PCOLL_ALL_TO_ALL:
 		return fmax(lat, v * worst / (A2A_RING_DIVISOR * chips * w));
-	case SHS_COLL_PERMUTE:
+	case SHS_PCOLL_PERMUTE:
 		return lat + v / (ports * w / DIRECTIONS);
 	}
 	return 0;
@@ -130,7 +130,7 @@ static double slice_chips(const shs_cluster *c, const extent *xs)
 	return n;
 }
 
-static double dcn_time(const shs_cluster *c, shs_coll_kind kind, const extent *xs, double v)
+static double dcn_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
 	double s = 1, w = c->hw.dcn_bw * slice_chips(c, xs);
 
@@ -142,20 +142,20 @@ static double dcn_time(const shs_cluster *c, shs_coll_kind kind, const extent *x
 	if (w <= 0)
 		return HUGE_VAL;
 	switch (kind) {
-	case SHS_COLL_ALL_REDUCE:
+	case SHS_PCOLL_ALL_REDUCE:
 		return ALL_REDUCE_PASSES * v * (s - 1) / (s * w);
-	case SHS_COLL_REDUCE_SCATTER:
-	case SHS_COLL_ALL_GATHER:
+	case SHS_PCOLL_REDUCE_SCATTER:
+	case SHS_PCOLL_ALL_GATHER:
 		return v * (s - 1) / (s * w);
-	case SHS_COLL_ALL_TO_ALL:
+	case SHS_PCOLL_ALL_TO_ALL:
 		return v * (s - 1) / (s * s * w);
-	case SHS_COLL_PERMUTE:
+	case SHS_PCOLL_PERMUTE:
 		return v / c->hw.dcn_bw;
 	}
 	return 0;
 }
 
-static double gpu_time(const shs_cluster *c, shs_coll_kind kind, const extent *xs, double v)
+static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
 	const shs_hardware *hw = &c->hw;
 	double a = 1, m = 1, node = (double)hw->node_size, t_node = 0, t_net = 0, w_net;
@@ -170,25 +170,25 @@ static double gpu_time(const shs_cluster *c, shs_coll_kind kind, const extent *x
 	if ((a > 1 && hw->gpu_egress <= 0) || (m > 1 && w_net <= 0))
 		return HUGE_VAL;
 	switch (kind) {
-	case SHS_COLL_ALL_REDUCE:
-	case SHS_COLL_REDUCE_SCATTER:
-	case SHS_COLL_ALL_GATHER:
+	case SHS_PCOLL_ALL_REDUCE:
+	case SHS_PCOLL_REDUCE_SCATTER:
+	case SHS_PCOLL_ALL_GATHER:
 		t_node = a > 1 ? v * (a - 1) / (a * hw->gpu_egress) : 0;
 		t_net = m > 1 ? v * (m - 1) / (m * w_net) : 0;
 		break;
-	case SHS_COLL_ALL_TO_ALL:
+	case SHS_PCOLL_ALL_TO_ALL:
 		t_node = a > 1 ? v * (a - 1) / (a * a * m * m * hw->gpu_egress) : 0;
 		t_net = m > 1 ? v * (m - 1) / (m * m * w_net) : 0;
 		break;
-	case SHS_COLL_PERMUTE:
+	case SHS_PCOLL_PERMUTE:
 		t_node = a > 1 ? v / hw->gpu_egress : 0;
 		t_net = m > 1 ? v * node / hw->node_egress : 0;
 		break;
 	}
-	return (kind == SHS_COLL_ALL_REDUCE ? ALL_REDUCE_PASSES : 1) * fmax(t_node, t_net);
+	return (kind == SHS_PCOLL_ALL_REDUCE ? ALL_REDUCE_PASSES : 1) * fmax(t_node, t_net);
 }
 
-double shs_coll_time(const shs_cluster *c, shs_coll_kind kind, uint32_t axes_mask, double bytes)
+double shs_coll_time(const shs_cluster *c, int kind, uint32_t axes_mask, double bytes)
 {
 	extent xs[SHS_PHYS_MAX];
 
@@ -203,8 +203,8 @@ double shs_coll_time(const shs_cluster *c, shs_coll_kind kind, uint32_t axes_mas
 
 const char *shs_coll_name(int kind)
 {
-	static const char *const names[] = { "all-reduce", "reduce-scatter", "all-gather",
-					     "all-to-all", "permute" };
+	static const char *const names[SHS_PCOLL_COUNT] = { "all-reduce", "reduce-scatter",
+							    "all-gather", "all-to-all", "permute" };
 
-	return kind >= 0 && kind <= SHS_COLL_PERMUTE ? names[kind] : "collective";
+	return kind >= 0 && kind < SHS_PCOLL_COUNT ? names[kind] : "collective";
 }

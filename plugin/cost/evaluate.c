@@ -87,7 +87,7 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	s->overlapped = overlapped && !x->o->no_overlap;
 	s->bytes = v;
 	s->count = count;
-	s->time_s = shs_coll_time(x->c, (shs_coll_kind)kind, mask, v) * count;
+	s->time_s = shs_coll_time(x->c, kind, mask, v) * count;
 	x->n_colls++;
 	return s;
 }
@@ -161,14 +161,14 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 		double local = shs__reshard_masks(&x->c->mesh, shapes[j], from, to, &gathered,
 						  &moved);
 		if (gathered) {
-			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_GATHER, gathered,
+			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_GATHER, gathered,
 						    true, prefetch,
 						    local * (double)group(x->c, gathered), count);
 			if (s)
 				charge(x, seg, s, shs__is_weight(comp, in->operands[k]));
 		}
 		if (moved) {
-			shs_eval_coll *s = add_site(x, in, SHS_COLL_ALL_TO_ALL, moved, true, false,
+			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_TO_ALL, moved, true, false,
 						    local * (double)group(x->c, moved), count);
 			if (s)
 				charge(x, seg, s, false);
@@ -186,7 +186,7 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 		const shs_coll *c = &d->colls[k];
 		double v = c->bytes;
 		shs_eval_coll *s;
-		if (c->kind == SHS_COLL_ALL_GATHER || c->kind == SHS_COLL_ALL_TO_ALL)
+		if (c->kind == SHS_PCOLL_ALL_GATHER || c->kind == SHS_PCOLL_ALL_TO_ALL)
 			v *= (double)group(x->c, c->axes_mask);
 		s = add_site(x, in, c->kind, c->axes_mask, false, matmul || c->overlappable, v,
 			     count);

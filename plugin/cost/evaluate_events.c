@@ -30,7 +30,7 @@ static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uin
 			uint32_t i)
 {
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
-	double dur = shs_coll_time(s->c, (shs_coll_kind)kind, mask, v);
+	double dur = shs_coll_time(s->c, kind, mask, v);
 
 	if (s->recording && t < s->min_start)
 		s->min_start = t;
@@ -114,12 +114,12 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
-			end = collective(s, SHS_COLL_ALL_GATHER, gathered,
+			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered,
 					 local * (double)shs_mesh_group(&s->c->mesh, gathered), t,
 					 c, i);
 		}
 		if (moved)
-			end = collective(s, SHS_COLL_ALL_TO_ALL, moved,
+			end = collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
 					 local * (double)shs_mesh_group(&s->c->mesh, moved), end.t,
 					 c, i);
 		if (matmul && !moved)
@@ -198,7 +198,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		const shs_coll *cl = &d->colls[k];
 		double v = cl->bytes;
 		avail done;
-		if (cl->kind == SHS_COLL_ALL_GATHER || cl->kind == SHS_COLL_ALL_TO_ALL)
+		if (cl->kind == SHS_PCOLL_ALL_GATHER || cl->kind == SHS_PCOLL_ALL_TO_ALL)
 			v *= (double)shs_mesh_group(&s->c->mesh, cl->axes_mask);
 		done = collective(s, cl->kind, cl->axes_mask, v,
 				  matmul || cl->overlappable ? s->now : end, c, i);

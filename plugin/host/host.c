@@ -41,10 +41,21 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user)
 	return h;
 }
 
+/* Lets every strategy registered from index from on release its user data (newest first),
+ * then forgets them. */
+static void destroy_strategies(shs_host *h, uint32_t from)
+{
+	for (uint32_t k = h->n_strats; k-- > from;)
+		if (h->strats[k].s.destroy)
+			h->strats[k].s.destroy(h->strats[k].s.user);
+	h->n_strats = from;
+}
+
 void shs_host_free(shs_host *h)
 {
 	if (!h)
 		return;
+	destroy_strategies(h, 0);
 	free(h->strats);
 	free(h->seen);
 	for (uint32_t k = h->n_plugins; k-- > 0;) {
@@ -189,10 +200,56 @@ static bool find_symbol(void *dl, const char *name, void *out, size_t size)
 	return true;
 }
 
+/* What differs between sizes words a (the plugin's) and b (the host's), into buf. */
+static void sizes_diff(uint64_t a, uint64_t b, char *buf, size_t n)
+{
+	static const struct { const char *what; unsigned shift, bits; } fields[] = {
+		{ "max rank", 0, 8 }, { "max axes", 8, 8 }, { "sizeof(shs_pdim)", 16, 8 },
+		{ "sizeof(shs_pspec)", 24, 16 }, { "sizeof(shs_pshape)", 40, 8 },
+		{ "sizeof(shs_plist)", 48, 8 }, { "pointer bytes", 56, 8 },
+	};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]) && used < n; k++) {
+		uint64_t mask = (1ull << fields[k].bits) - 1;
+		uint64_t x = a >> fields[k].shift & mask, y = b >> fields[k].shift & mask;
+		if (x != y)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s %llu, host %llu",
+						 used ? "; " : "", fields[k].what,
+						 (unsigned long long)x, (unsigned long long)y);
+	}
+}
+
+/* Whether dl's ABI version and sizes word are the host's (before any of its code runs). */
+static int check_abi(const char *path, void *dl, shs_err *e)
+{
+	const uint32_t *abi = NULL;
+	const uint64_t *sizes = NULL;
+	char diff[SHS_ERRMSG_MAX / 2];
+
+	if (!find_symbol(dl, "shs_plugin_abi_version", &abi, sizeof(abi)))
+		return shs_seterr(e, SHS_EINVAL,
+				  "%s: no shs_plugin_abi_version (not a shardsearch plugin)", path);
+	if (*abi != SHS_PLUGIN_ABI_VERSION)
+		return shs_seterr(e, SHS_EINVAL, "%s: built for plugin ABI %u, this host speaks %u",
+				  path, *abi, SHS_PLUGIN_ABI_VERSION);
+	if (!find_symbol(dl, "shs_plugin_abi_sizes", &sizes, sizeof(sizes)))
+		return shs_seterr(e, SHS_EINVAL, "%s: no shs_plugin_abi_sizes (build it with "
+				  "SHS_PLUGIN_DEFINE of this shardsearch_plugin.h)", path);
+	if (*sizes != SHS_PLUGIN_SIZES) {
+		sizes_diff(*sizes, SHS_PLUGIN_SIZES, diff, sizeof(diff));
+		return shs_seterr(e, SHS_EINVAL, "%s: built with other limits or struct sizes than "
+				  "this host (sizes word 0x%016llx, host 0x%016llx: %s)", path,
+				  (unsigned long long)*sizes,
+				  (unsigned long long)SHS_PLUGIN_SIZES, diff);
+	}
+	return SHS_OK;
+}
+
 /* Checks dl's exports and runs its init; on failure removes what it registered. */
 static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 {
-	const uint32_t *abi = NULL;
 	shs_plugin_init_fn init = NULL;
 	uint32_t before = h->n_strats;
 	int rc;
@@ -200,19 +257,16 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 	if (!find_symbol(dl, "shs_plugin_init", &init, sizeof(init)))
 		return shs_seterr(e, SHS_EINVAL,
 				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
-	if (!find_symbol(dl, "shs_plugin_abi_version", &abi, sizeof(abi)))
-		return shs_seterr(e, SHS_EINVAL,
-				  "%s: no shs_plugin_abi_version (not a shardsearch plugin)", path);
-	if (*abi != SHS_PLUGIN_ABI_VERSION)
-		return shs_seterr(e, SHS_EINVAL, "%s: built for plugin ABI %u, this host speaks %u",
-				  path, *abi, SHS_PLUGIN_ABI_VERSION);
+	rc = check_abi(path, dl, e);
+	if (rc != SHS_OK)
+		return rc;
 	h->reg = (struct shs_registry){ .h = h, .path = path, .plugin = h->n_plugins,
 					.open = true };
 	rc = init(&h->reg, shs__host_api());
 	h->reg.open = false;
 	if (rc == 0)
 		return SHS_OK;
-	h->n_strats = before;
+	destroy_strategies(h, before);
 	if (h->reg.has_err)
 		return shs_seterr(e, SHS_EINVAL, "%s: init failed: %s", path, h->reg.err);
 	return shs_seterr(e, SHS_EINVAL, "%s: init failed (returned %d, no reason given)", path,

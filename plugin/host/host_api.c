@@ -101,7 +101,7 @@ static shs_cand *cand_at(shs_pemit *out, uint32_t c, const char *fn)
 	if (!out || out->oom)
 		return NULL;
 	if (c >= out->list->n - out->first) {
-		if (c != UINT32_MAX) /* what candidate() returns past the cap */
+		if (c != SHS_PLUGIN_NO_CANDIDATE)
 			misuse(out, fn, c);
 		return NULL;
 	}
@@ -198,7 +198,7 @@ static uint32_t api_candidate(shs_pemit *out, const char *label)
 	shs_cand *c;
 
 	if (!out || out->oom)
-		return UINT32_MAX;
+		return SHS_PLUGIN_NO_CANDIDATE;
 	if (out->list->n >= out->limit) {
 		if (!out->capped) {
 			shs__host_prefix(out, pre, sizeof(pre));
@@ -206,16 +206,16 @@ static uint32_t api_candidate(shs_pemit *out, const char *label)
 				       pre, out->limit);
 		}
 		out->capped = true;
-		return UINT32_MAX;
+		return SHS_PLUGIN_NO_CANDIDATE;
 	}
 	if (!grow(out)) {
 		out->oom = true;
-		return UINT32_MAX;
+		return SHS_PLUGIN_NO_CANDIDATE;
 	}
 	c = &out->list->v[out->list->n];
 	if (!cand_init(out, c, label)) {
 		out->oom = true;
-		return UINT32_MAX;
+		return SHS_PLUGIN_NO_CANDIDATE;
 	}
 	out->faults[out->list->n - out->first] = NULL;
 	return out->list->n++ - out->first;
@@ -279,8 +279,8 @@ static void api_add_collective(shs_pemit *out, uint32_t c, int kind, uint32_t ax
 
 	if (!x)
 		return;
-	if (x->n_colls >= SHS_HOST_MAX_COLLS) {
-		fault(out, c, "more than %d collectives", SHS_HOST_MAX_COLLS);
+	if (x->n_colls >= SHS_PLUGIN_MAX_COLLECTIVES) {
+		fault(out, c, "more than %d collectives", SHS_PLUGIN_MAX_COLLECTIVES);
 		return;
 	}
 	/* a candidate has a few collectives at most: the arena keeps the shorter copies */

@@ -127,7 +127,7 @@ static bool check_colls(const shs_cand *c, const shs_pmesh *mesh, char *msg, siz
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *x = &c->colls[k];
 
-		if (x->kind < SHS_PCOLL_ALL_REDUCE || x->kind > SHS_PCOLL_ALL_TO_ALL) {
+		if (x->kind < SHS_PCOLL_ALL_REDUCE || x->kind >= SHS_PCOLL_COUNT) {
 			snprintf(msg, n, "collective %u has kind %d", k, x->kind);
 			return false;
 		}

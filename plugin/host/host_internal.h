@@ -12,11 +12,7 @@
 #include "opcode.h"
 
 enum {
-	SHS_HOST_MAX_CANDS = 100000,      /* candidates kept per instruction */
-	SHS_HOST_SPEC_BUDGET = 1 << 21,   /* specs (candidates x leaves) kept per instruction */
-	SHS_HOST_MAX_LEAVES = 1 << 20,    /* leaves of one instruction (result + operands) */
-	SHS_HOST_MAX_COLLS = 64,          /* collectives of one candidate */
-	SHS_HOST_MSG_MAX = 512            /* a plugin's set_error / fail text */
+	SHS_HOST_MAX_LEAVES = 1 << 20     /* leaves of one instruction (result + operands) */
 };
 
 /* A loaded plugin: its path (owned) and dlopen handle. */
@@ -39,7 +35,7 @@ struct shs_registry {
 	uint32_t plugin;           /* its index once loaded */
 	bool open;
 	bool has_err;
-	char err[SHS_HOST_MSG_MAX];
+	char err[SHS_PLUGIN_MSG_MAX];
 };
 
 /* An instruction already warned about (no strategy, too large), so it is reported once. */
@@ -125,7 +121,7 @@ struct shs_pemit {
 	char **faults;
 	uint32_t cap_faults;
 	bool capped, oom, failed, misused;
-	char fail_msg[SHS_HOST_MSG_MAX];
+	char fail_msg[SHS_PLUGIN_MSG_MAX];
 };
 
 /* "PLUGIN(strategy NAME): INSTR (opcode)" into buf (host_api.c). */

@@ -43,11 +43,11 @@ static void run_strategy(shs_pemit *out, const shs_host_strat *st, const shs_pqu
 /* The candidates cap for an instruction with n_leaves leaves per candidate. */
 static uint32_t cand_limit(uint32_t n_leaves)
 {
-	uint32_t by_specs = n_leaves ? SHS_HOST_SPEC_BUDGET / n_leaves : SHS_HOST_MAX_CANDS;
+	uint32_t by_specs = n_leaves ? SHS_PLUGIN_MAX_SPECS / n_leaves : SHS_PLUGIN_MAX_CANDIDATES;
 
 	if (by_specs < 1)
 		by_specs = 1;
-	return by_specs < SHS_HOST_MAX_CANDS ? by_specs : SHS_HOST_MAX_CANDS;
+	return by_specs < SHS_PLUGIN_MAX_CANDIDATES ? by_specs : SHS_PLUGIN_MAX_CANDIDATES;
 }
 
 static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pquery *q,

@@ -2,7 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elem.h"
 #include "host_internal.h"
+
+/* The ABI's numbers are the IR's: element types (XLA's PrimitiveType) and the mesh axes. */
+#define SHS_SAME_TYPE(e, name, num, bits, kind)                                          \
+	_Static_assert((int)SHS_PTYPE_##e == (int)SHS_##e, "SHS_PTYPE_" #e " is not XLA's number");
+SHS_ELEM_LIST(SHS_SAME_TYPE)
+#undef SHS_SAME_TYPE
+_Static_assert(SHS_PLUGIN_MAX_AXES == SHS_MESH_MAX_AXES, "a plugin's mesh is the IR's mesh");
 
 static const char empty[] = "";
 

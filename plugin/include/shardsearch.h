@@ -5,12 +5,9 @@
  *   - a context: load a module, set options, add plugins, search, read the result, write it;
  *   - strategy plugins: shared objects built against shardsearch_plugin.h alone.
  *
- * Status: every int-returning function returns 0 on success, else a negative code:
- *   -1 a bad argument or option, -2 out of memory, -3 a file could not be read or written,
- *   -4 malformed input (protobuf or HLO text), -5 a module that breaks an HLO rule,
- *   -6 valid input this version cannot represent.
- * shs_strerror() names a code; the context's message (shs_context_error()) says what failed,
- * naming the input, the option or the instruction.
+ * Status: every int-returning function returns SHS_OK (0) on success, else a negative
+ * enum shs_status code; shs_strerror() names a code; the context's message
+ * (shs_context_error()) says what failed, naming the input, the option or the instruction.
  *
  * Ownership: a context owns everything it returns (strings, the result) until the next call that
  * changes it or until it is freed; buffers the library allocates for the caller (shs_pass_run,
@@ -37,6 +34,17 @@ extern "C" {
 
 /* ---- Version and status ---- */
 
+/* What a call returns. */
+enum shs_status {
+	SHS_OK = 0,
+	SHS_EINVAL = -1,      /* a bad argument or option */
+	SHS_ENOMEM = -2,      /* out of memory, or over the input's memory budget */
+	SHS_EIO = -3,         /* a file could not be read or written */
+	SHS_EPARSE = -4,      /* malformed input: protobuf or HLO text */
+	SHS_EVERIFY = -5,     /* well-formed input that breaks an HLO rule */
+	SHS_EUNSUPPORTED = -6 /* valid input that this version cannot represent */
+};
+
 /* The library version, "MAJOR.MINOR.PATCH". Static storage; never NULL. */
 SHS_API const char *shs_version(void);
 
@@ -46,10 +54,13 @@ SHS_API const char *shs_strerror(int code);
 /* ---- The pass entry point ---- */
 
 /* Runs the sharding search as a pass over one serialized module: an HloModuleProto, or an
- * HloProto wrapping one (HLO text is taken too, and answered as an HloModuleProto). options: NUL-terminated "key=value;key=value" using the long option
- * names of `shardsearch annotate` (hardware=v5p;devices=256;mesh=...), or NULL for defaults.
- * Returns 0 and sets *out / *out_len to the annotated module, serialized in the same message
- * type as the input; or returns non-zero and sets *err to a message. The caller frees *out and
+ * HloProto wrapping one (HLO text is taken too, and answered as an HloModuleProto). options:
+ * NUL-terminated "key=value;key=value" using the long option names of `shardsearch annotate`
+ * (hardware=v5p;devices=256;mesh=...; see shs_context_set), or NULL for defaults. Plugins load
+ * from the built-in folder and the folders and files the options name only (not from
+ * SHARDSEARCH_PLUGIN_PATH unless the option plugin-path-env is given). Returns SHS_OK and sets
+ * *out / *out_len to the annotated module, serialized in the same message type as the input;
+ * or returns a negative enum shs_status and sets *err to a message. The caller frees *out and
  * *err with shs_pass_free(). Thread-safe: calls on different inputs may run at once. */
 SHS_API int shs_pass_run(const uint8_t *in, size_t in_len, const char *options, uint8_t **out,
 			 size_t *out_len, char **err);
@@ -82,43 +93,50 @@ SHS_API void shs_context_set_warnings(shs_context *ctx, shs_warning_fn fn, void 
 
 /* Loads (and verifies) a module from buf[0..len): a binary HloProto or HloModuleProto, or HLO
  * text. origin names it in messages (NULL: "input"). Replaces the module ctx held and forgets
- * its result. buf is only read. Returns 0, -1 (NULL buf), -2, -4, -5 or -6. */
+ * its result. buf is only read. Returns SHS_OK, SHS_EINVAL (NULL buf), SHS_ENOMEM, SHS_EPARSE,
+ * SHS_EVERIFY or SHS_EUNSUPPORTED. */
 SHS_API int shs_context_load(shs_context *ctx, const uint8_t *buf, size_t len,
 			     const char *origin);
 
 /* Loads (and verifies) the module in the file at path (.pb protobuf, .hlo / .txt text, else by
- * content). Returns 0, -2, -3, -4, -5 or -6. */
+ * content). Returns SHS_OK, SHS_ENOMEM, SHS_EIO, SHS_EPARSE, SHS_EVERIFY or SHS_EUNSUPPORTED. */
 SHS_API int shs_context_load_file(shs_context *ctx, const char *path);
 
 /* ---- Options: hardware, mesh and search ---- */
 
 /* Sets one option by the long name `shardsearch annotate` gives it, without the dashes:
  * hardware (v5p, h100, ...), hardware-file (JSON catalog entries), topology (AxBxC), devices,
- * slices, mesh (pins one: "fsdp=16,tensor=4"), remat (none|dots|full), schedule
+ * slices, mesh (pins one: "fsdp=16,tensor=4"), plan (dp, fsdp, tp, fsdp+tp or a plan file:
+ * made by propagation on mesh instead of searched), remat (none|dots|full), schedule
  * (events|segments), prefetch, threads, time-budget (seconds), plugins (a folder of plugins;
- * repeatable), and the flags no-overlap, no-fusion, exhaustive, ignore-hints (value NULL, ""
- * or "true"). value is copied. Returns 0 or -1 (unknown option or bad value). */
+ * repeatable), plugin (a plugin file; repeatable), and the flags no-overlap, no-fusion,
+ * exhaustive, ignore-hints, plugin-path-env (also the folders of SHARDSEARCH_PLUGIN_PATH)
+ * (value NULL, "" or "true"). value is copied. Returns SHS_OK or SHS_EINVAL (unknown option or
+ * bad value). */
 SHS_API int shs_context_set(shs_context *ctx, const char *key, const char *value);
 
-/* Sets every "key=value" of options, separated by ';' (as shs_pass_run takes them). Returns 0
- * or -1 at the first bad one (the message names it). */
+/* Sets every "key=value" of options, separated by ';' (as shs_pass_run takes them). Returns
+ * SHS_OK or SHS_EINVAL at the first bad one (the message names it). */
 SHS_API int shs_context_configure(shs_context *ctx, const char *options);
 
 /* ---- Plugins ---- */
 
-/* Adds the strategy plugin at path (a shared object exporting shs_plugin_init and
- * shs_plugin_abi_version, see shardsearch_plugin.h). Plugins load at the first search: the
+/* Adds the strategy plugin at path (a shared object made with SHS_PLUGIN_DEFINE, see
+ * shardsearch_plugin.h), as the option plugin=path does. Plugins load at each search: the
  * built-in ones (lib/shardsearch/plugins beside the library), each folder of
- * SHARDSEARCH_PLUGIN_PATH, the plugins folders, then these files in the order added; among
- * equally good candidates the earlier plugin's wins. Returns 0, -1 or -2. */
+ * SHARDSEARCH_PLUGIN_PATH when the option plugin-path-env is set (never otherwise), the plugins
+ * folders, then these files in the order added; among equally good candidates the earlier
+ * plugin's wins. Returns SHS_OK, SHS_EINVAL or SHS_ENOMEM. */
 SHS_API int shs_context_add_plugin(shs_context *ctx, const char *path);
 
 /* ---- The search ---- */
 
 /* Searches the plan of the loaded module for the cluster the options describe (hardware and
- * topology or devices are needed), and writes it into the module as sharding annotations.
- * Returns 0, -1 (no module, no hardware, a bad cluster or mesh; a plugin that does not load),
- * -2 or -3 (a hardware file that cannot be read). */
+ * topology or devices are needed), and writes it into the module as sharding annotations. With
+ * the option plan, makes that plan on the option mesh by propagation instead (no result or
+ * report then). Returns SHS_OK, SHS_EINVAL (no module, no hardware, a bad cluster, mesh or
+ * plan), SHS_EIO (a hardware file or a plugin that cannot be read or loaded), SHS_EPARSE (a
+ * hardware or plan file that does not parse) or SHS_ENOMEM. */
 SHS_API int shs_context_search(shs_context *ctx);
 
 /* What the search chose. Strings are owned by ctx (valid until the next load or search). Fields
@@ -140,7 +158,7 @@ typedef struct shs_result {
 	bool partial;              /* the time budget ended the search: the best found so far */
 } shs_result;
 
-/* Fills *out from the last search. Returns 0, or -1 when ctx has not searched. */
+/* Fills *out from the last search. Returns SHS_OK, or SHS_EINVAL when ctx has not searched. */
 SHS_API int shs_context_result(const shs_context *ctx, shs_result *out);
 
 /* The search's report as `shardsearch annotate` prints it: text lines (json false: the mesh
@@ -161,11 +179,12 @@ SHS_API const char *shs_context_sharding(shs_context *ctx, const char *name);
 
 /* Serializes the (annotated) module in the message type it was read as (HloProto or
  * HloModuleProto; protobuf also for a module read as text). *out (free with shs_pass_free)
- * holds *out_len bytes. Returns 0, -1 (no module), -2 or -6. */
+ * holds *out_len bytes. Returns SHS_OK, SHS_EINVAL (no module), SHS_ENOMEM or
+ * SHS_EUNSUPPORTED. */
 SHS_API int shs_context_write(shs_context *ctx, uint8_t **out, size_t *out_len);
 
 /* Writes the module to path (.pb protobuf, .hlo / .txt HLO text), atomically: a failure leaves
- * no partial file. Returns 0, -1, -2, -3 or -6. */
+ * no partial file. Returns SHS_OK, SHS_EINVAL, SHS_ENOMEM, SHS_EIO or SHS_EUNSUPPORTED. */
 SHS_API int shs_context_write_file(shs_context *ctx, const char *path);
 
 #ifdef __cplusplus

@@ -7,12 +7,76 @@
 #include <stdint.h>
 
 /* Bumped when anything below changes incompatibly; a plugin built for another version is
- * refused. Structs only grow at the end; readers check struct_size before newer members. */
-#define SHS_PLUGIN_ABI_VERSION 1u
+ * refused before any of its functions runs. Structs that carry a struct_size (shs_pmesh,
+ * shs_pinstr, shs_pquery, shs_strategy, shs_host_api) only grow at the end and readers check
+ * struct_size before newer members. The others (shs_pdim, shs_pspec, shs_pshape, shs_plist)
+ * sit in arrays or inside other structs and cannot grow: their sizes, with the limits they
+ * depend on, make the sizes word (SHS_PLUGIN_SIZES), which must equal the host's. */
+#define SHS_PLUGIN_ABI_VERSION 2u
 
+/* ---- Limits (compile-time; a plugin built with other values is refused by its sizes word) ---- */
+
+#ifndef SHS_PLUGIN_MAX_AXES
+#define SHS_PLUGIN_MAX_AXES 8   /* mesh axes */
+#endif
+#ifndef SHS_PLUGIN_MAX_RANK
+#define SHS_PLUGIN_MAX_RANK 16  /* dims of one spec: a higher-rank array is never sharded (the
+				 * host asks no strategy about it), and its replicated spec
+				 * holds SHS_PLUGIN_MAX_RANK dims */
+#endif
+
+/* Limits of one query (checked by the host at run time, not part of the sizes word). */
 enum {
-	SHS_PLUGIN_MAX_AXES = 8,  /* mesh axes */
-	SHS_PLUGIN_MAX_RANK = 16  /* dims of one array a strategy can shard */
+	SHS_PLUGIN_LABEL_MAX = 64,          /* bytes of a candidate's label with its NUL; a longer
+					     * label is cut */
+	SHS_PLUGIN_MAX_CANDIDATES = 100000, /* candidates one query keeps ... */
+	SHS_PLUGIN_MAX_SPECS = 1 << 21,     /* ... and fewer when candidates x leaves would pass
+					     * this; candidate() then returns
+					     * SHS_PLUGIN_NO_CANDIDATE */
+	SHS_PLUGIN_MAX_COLLECTIVES = 64,    /* collectives one candidate performs */
+	SHS_PLUGIN_MSG_MAX = 512            /* bytes of a set_error or fail message; longer: cut */
+};
+
+/* What candidate() returns when the query is full or out of memory: stop proposing. */
+#define SHS_PLUGIN_NO_CANDIDATE UINT32_MAX
+
+/* Element types: XLA's PrimitiveType numbers (xla_data.proto), as shs_pshape.type holds them. */
+enum shs_ptype {
+	SHS_PTYPE_INVALID = 0,
+	SHS_PTYPE_PRED = 1,
+	SHS_PTYPE_S8 = 2,
+	SHS_PTYPE_S16 = 3,
+	SHS_PTYPE_S32 = 4,
+	SHS_PTYPE_S64 = 5,
+	SHS_PTYPE_U8 = 6,
+	SHS_PTYPE_U16 = 7,
+	SHS_PTYPE_U32 = 8,
+	SHS_PTYPE_U64 = 9,
+	SHS_PTYPE_F16 = 10,
+	SHS_PTYPE_F32 = 11,
+	SHS_PTYPE_F64 = 12,
+	SHS_PTYPE_TUPLE = 13,
+	SHS_PTYPE_OPAQUE = 14,
+	SHS_PTYPE_C64 = 15,
+	SHS_PTYPE_BF16 = 16,
+	SHS_PTYPE_TOKEN = 17,
+	SHS_PTYPE_C128 = 18,
+	SHS_PTYPE_F8E5M2 = 19,
+	SHS_PTYPE_F8E4M3FN = 20,
+	SHS_PTYPE_S4 = 21,
+	SHS_PTYPE_U4 = 22,
+	SHS_PTYPE_F8E4M3B11FNUZ = 23,
+	SHS_PTYPE_F8E5M2FNUZ = 24,
+	SHS_PTYPE_F8E4M3FNUZ = 25,
+	SHS_PTYPE_S2 = 26,
+	SHS_PTYPE_U2 = 27,
+	SHS_PTYPE_F8E4M3 = 28,
+	SHS_PTYPE_F8E3M4 = 29,
+	SHS_PTYPE_S1 = 30,
+	SHS_PTYPE_U1 = 31,
+	SHS_PTYPE_F4E2M1FN = 32,
+	SHS_PTYPE_F8E8M0FNU = 33,
+	SHS_PTYPE_BUFFER = 34
 };
 
 /* ---- Views: const, owned by the host, valid only during the call they are passed to ---- */
@@ -31,8 +95,7 @@ typedef struct shs_plist {
 	const int64_t *v;
 } shs_plist;
 
-/* A shape: an array (type is XLA's PrimitiveType number: 1 pred, 4 s32, 11 f32, 16 bf16, ...)
- * or a tuple (type 13) of n_tuple elements. */
+/* A shape: an array (type: enum shs_ptype) or a tuple (SHS_PTYPE_TUPLE) of n_tuple elements. */
 typedef struct shs_pshape {
 	int32_t type;
 	uint32_t rank;
@@ -73,7 +136,8 @@ typedef struct shs_pdim {
 } shs_pdim;
 
 /* The sharding of one array: per dim, its mesh axes; axes no dim uses replicate it. padded: the
- * dims need not divide evenly (the partitioner pads). rank 0 with no axes is replicated. */
+ * dims need not divide evenly (the partitioner pads). rank 0 with no axes is replicated. rank is
+ * at most SHS_PLUGIN_MAX_RANK (see there). */
 typedef struct shs_pspec {
 	uint32_t rank;
 	bool padded;
@@ -105,12 +169,17 @@ typedef struct shs_pquery {
 	const shs_pspec *const *called_roots;
 } shs_pquery;
 
-/* Collectives an op performs itself. */
+/* Collectives an op performs itself (the host's reshards are the same kinds). bytes, as
+ * add_collective takes them: the whole array the collective works on within one group of the
+ * axes (all-gather: the gathered result; reduce-scatter and all-reduce: the unreduced input;
+ * all-to-all: the array; permute: what each device sends). */
 enum shs_pcollective {
 	SHS_PCOLL_ALL_REDUCE = 0,
 	SHS_PCOLL_REDUCE_SCATTER = 1,
 	SHS_PCOLL_ALL_GATHER = 2,
-	SHS_PCOLL_ALL_TO_ALL = 3
+	SHS_PCOLL_ALL_TO_ALL = 3,
+	SHS_PCOLL_PERMUTE = 4,     /* collective-permute: each device sends to a neighbour */
+	SHS_PCOLL_COUNT
 };
 
 /* Opaque: the host's registry (during init) and a candidate list being filled (during a
@@ -128,7 +197,7 @@ typedef int (*shs_pgenerate_fn)(const shs_pquery *q, shs_pemit *out,
 				const struct shs_host_api *api, void *user);
 
 /* A strategy: which instructions it serves and its generator. Any of opcodes (NULL-terminated
- * XLA spellings), custom_call_targets (NULL-terminated) or match may be NULL. */
+ * XLA spellings), custom_call_targets (NULL-terminated), match and destroy may be NULL. */
 typedef struct shs_strategy {
 	uint32_t struct_size;
 	const char *name;                        /* "dot.assign", shown by explain */
@@ -137,6 +206,9 @@ typedef struct shs_strategy {
 	bool (*match)(const shs_pinstr *i, void *user);
 	shs_pgenerate_fn generate;
 	void *user;
+	/* Releases user: called once for this registration when the host unloads the plugin,
+	 * or when the plugin's init fails after registering it (before the plugin is closed). */
+	void (*destroy)(void *user);
 } shs_strategy;
 
 /* The functions the host lends a plugin. */
@@ -146,11 +218,14 @@ typedef struct shs_host_api {
 
 	/* During init: registers s (copied; its strings and user must outlive the plugin). */
 	int (*register_strategy)(shs_registry *reg, const shs_strategy *s);
-	/* During init: the reason init fails (printf-style). */
+	/* During init: the reason init fails (printf-style, cut to SHS_PLUGIN_MSG_MAX). */
 	void (*set_error)(shs_registry *reg, const char *fmt, ...);
 
-	/* During generate: starts a new candidate labelled label ("lhs-free=tensor"); the
-	 * result and operand specs default to replicated. Returns its index. */
+	/* During generate: starts a new candidate labelled label ("lhs-free=tensor", cut to
+	 * SHS_PLUGIN_LABEL_MAX bytes); the result and operand specs default to replicated.
+	 * Returns its index, or SHS_PLUGIN_NO_CANDIDATE when the query keeps no more (see
+	 * SHS_PLUGIN_MAX_CANDIDATES) or is out of memory: the generator should return (calls
+	 * that name SHS_PLUGIN_NO_CANDIDATE do nothing). */
 	uint32_t (*candidate)(shs_pemit *out, const char *label);
 	/* Sets the sharding of leaf `leaf` of the result, or of operand `operand`, of
 	 * candidate c. */
@@ -159,12 +234,14 @@ typedef struct shs_host_api {
 			    const shs_pspec *spec);
 	/* Local FLOPs and HBM bytes per device of candidate c. */
 	void (*set_cost)(shs_pemit *out, uint32_t c, double flops, double bytes);
-	/* A collective candidate c performs over the mesh axes in axes_mask (bit k: axis k) on
-	 * bytes per device; overlappable: it can run under the op's own compute (collective
-	 * matmul). */
+	/* A collective (kind: enum shs_pcollective) candidate c performs over the mesh axes in
+	 * axes_mask (bit k: axis k) on bytes (as enum shs_pcollective says); overlappable: it can
+	 * run under the op's own compute (collective matmul). At most
+	 * SHS_PLUGIN_MAX_COLLECTIVES per candidate. */
 	void (*add_collective)(shs_pemit *out, uint32_t c, int kind, uint32_t axes_mask,
 			       double bytes, bool overlappable);
-	/* During generate: reports why the generator gave up (printf-style). */
+	/* During generate: reports why the generator gave up (printf-style, cut to
+	 * SHS_PLUGIN_MSG_MAX). */
 	void (*fail)(shs_pemit *out, const char *fmt, ...);
 
 	/* Helpers: array leaves of a shape; bytes of one element of an XLA type (0 if none). */
@@ -172,14 +249,26 @@ typedef struct shs_host_api {
 	int (*elem_bytes)(int32_t type);
 } shs_host_api;
 
-/* The plugin's exports: its ABI version and its init. SHS_PLUGIN_DEFINE(fn) defines both, with
- * fn of type int fn(shs_registry *, const shs_host_api *) returning 0 on success. */
+/* ---- The plugin's exports ---- */
+
+/* The sizes word: the limits and the sizes of the fixed-layout structs, one byte each (two for
+ * shs_pspec), and the pointer size. */
+#define SHS_PLUGIN_SIZES                                                                   \
+	((uint64_t)SHS_PLUGIN_MAX_RANK | (uint64_t)SHS_PLUGIN_MAX_AXES << 8 |               \
+	 (uint64_t)sizeof(shs_pdim) << 16 | (uint64_t)sizeof(shs_pspec) << 24 |             \
+	 (uint64_t)sizeof(shs_pshape) << 40 | (uint64_t)sizeof(shs_plist) << 48 |           \
+	 (uint64_t)sizeof(void *) << 56)
+
+/* Its ABI version, its sizes word and its init. SHS_PLUGIN_DEFINE(fn) defines all three, with
+ * fn of type int fn(shs_registry *, const shs_host_api *) returning 0 on success. The host
+ * reads the version and the sizes word before it calls any function of the plugin. */
 typedef int (*shs_plugin_init_fn)(shs_registry *reg, const shs_host_api *api);
 
 #define SHS_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 #define SHS_PLUGIN_DEFINE(fn)                                                              \
 	SHS_PLUGIN_EXPORT const uint32_t shs_plugin_abi_version = SHS_PLUGIN_ABI_VERSION;  \
+	SHS_PLUGIN_EXPORT const uint64_t shs_plugin_abi_sizes = SHS_PLUGIN_SIZES;          \
 	SHS_PLUGIN_EXPORT int shs_plugin_init(shs_registry *reg, const shs_host_api *api); \
 	int shs_plugin_init(shs_registry *reg, const shs_host_api *api)                    \
 	{                                                                                  \

@@ -69,6 +69,7 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, do
 		switch (coll->kind) {
 		case SHS_PCOLL_ALL_REDUCE: t = 2 * coll->bytes * (n - 1) / n; break;
 		case SHS_PCOLL_ALL_GATHER: t = coll->bytes * (n - 1); break;
+		case SHS_PCOLL_PERMUTE: t = coll->bytes; break;
 		default: t = coll->bytes * (n - 1) / n; break;
 		}
 		t /= link_bytes;

@@ -45,7 +45,7 @@ int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev)
 	}
 	/* the gradients leave the backward pass split when it reduce-scatters them */
 	for (uint32_t k = 0; ev && k < ev->n_colls; k++)
-		grads |= ev->colls[k].kind == SHS_COLL_REDUCE_SCATTER && !ev->colls[k].reshard &&
+		grads |= ev->colls[k].kind == SHS_PCOLL_REDUCE_SCATTER && !ev->colls[k].reshard &&
 			 (ev->colls[k].axes_mask & mask);
 	return weights ? 3 : state ? (grads ? 2 : 1) : 0;
 }

@@ -29,10 +29,12 @@ static int generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 
 	(void)user;
 	/* only an array add whose first operand is decided and shaped like the result */
-	if (!lhs || q->instr->n_operands != 2 || q->instr->shape.type == 13 ||
+	if (!lhs || q->instr->n_operands != 2 || q->instr->shape.type == SHS_PTYPE_TUPLE ||
 	    lhs->rank != q->instr->shape.rank || q->instr->operands[1].rank != lhs->rank)
 		return 0;
 	c = api->candidate(out, "fused into its producer");
+	if (c == SHS_PLUGIN_NO_CANDIDATE) /* the query is full */
+		return 0;
 	api->set_result(out, c, 0, lhs);
 	api->set_operand(out, c, 0, 0, lhs);
 	api->set_operand(out, c, 1, 0, lhs);

@@ -237,12 +237,72 @@ static void test_context_sharding(void)
 	shs_context_free(ctx);
 }
 
+/* Warnings a context hands out: whether one mentioned the wrong_abi test plugin. */
+static void note_wrong_abi(void *user, const char *msg)
+{
+	if (strstr(msg, "wrong_abi"))
+		*(bool *)user = true;
+}
+
+/* SHARDSEARCH_PLUGIN_PATH is read only when the host asks (plugin-path-env): a compiler that
+ * loads the pass does not pick up plugins from its environment. */
+static void test_plugin_path_env(void)
+{
+	blob in = read_module(names[0]);
+	bool asked;
+
+	setenv("SHARDSEARCH_PLUGIN_PATH", SHS_TEST_PLUGIN_DIR, 1);
+	for (int k = 0; k < 2; k++) {
+		shs_context *ctx = shs_context_new();
+		bool seen = false;
+		asked = k == 1;
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+		shs_context_set_warnings(ctx, note_wrong_abi, &seen);
+		CU_ASSERT_EQUAL_FATAL(shs_context_load(ctx, in.data, in.len, names[0]), SHS_OK);
+		CU_ASSERT_EQUAL(shs_context_configure(ctx, options[0]), SHS_OK);
+		if (asked)
+			CU_ASSERT_EQUAL(shs_context_set(ctx, "plugin-path-env", NULL), SHS_OK);
+		CU_ASSERT_EQUAL(shs_context_search(ctx), SHS_OK);
+		CU_ASSERT_EQUAL(seen, asked); /* the folder's refused plugin was only tried if asked */
+		shs_context_free(ctx);
+	}
+	unsetenv("SHARDSEARCH_PLUGIN_PATH");
+	free(in.data);
+}
+
+/* plan= makes a named plan by propagation: annotated, with no search result. */
+static void test_context_named_plan(void)
+{
+	shs_context *ctx = shs_context_new();
+	shs_result r = { .struct_size = sizeof(r) };
+	char path[4096];
+	const char *s;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	snprintf(path, sizeof(path), "%s/mlp.hlo", dir);
+	CU_ASSERT_EQUAL_FATAL(shs_context_load_file(ctx, path), SHS_OK);
+	CU_ASSERT_EQUAL(shs_context_configure(ctx, "plan=fsdp;mesh=fsdp=8"), SHS_OK);
+	CU_ASSERT_EQUAL_FATAL(shs_context_search(ctx), SHS_OK);
+	CU_ASSERT_EQUAL(shs_context_result(ctx, &r), SHS_EINVAL); /* not a search */
+	CU_ASSERT_PTR_NULL(shs_context_report(ctx, false));
+	s = shs_context_sharding(ctx, first_dot);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "devices=[")); /* split over the 8 devices */
+	CU_ASSERT_EQUAL(shs_context_set(ctx, "plan", "zero9"), SHS_OK); /* checked at the run */
+	CU_ASSERT_EQUAL(shs_context_search(ctx), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(shs_context_error(ctx), "zero9"));
+	CU_ASSERT_STRING_EQUAL(shs_strerror(SHS_EINVAL), shs_strerror(-1));
+	shs_context_free(ctx);
+}
+
 static CU_TestInfo tests[] = {
 	{ "shs_pass_run on 4 threads gives the bytes of sequential calls", test_threads },
 	{ "bad bytes, bad options, empty input: non-zero and a message", test_bad_input },
 	{ "a context: errors, search, result, write as the pass does", test_context },
 	{ "a context: an instruction's sharding text", test_context_sharding },
 	{ "a context: a written file loads back to the same bytes", test_context_file },
+	{ "SHARDSEARCH_PLUGIN_PATH only when the host asks", test_plugin_path_env },
+	{ "a context: plan= makes a named plan, with no search result", test_context_named_plan },
 	CU_TEST_INFO_NULL,
 };
 

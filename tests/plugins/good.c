@@ -8,7 +8,7 @@
 
 #include "shardsearch_plugin.h"
 
-enum { LABEL_MAX = 64 };
+enum { LABEL_MAX = SHS_PLUGIN_LABEL_MAX };
 
 static const char *const add_ops[] = { "add", NULL };
 static const char *const myop_targets[] = { "MyOp", NULL };

@@ -8,6 +8,7 @@
 
 #include "hardware.h"
 #include "sharding.h"
+#include "shardsearch_plugin.h"
 #include "status.h"
 
 enum { SHS_PHYS_MAX = 6 };
@@ -64,15 +65,6 @@ int shs_cluster_make(const shs_hw_catalog *cat, const shs_cluster_spec *spec, sh
 /* Appends "fsdp=16@xy,tensor=4@z (v5p 4x4x4, wraparound on x y z)" to buf (cap bytes). */
 void shs_cluster_describe(const shs_cluster *c, char *buf, size_t cap);
 
-/* Collective kinds (as the plugin ABI numbers them, plus a permute). */
-typedef enum shs_coll_kind {
-	SHS_COLL_ALL_REDUCE = 0,
-	SHS_COLL_REDUCE_SCATTER = 1,
-	SHS_COLL_ALL_GATHER = 2,
-	SHS_COLL_ALL_TO_ALL = 3,
-	SHS_COLL_PERMUTE = 4
-} shs_coll_kind;
-
 /* Seconds one collective takes over the mesh axes in axes_mask (bit k: mesh axis k), with
  * bytes the book's V: the full array the collective works on within one group (all-gather:
  * the gathered result; reduce-scatter and all-reduce: the unreduced input; all-to-all: the
@@ -81,7 +73,7 @@ typedef enum shs_coll_kind {
  * max(T_min * hops, ...), no wraparound doubling the time; on GPUs bytes * (N-1)/(N W) per
  * level with the NVLink and scale-out levels taken hierarchically (max over levels); on DCN the
  * per-chip DCN bandwidth. 0 when the axes span one device. */
-double shs_coll_time(const shs_cluster *c, shs_coll_kind kind, uint32_t axes_mask, double bytes);
+double shs_coll_time(const shs_cluster *c, int kind, uint32_t axes_mask, double bytes);
 
 /* "fsdp=16,tensor=4": the mesh's axes and sizes without their layout, into buf (cap bytes). */
 void shs_mesh_text(const shs_mesh *m, char *buf, size_t cap);
@@ -89,7 +81,7 @@ void shs_mesh_text(const shs_mesh *m, char *buf, size_t cap);
 /* "fsdp,tensor": the names of the mesh axes in mask, into buf (cap bytes). */
 void shs_axes_text(const shs_mesh *mesh, uint32_t mask, char *buf, size_t cap);
 
-/* "all-gather", "reduce-scatter", ... for a collective kind (shs_coll_kind). */
+/* "all-gather", "reduce-scatter", ... for a collective kind (enum shs_pcollective). */
 const char *shs_coll_name(int kind);
 
 /* Devices in one group of the axes in axes_mask (product of their sizes). */

@@ -42,7 +42,7 @@ typedef struct shs_eval_options {
 typedef struct shs_eval_coll {
 	char where[64];       /* the instruction's name */
 	uint32_t comp, instr; /* the same as indices into the module */
-	int kind;             /* shs_coll_kind */
+	int kind;             /* enum shs_pcollective */
 	uint32_t axes_mask;   /* mesh axes */
 	bool reshard;         /* on an operand edge (else the instruction's own) */
 	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent,

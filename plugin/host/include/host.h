@@ -66,7 +66,7 @@ typedef struct shs_coll {
 typedef struct shs_cand {
 	const char *strategy;   /* borrowed from the host */
 	const char *plugin;     /* path, borrowed from the host */
-	char label[64];
+	char label[SHS_PLUGIN_LABEL_MAX];
 	uint32_t n_result;
 	shs_pspec *result;
 	uint32_t n_operands;

@@ -102,7 +102,7 @@ typedef struct shs_decision {
 	shs_pspec *req;
 	uint32_t *req_first;    /* operand k's leaves start at req[req_first[k]] */
 	const char *strategy;   /* borrowed from the host, or "seed", "hint", "control" */
-	char label[64];
+	char label[SHS_PLUGIN_LABEL_MAX];
 	double cost;            /* its score when chosen */
 	double flops, bytes;    /* the chosen candidate's local FLOPs and HBM bytes per device */
 	uint32_t n_colls;       /* the collectives it performs itself */
