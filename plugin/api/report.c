@@ -76,7 +76,9 @@ static void for_weights(const shs_module *m, const shs_search_result *r, weight_
 			continue;
 		shs_shape_print(&b, &in->shape, false);
 		shape = shs_buf_take(&b);
-		spec = d->set ? shs_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
+		/* a weight of a rank over what a spec can split is replicated */
+		spec = d->set && in->shape.rank <= SHS_PLUGIN_MAX_RANK ?
+			       shs_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
 		fn(user, path, shape ? shape : "", spec ? spec : "replicated");
 		free(spec);
 		free(shape);

@@ -287,7 +287,7 @@ static uint32_t stacked_axes(const shs_cand *cand)
 	uint32_t n = 0;
 
 	for (uint32_t j = 0; j < cand->n_result; j++)
-		for (uint32_t d = 0; d < cand->result[j].rank && d < SHS_PLUGIN_MAX_RANK; d++)
+		for (uint32_t d = 0; d < cand->result[j].rank; d++)
 			n += cand->result[j].dims[d].n > 1 ? cand->result[j].dims[d].n - 1u : 0u;
 	return n;
 }
@@ -370,9 +370,8 @@ done:
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key)
 {
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t rank = s[k].rank < SHS_PLUGIN_MAX_RANK ? s[k].rank : SHS_PLUGIN_MAX_RANK;
 		key = XXH3_64bits_withSeed(&s[k], offsetof(shs_pspec, dims) +
-							  rank * sizeof(shs_pdim), key);
+							  s[k].rank * sizeof(shs_pdim), key);
 	}
 	return key;
 }

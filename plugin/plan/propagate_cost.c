@@ -23,7 +23,7 @@ static int64_t axes_size(uint32_t mask, const shs_mesh *mesh)
 /* Whether each dim of from keeps its axes as a prefix of the same dim of to. */
 static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
 {
-	for (uint32_t d = 0; d < from->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
+	for (uint32_t d = 0; d < from->rank; d++) {
 		const shs_pdim *f = &from->dims[d], *t = &to->dims[d];
 		if (f->n > t->n || memcmp(f->axes, t->axes, f->n))
 			return false;

@@ -306,6 +306,8 @@ static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_
 		if (!set[k])
 			continue;
 		shs_spec_replicated(spec, p->shape.rank);
+		if (p->shape.rank > SHS_PLUGIN_MAX_RANK) /* beyond what a spec can split */
+			continue;
 		shs_param_path(p, path, sizeof(path));
 		if (seed_rules(s, p, path, spec))
 			continue;

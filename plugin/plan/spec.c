@@ -7,14 +7,14 @@
 void shs_spec_replicated(shs_pspec *s, uint32_t rank)
 {
 	memset(s, 0, sizeof(*s));
-	s->rank = rank;
+	s->rank = rank < SHS_PLUGIN_MAX_RANK ? rank : SHS_PLUGIN_MAX_RANK;
 }
 
 bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y)
 {
 	if (x->rank != y->rank || x->padded != y->padded)
 		return false;
-	for (uint32_t d = 0; d < x->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
+	for (uint32_t d = 0; d < x->rank; d++) {
 		if (x->dims[d].n != y->dims[d].n)
 			return false;
 		/* a few axes: compared inline (a call to memcmp per dim cost more) */
@@ -29,7 +29,7 @@ int64_t shs__spec_shards(const shs_pspec *s, const shs_mesh *mesh)
 {
 	int64_t n = 1;
 
-	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+	for (uint32_t d = 0; d < s->rank; d++)
 		for (uint32_t k = 0; k < s->dims[d].n && k < SHS_PLUGIN_MAX_AXES; k++)
 			if (s->dims[d].axes[k] < mesh->n_axes)
 				n *= mesh->sizes[s->dims[d].axes[k]];
@@ -40,7 +40,11 @@ bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 {
 	uint32_t used = 0;
 
-	if (a->type == SHS_TUPLE || s->rank != a->rank || s->rank > SHS_PLUGIN_MAX_RANK)
+	if (a->type == SHS_TUPLE)
+		return false;
+	if (a->rank > SHS_PLUGIN_MAX_RANK) /* only ever replicated (shs_spec_replicated) */
+		return s->rank == SHS_PLUGIN_MAX_RANK && shs__spec_shards(s, mesh) == 1;
+	if (s->rank != a->rank)
 		return false;
 	for (uint32_t d = 0; d < s->rank; d++) {
 		int64_t split = 1;
@@ -86,11 +90,9 @@ void shs__spec_add(shs_pspec *s, uint32_t d, int axis)
 
 void shs__spec_to_named(const shs_pspec *s, shs_named_sharding *out)
 {
-	uint32_t rank = s->rank < SHS_PLUGIN_MAX_RANK ? s->rank : SHS_PLUGIN_MAX_RANK;
-
 	memset(out, 0, sizeof(*out));
 	out->rank = s->rank;
-	for (uint32_t d = 0; d < rank && d < SHS_NAMED_MAX_RANK; d++) {
+	for (uint32_t d = 0; d < s->rank; d++) {
 		out->n_dim_axes[d] = s->dims[d].n;
 		memcpy(out->dim_axes[d], s->dims[d].axes, s->dims[d].n);
 	}
@@ -117,7 +119,7 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 
 int shs_spec_dim_of(const shs_pspec *s, uint32_t a)
 {
-	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++)
+	for (uint32_t d = 0; d < s->rank; d++)
 		for (uint32_t k = 0; k < s->dims[d].n; k++)
 			if (s->dims[d].axes[k] == a)
 				return (int)d;
@@ -130,7 +132,7 @@ char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
 
 	for (uint32_t j = 0; j < n; j++) {
 		shs_named_sharding named = { .rank = s[j].rank };
-		for (uint32_t d = 0; d < s[j].rank && d < SHS_NAMED_MAX_RANK; d++) {
+		for (uint32_t d = 0; d < s[j].rank; d++) {
 			named.n_dim_axes[d] = s[j].dims[d].n;
 			memcpy(named.dim_axes[d], s[j].dims[d].axes, s[j].dims[d].n);
 		}
