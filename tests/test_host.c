@@ -722,12 +722,12 @@ static void same_input_same_candidates(void)
 /* The project's source folder, from this file's path as CMake compiled it. */
 static bool source_dir(char *out, size_t n)
 {
-	static const char tail[] = "/tests/test_host.c";
-	size_t len = strlen(__FILE__), k = sizeof(tail) - 1;
+	static const char tail[] = "/tests/test_host.c", file[] = __FILE__;
+	size_t len = strlen(file), k = sizeof(tail) - 1;
 
-	if (__FILE__[0] != '/' || len <= k || strcmp(__FILE__ + len - k, tail) || len - k >= n)
+	if (file[0] != '/' || len <= k || strcmp(file + len - k, tail) || len - k >= n)
 		return false;
-	memcpy(out, __FILE__, len - k);
+	memcpy(out, file, len - k);
 	out[len - k] = '\0';
 	return true;
 }
