@@ -64,6 +64,7 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 	SHS_ASSERT_OK(shs_gen_module(&g, &s->m, NULL, &e), &e);
 	shs_hw_catalog_builtin(&s->cat);
 	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
+	shs_hw_chip(&s->cluster.hw, &r->chip);
 	shs_mesh_text(&s->cluster.mesh, meshtext, sizeof(meshtext));
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
 	if (plan[0] != '{') {
@@ -257,6 +258,7 @@ static void test_state_memory_every_preset(void)
 			SHS_ASSERT_OK(shs_gen_config_set(&g, "dtype", "f32-master", &e), &e);
 			SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
 			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j], &cl, &e), &e);
+			shs_hw_chip(&cl.hw, &r->chip);
 			shs_mesh_text(&cl.mesh, mesh, sizeof(mesh));
 			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 			SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
@@ -329,6 +331,7 @@ static void test_loop_shortcut(void)
 			CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 			every.every_trip = true;
 			SHS_ASSERT_OK(shs_cluster_make(&cat, &clusters[j / 2], &cl, &e), &e);
+			shs_hw_chip(&cl.hw, &r->chip);
 			shs_mesh_text(&cl.mesh, mesh, sizeof(mesh));
 			SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 			SHS_ASSERT_OK(shs_plan_parse_kind(r, plans[(k + j) % 2], &e), &e);
@@ -373,6 +376,7 @@ static void test_remat(void)
 	SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", "true", &e), &e);
 	SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
 	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
+	shs_hw_chip(&cl.hw, &r->chip);
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "fsdp=64,tensor=4", &e), &e);
 	SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
 	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);

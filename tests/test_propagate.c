@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "hardware.h"
 #include "host.h"
 #include "plan.h"
 #include "test_util.h"
@@ -44,12 +45,22 @@ static shs_module *generate(const char *preset, const char *const *sets)
 	return m;
 }
 
+/* Propagation compares candidates on a chip of the catalog: v5p's. */
+static void v5p_chip(shs_plan_request *r)
+{
+	shs_hw_catalog cat;
+
+	shs_hw_catalog_builtin(&cat);
+	shs_hw_chip(shs_hw_find(&cat, "v5p"), &r->chip);
+}
+
 static shs_plan_request *request(const char *mesh, const char *plan)
 {
 	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_err e = { 0 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	v5p_chip(r);
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
 	r->warn = count_warning;
@@ -378,6 +389,8 @@ static void test_plan_file(void)
 	shs_err e = { 0 };
 	shs_plan *p;
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	v5p_chip(r);
 	SHS_ASSERT_OK(shs_plan_load_json(r, path, &e), &e);
 	SHS_ASSERT_INT_EQ(r->n_rules, 1);
 	SHS_ASSERT_INT_EQ(r->kind, SHS_PLAN_FSDP);
@@ -421,6 +434,40 @@ static void test_plan_file_errors(void)
 					   shs_test_tmp_path("no-such-plan.json"), &e), SHS_EIO);
 }
 
+/* Propagation compares candidates on the request's chip, the cost model's hardware: it refuses
+ * to guess one, and a chip with links far slower than its compute changes what it picks. */
+static void test_chip_from_request(void)
+{
+	static const char *const sets[] = { "layers=2", "d_model=512", "d_ff=2048", "batch=64",
+					     NULL };
+	shs_plan_request *r = request("fsdp=8", "fsdp");
+	shs_module *m = generate("mlp-only", sets);
+	shs_host *h = host();
+	shs_plan *fast = NULL, *slow = NULL, *none = NULL;
+	shs_err e = { 0 };
+	bool differ = false;
+
+	fast = make(h, m, r);
+	r->chip.link_bw /= 1e6; /* moving bytes now costs a million times more */
+	slow = make(h, m, r);
+	for (uint32_t i = 0; i < fast->n_instrs[m->entry] && !differ; i++) {
+		const shs_decision *a = &fast->d[m->entry][i], *b = &slow->d[m->entry][i];
+		differ = a->set != b->set || a->n_leaves != b->n_leaves ||
+			 (a->set && !shs_spec_equal(a->leaves, b->leaves));
+	}
+	CU_ASSERT_TRUE(differ);
+	CU_ASSERT_TRUE(slow->total_cost > fast->total_cost);
+	r->chip = (shs_plan_chip){ 0 };
+	SHS_ASSERT_INT_EQ(shs_plan_make(h, m, r, &none, &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "no chip"));
+	CU_ASSERT_PTR_NULL(none);
+	shs_plan_free(fast);
+	shs_plan_free(slow);
+	shs_module_free(m);
+	shs_host_free(h);
+	free(r);
+}
+
 static void test_param_path(void)
 {
 	shs_module *m = shs_test_parse(
@@ -450,5 +497,6 @@ CU_TestInfo propagate_tests[] = {
 	{ "a plan file's rules seed matching parameters", test_plan_file },
 	{ "bad plan files are refused naming the problem", test_plan_file_errors },
 	{ "parameter paths spell JAX's ['key'] as /key", test_param_path },
+	{ "candidates compared on the request's chip, none guessed", test_chip_from_request },
 	CU_TEST_INFO_NULL,
 };

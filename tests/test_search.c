@@ -82,8 +82,9 @@ static double canonical(shs_host *h, const shs_module *m, const shs_cluster_spec
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	shs_hw_catalog_builtin(&cat);
 	s.mesh = mesh;
-	if (shs_cluster_make(&cat, &s, &c, &e) == SHS_OK &&
-	    shs_plan_parse_mesh(r, mesh, &e) == SHS_OK &&
+	if (shs_cluster_make(&cat, &s, &c, &e) == SHS_OK)
+		shs_hw_chip(&c.hw, &r->chip); /* propagation compares on the cluster's chip */
+	if (r->chip.flops > 0 && shs_plan_parse_mesh(r, mesh, &e) == SHS_OK &&
 	    shs_plan_parse_kind(r, kind, &e) == SHS_OK &&
 	    shs_plan_make(h, m, r, &p, &e) == SHS_OK) {
 		for (int remat = SHS_REMAT_NONE; remat <= SHS_REMAT_FULL && !*fits; remat++) {
@@ -587,6 +588,7 @@ static double oracle_min(shs_host *h, const shs_module *m, const shs_cluster *c,
 	shs_err e = { 0 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_hw_chip(&c->hw, &r->chip);
 	shs_mesh_text(&c->mesh, mesh, sizeof(mesh));
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 	r->kind = kind;

@@ -37,9 +37,13 @@ static int run(const bench_case *b, const char *strategy_dir)
 	shs_hw_catalog_builtin(&cat);
 	if (!r || !h || shs_gen_preset(b->preset, &g, &e) ||
 	    shs_gen_config_set(&g, "scan", b->scan, &e) || shs_gen_module(&g, &m, NULL, &e) ||
-	    shs_cluster_make(&cat, &spec, &cl, &e) || shs_plan_parse_mesh(r, b->plan_mesh, &e) ||
-	    shs_plan_parse_kind(r, b->plan, &e) || shs_host_load_dir(h, strategy_dir, &e) <= 0 ||
-	    shs_plan_make(h, m, r, &p, &e)) {
+	    shs_cluster_make(&cat, &spec, &cl, &e)) {
+		fprintf(stderr, "bench_eval: %s: %s\n", b->preset, e.msg);
+		goto done;
+	}
+	shs_hw_chip(&cl.hw, &r->chip); /* propagation compares on the cluster's chip */
+	if (shs_plan_parse_mesh(r, b->plan_mesh, &e) || shs_plan_parse_kind(r, b->plan, &e) ||
+	    shs_host_load_dir(h, strategy_dir, &e) <= 0 || shs_plan_make(h, m, r, &p, &e)) {
 		fprintf(stderr, "bench_eval: %s: %s\n", b->preset, e.msg);
 		goto done;
 	}

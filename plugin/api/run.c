@@ -8,6 +8,9 @@
 
 enum { MESH_TEXT_CAP = 256 };
 
+/* The catalog entry a named plan is propagated on when no hardware is given. */
+static const char default_chip[] = "v5p";
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -27,18 +30,32 @@ static int make_cluster(shs_run *r, shs_err *e)
 	return rc;
 }
 
-/* The plan request: the mesh (the cluster's axes without their layout, or o->mesh), then the
- * plan's name or file. */
+/* The chip the request's candidates are compared on: the cluster's, o's hardware, or the
+ * catalog's default_chip. */
+static int request_chip(const shs_run *r, shs_plan_chip *out, shs_err *e)
+{
+	const char *name = r->o->spec.hardware ? r->o->spec.hardware : default_chip;
+	const shs_hardware *hw = r->has_cluster ? &r->cluster.hw : shs_hw_find(r->cat, name);
+
+	if (!hw)
+		return shs_seterr(e, SHS_EINVAL, "unknown hardware '%s'", name);
+	shs_hw_chip(hw, out);
+	return SHS_OK;
+}
+
+/* The plan request: the chip, the mesh (the cluster's axes without their layout, or o->mesh),
+ * then the plan's name or file. */
 static int make_request(shs_run *r, shs_err *e)
 {
 	const shs_run_options *o = r->o;
 	shs_plan_request *q = calloc(1, sizeof(*q));
 	char mesh[MESH_TEXT_CAP];
 	const char *text = o->mesh;
-	int rc = SHS_OK;
+	int rc;
 
 	if (!(r->request = q))
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+	rc = request_chip(r, &q->chip, e);
 	q->ignore_hints = o->ignore_hints;
 	q->warn = r->warn;
 	q->warn_user = r->warn_user;
@@ -47,7 +64,7 @@ static int make_request(shs_run *r, shs_err *e)
 		shs_mesh_text(&r->cluster.mesh, mesh, sizeof(mesh));
 		text = mesh;
 	}
-	if (text)
+	if (rc == SHS_OK && text)
 		rc = shs_plan_parse_mesh(q, text, e);
 	if (rc == SHS_OK && o->plan && ends_with(o->plan, ".json"))
 		rc = shs_plan_load_json(q, o->plan, e);

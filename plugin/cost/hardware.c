@@ -288,3 +288,10 @@ double shs_hw_scaleout_intensity(const shs_hardware *h)
 {
 	return h ? ratio(h->flops[SHS_HW_BF16], h->node_egress) : 0;
 }
+
+void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out)
+{
+	out->flops = h->flops[SHS_HW_BF16];
+	out->hbm_bw = h->hbm_bw;
+	out->link_bw = h->gpu ? h->gpu_egress : h->ici_bw;
+}

@@ -454,6 +454,8 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 	*out = NULL;
 	if (!r->mesh.n_axes)
 		return shs_seterr(e, SHS_EINVAL, "plan: no mesh");
+	if (!(r->chip.flops > 0 && r->chip.hbm_bw > 0 && r->chip.link_bw > 0))
+		return shs_seterr(e, SHS_EINVAL, "plan: no chip to compare candidates on");
 	rc = alloc_plan(m, r, &x.p, e);
 	if (rc == SHS_OK)
 		rc = setup(&x, e);

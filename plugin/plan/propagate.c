@@ -158,7 +158,7 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 	if (i == comp->root && x->ext_req[c])
 		for (uint32_t j = 0; j < n_leaves; j++)
 			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j],
-						  &x->r->mesh, NULL);
+						  &x->r->mesh, &x->r->chip, NULL);
 	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
 		uint32_t user = u->list[k];
 		const shs_decision *du = shs__dec(x, c, user);
@@ -169,7 +169,8 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 				for (uint32_t j = 0; j < n_leaves; j++)
 					cost += shs__reshard_cost(&leaves[j],
 								  &du->req[du->req_first[op] + j],
-								  shapes[j], &x->r->mesh, NULL);
+								  shapes[j], &x->r->mesh,
+								  &x->r->chip, NULL);
 	}
 	return cost;
 }
@@ -266,7 +267,7 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		bool state = c == x->m->entry && x->state[in->operands[k]];
 		for (uint32_t j = 0; j < n; j++) {
 			double moved, t = shs__reshard_cost(&hints[k][j], &want[j], sh[j],
-							     &x->r->mesh, &moved);
+							     &x->r->mesh, &x->r->chip, &moved);
 			double f = state ? STATE_RESHARD : 1;
 			/* a matmul overlaps the gather, not the all-to-all before it */
 			if (overlapped) {
@@ -277,7 +278,7 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 			}
 		}
 	}
-	return shs__cand_cost(cand, &x->r->mesh, hidden, exposed) +
+	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, hidden, exposed) +
 	       (x->pull ? pull_cost(x, c, i, cand->result, res_shapes, n_res) : 0);
 }
 

@@ -3,11 +3,8 @@
 
 #include "propagate_internal.h"
 
-/* A TPU v5p-like chip: the book's numbers. Propagation only compares candidates, so one chip
- * model serves every mesh; the cost model of the search knows the real hardware. */
-static const double chip_flops = 4.59e14;   /* bf16 FLOP/s */
-static const double chip_hbm = 2.8e12;      /* HBM bytes/s */
-static const double link_bytes = 1.8e11;    /* ICI bytes/s per axis, bidirectional */
+/* The chip is the request's (the cost model's hardware). Propagation only compares candidates:
+ * one link speed serves every mesh axis; the evaluator knows each axis's links. */
 static const double HIDDEN_LINK_SHARE = 0.1; /* of hidden transfer seconds, counted anyway */
 
 static int64_t axes_size(uint32_t mask, const shs_mesh *mesh)
@@ -32,7 +29,7 @@ static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
 }
 
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			 const shs_mesh *mesh, double *moved_s)
+			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved_s)
 {
 	double local = shs_spec_local_bytes(from, a, mesh), moved = 0;
 	int64_t gathered = 1;
@@ -55,13 +52,14 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	if (gathered == 1 && moved == 0 && !kept_in_order(from, to))
 		moved = local;
 	if (moved_s)
-		*moved_s = moved / link_bytes;
-	return (moved + local * (double)(gathered - 1)) / link_bytes;
+		*moved_s = moved / chip->link_bw;
+	return (moved + local * (double)(gathered - 1)) / chip->link_bw;
 }
 
-double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed)
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
+		      double hidden, double exposed)
 {
-	double compute = c->flops / chip_flops + c->bytes / chip_hbm;
+	double compute = c->flops / chip->flops + c->bytes / chip->hbm_bw;
 
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *coll = &c->colls[k];
@@ -72,7 +70,7 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, do
 		case SHS_PCOLL_PERMUTE: t = coll->bytes; break;
 		default: t = coll->bytes * (n - 1) / n; break;
 		}
-		t /= link_bytes;
+		t /= chip->link_bw;
 		if (coll->overlappable)
 			hidden += t;
 		else

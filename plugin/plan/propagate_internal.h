@@ -71,16 +71,17 @@ typedef struct shs__prop {
 	int rc;
 } shs__prop;
 
-/* Estimated seconds of moving array a from sharding from to sharding to (0 when equal):
+/* Estimated seconds on chip of moving array a from sharding from to sharding to (0 when equal):
  * gathered axes cost an all-gather, moved axes an all-to-all, added axes nothing. When moved is
  * not NULL it receives the all-to-all's share of the seconds. */
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			 const shs_mesh *mesh, double *moved);
+			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved);
 
-/* Estimated seconds of candidate c's work: max(its compute, the collectives that overlap it:
- * its own overlappable ones and the given hidden seconds) + the rest and the given exposed
- * seconds. */
-double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, double hidden, double exposed);
+/* Estimated seconds on chip of candidate c's work: max(its compute, the collectives that
+ * overlap it: its own overlappable ones and the given hidden seconds) + the rest and the given
+ * exposed seconds. */
+double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
+		      double hidden, double exposed);
 
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);

@@ -99,6 +99,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 	}
 	if (rc == SHS_OK) {
 		r->kind = g->kind;
+		shs_hw_chip(&j->cluster.hw, &r->chip);
 		r->fsdp_state_only = g->state_only;
 		r->ignore_hints = s->o->ignore_hints;
 		r->comp_hash = s->comp_hash;

@@ -72,7 +72,8 @@ typedef struct shs_run {
 
 /* Makes options o ready in *r: the catalog (with hardware-file); with a plan or a mesh but no
  * hardware, the plan request on that mesh; with hardware, a mesh and a plan, the cluster the mesh
- * lays out and the request on its axes. o must outlive r. Returns SHS_OK, SHS_EINVAL (options
+ * lays out and the request on its axes. A request compares candidates on the chip of o's
+ * hardware, or of the catalog's v5p when none is given. o must outlive r. Returns SHS_OK, SHS_EINVAL (options
  * that cannot work: a bad mesh, plan name or plan file member; unknown hardware), SHS_EIO or
  * SHS_EPARSE (a hardware or plan file that cannot be read), or SHS_ENOMEM. */
 int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *user,

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "plan.h"
 #include "status.h"
 
 enum { SHS_HW_NAME_MAX = 32, SHS_HW_MAX = 64 };
@@ -64,6 +65,10 @@ int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e);
 
 /* The names of the catalog, comma-separated, into buf (for messages). */
 void shs_hw_names(const shs_hw_catalog *c, char *buf, size_t cap);
+
+/* The chip propagation compares candidates on (plan.h): h's peak bf16 FLOP/s, HBM bandwidth and
+ * the bandwidth of one mesh axis's links (TPU: an ICI axis, bidirectional; GPU: NVLink egress). */
+void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out);
 
 /* Arithmetic intensities: peak bf16 FLOP/s over the ICI axis bandwidth (TPU), over the GPU's
  * NVLink egress, over the node's scale-out egress per GPU... as the book defines them. */

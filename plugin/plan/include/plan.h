@@ -28,6 +28,14 @@ typedef struct shs_plan_rule {
 	shs_pspec spec;
 } shs_plan_rule;
 
+/* The chip propagation compares candidates on: a roofline and ring collectives over one link.
+ * It is the cost model's hardware (shs_hw_chip of the cluster's entry), never a copy of it. */
+typedef struct shs_plan_chip {
+	double flops;          /* peak bf16 FLOP/s */
+	double hbm_bw;         /* HBM bytes/s */
+	double link_bw;        /* bytes/s of the links of one mesh axis */
+} shs_plan_chip;
+
 /* What a plan is made from. */
 typedef struct shs_plan_request {
 	shs_mesh mesh;
@@ -35,6 +43,7 @@ typedef struct shs_plan_request {
 	shs_plan_kind kind;   /* the base: a named plan (RULES: nothing but the rules) */
 	uint32_t n_rules;
 	shs_plan_rule rules[SHS_PLAN_MAX_RULES];
+	shs_plan_chip chip;   /* what propagation's costs are in (all three must be > 0) */
 	bool ignore_hints;    /* drop the module's Sharding custom-call constraints */
 	bool fsdp_state_only; /* fsdp splits the optimizer state only, the weights stay whole
 			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
@@ -126,9 +135,10 @@ typedef struct shs_plan {
 } shs_plan;
 
 /* Makes the plan r asks for on m by propagation (see propagate.c for the rules): seeds the entry
- * parameters, then decides every instruction from its plugins' candidates. Warnings (a hint
- * that does not fit the mesh, a seed that does not divide) go to h's warn callback. On success
- * *out is new (caller frees with shs_plan_free). Returns SHS_OK, SHS_EINVAL or SHS_ENOMEM. */
+ * parameters, then decides every instruction from its plugins' candidates, compared on r's chip.
+ * Warnings (a hint that does not fit the mesh, a seed that does not divide) go to h's warn
+ * callback. On success *out is new (caller frees with shs_plan_free). Returns SHS_OK,
+ * SHS_EINVAL (no mesh or chip, a plan rule that matches nothing) or SHS_ENOMEM. */
 int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
 		  shs_err *e);
 
