@@ -111,6 +111,16 @@ void shs_cli_warnings_done(void)
 			n_warnings - MAX_SHOWN_WARNINGS);
 }
 
+bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bool *quiet)
+{
+	shs_err e = { 0 };
+
+	if (shs_run_start(r, o, shs_cli_warn, quiet, &e) == SHS_OK)
+		return true;
+	fprintf(stderr, "shardsearch: %s: %s\n", cmd, e.msg);
+	return false;
+}
+
 int shs_cli_exit(int code)
 {
 	return code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;

@@ -34,6 +34,11 @@ int shs_cli_run_option(const char *cmd, int argc, char **argv, int *k, unsigned 
 void shs_cli_warn(void *quiet, const char *msg);
 void shs_cli_warnings_done(void);
 
+/* Makes run r ready for cmd from options o, its warnings through shs_cli_warn(quiet). Prints
+ * "shardsearch: CMD: why" and returns false when the options cannot work (exit
+ * SHS_EXIT_USAGE then). */
+bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bool *quiet);
+
 /* The exit code of a failed step: SHS_EXIT_USAGE for SHS_EINVAL (bad usage or options), else
  * SHS_EXIT_FAIL. */
 int shs_cli_exit(int code);

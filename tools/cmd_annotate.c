@@ -177,11 +177,9 @@ int shs_cmd_annotate(int argc, char **argv)
 	rc = parse(argc, argv, &a);
 	if (rc != SHS_EXIT_OK)
 		return rc < 0 ? SHS_EXIT_OK : rc;
-	if (shs_run_start(&r, &a.o, shs_cli_warn, &a.quiet, &e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: annotate: %s\n", e.msg);
-		rc = SHS_EXIT_USAGE;
+	rc = SHS_EXIT_USAGE;
+	if (!shs_cli_run_start("annotate", &r, &a.o, &a.quiet))
 		goto done;
-	}
 	load_s = now_s();
 	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
 	load_s = now_s() - load_s;

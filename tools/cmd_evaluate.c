@@ -91,11 +91,9 @@ int shs_cmd_evaluate(int argc, char **argv)
 	rc = parse(argc, argv, &a);
 	if (rc != SHS_EXIT_OK)
 		return rc < 0 ? SHS_EXIT_OK : rc;
-	if (shs_run_start(&r, &a.o, shs_cli_warn, &a.quiet, &e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: evaluate: %s\n", e.msg);
-		rc = SHS_EXIT_USAGE;
+	rc = SHS_EXIT_USAGE;
+	if (!shs_cli_run_start("evaluate", &r, &a.o, &a.quiet))
 		goto done;
-	}
 	rc = SHS_EXIT_FAIL;
 	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
