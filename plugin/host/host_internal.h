@@ -67,8 +67,8 @@ bool shs__host_first_time(shs_host *h, const void *m, const void *c, const void 
 /* The function table plugins get (host_api.c). Borrowed, static. */
 const shs_host_api *shs__host_api(void);
 
-/* The built-in strategies folder for a library or executable at object_path: dirname +
- * "/strategies" (build tree), dirname + "/shardsearch/plugins" (install, lib/), or
+/* The built-in strategies folder (host_dirs.c) for a library or executable at object_path:
+ * dirname + "/strategies" (build tree), dirname + "/shardsearch/plugins" (install, lib/), or
  * dirname + "/../lib/shardsearch/plugins" (install, bin/), the first that is a folder.
  * Writes it to out[0..n) and returns true, or false when none exists. */
 bool shs__host_builtin_dir(const char *object_path, char *out, size_t n);
