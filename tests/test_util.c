@@ -125,3 +125,25 @@ shs_gen_config shs_test_preset(const char *name)
 	SHS_ASSERT_OK(shs_gen_preset(name, &c, &e), &e);
 	return c;
 }
+
+shs_module *shs_test_generate(const char *preset, const char *const *set)
+{
+	shs_gen_config g = shs_test_preset(preset);
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	for (; set && set[0]; set += 2)
+		SHS_ASSERT_OK(shs_gen_config_set(&g, set[0], set[1], &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+	return m;
+}
+
+shs_host *shs_test_host(void)
+{
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	return h;
+}

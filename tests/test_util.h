@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "gen.h"
+#include "host.h"
 #include "io.h"
 #include "ir.h"
 
@@ -63,6 +64,14 @@ shs_module *shs_test_copy(const shs_module *m);
 
 /* The generator preset name (fails the test when there is none). */
 shs_gen_config shs_test_preset(const char *name);
+
+/* The generator's module for preset with the settings set (NULL-terminated key, value pairs);
+ * fails the test on error. Caller frees with shs_module_free. */
+shs_module *shs_test_generate(const char *preset, const char *const *set);
+
+/* A host with the built strategy plugins (SHS_STRATEGY_DIR) loaded; fails the test otherwise.
+ * Caller frees with shs_host_free. */
+shs_host *shs_test_host(void);
 
 /* Lists the .hlo files of ../shared/hlo and its xla-fuzz/ (paths, malloc'ed; caller frees
  * each and the array). */
