@@ -59,8 +59,8 @@ static void test_meshes(void)
 }
 
 /* A mixture-of-experts model: the search tries meshes with an expert axis (seedings "+ep"),
- * whose plans split the experts' weights on it and the batch elsewhere; on 256 v5p chips, and
- * under sanitizers on 64 (130 meshes against 74: the normal build runs the 256). */
+ * whose plans split the experts' weights on it and the batch elsewhere; on 256 v5p chips (130
+ * meshes), under sanitizers on 64 (74 meshes; the normal build runs the 256). */
 static void test_expert_axis(void)
 {
 	static const struct {
