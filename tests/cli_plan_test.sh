@@ -68,6 +68,12 @@ has "$tmp/err" "badplan.json"
 expect 2 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=0 --plan fsdp -o "$tmp/never.hlo"
 has "$tmp/err" "fsdp"
 expect 2 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan zero3 -o "$tmp/never.hlo"
+# a named plan with hardware: its chip, and with a device count its cluster's mesh, copied whole
+expect 0 "$ss" annotate "$tmp/l8.hlo" --plan fsdp --mesh fsdp=4 --hardware h100 -o "$tmp/l8-h100.hlo"
+long=$(for k in 1 2 3 4 5 6 7 8; do printf 'axis_%s_of_a_mesh_named_long____=2,' "$k"; done)
+expect 0 "$ss" annotate "$tmp/l8.hlo" --plan dp --mesh "${long%,}" --hardware v5p --devices 256 -o "$tmp/l8-long.hlo"
+has "$tmp/out" "(256 devices)"
+expect 2 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4 --plan zero3 --op any.op
 has "$tmp/err" "unknown plan"
 expect 1 "$ss" annotate "$tmp/missing.hlo" --mesh fsdp=4 --plan fsdp -o "$tmp/never.hlo"
 expect 1 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=4 --plan fsdp --plugins "$tmp/no-such-dir" -o "$tmp/never.hlo"

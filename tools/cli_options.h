@@ -35,8 +35,8 @@ void shs_cli_warn(void *quiet, const char *msg);
 void shs_cli_warnings_done(void);
 
 /* Makes run r ready for cmd from options o, its warnings through shs_cli_warn(quiet). Prints
- * "shardsearch: CMD: why" and returns false when the options cannot work (exit
- * SHS_EXIT_USAGE then). */
+ * "shardsearch: CMD: why" and returns false when the options cannot work, a hardware or plan
+ * file they name included: the command then exits SHS_EXIT_USAGE. */
 bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bool *quiet);
 
 /* The exit code of a failed step: SHS_EXIT_USAGE for SHS_EINVAL (bad usage or options), else

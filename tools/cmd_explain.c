@@ -231,6 +231,7 @@ int shs_cmd_explain(int argc, char **argv)
 	}
 	if (candidates(&r, m, c, i, &cands, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: explain: %s: %s\n", a.in, e.msg);
+		rc = shs_cli_exit(e.code);
 		goto done;
 	}
 	report(&a, r.request, m, c, i, &cands, r.plan);

@@ -6,8 +6,6 @@
 #include "io.h"
 #include "run.h"
 
-enum { MESH_TEXT_CAP = 256 };
-
 /* The catalog entry a named plan is propagated on when no hardware is given. */
 static const char default_chip[] = "v5p";
 
@@ -49,8 +47,6 @@ static int make_request(shs_run *r, shs_err *e)
 {
 	const shs_run_options *o = r->o;
 	shs_plan_request *q = calloc(1, sizeof(*q));
-	char mesh[MESH_TEXT_CAP];
-	const char *text = o->mesh;
 	int rc;
 
 	if (!(r->request = q))
@@ -60,12 +56,10 @@ static int make_request(shs_run *r, shs_err *e)
 	q->warn = r->warn;
 	q->warn_user = r->warn_user;
 	q->kind = SHS_PLAN_RULES;
-	if (r->has_cluster) {
-		shs_mesh_text(&r->cluster.mesh, mesh, sizeof(mesh));
-		text = mesh;
-	}
-	if (rc == SHS_OK && text)
-		rc = shs_plan_parse_mesh(q, text, e);
+	if (rc == SHS_OK && r->has_cluster)
+		rc = shs_plan_set_mesh(q, &r->cluster.mesh, e);
+	else if (rc == SHS_OK && o->mesh)
+		rc = shs_plan_parse_mesh(q, o->mesh, e);
 	if (rc == SHS_OK && o->plan && ends_with(o->plan, ".json"))
 		rc = shs_plan_load_json(q, o->plan, e);
 	else if (rc == SHS_OK && o->plan)
@@ -92,8 +86,8 @@ int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *
 		rc = shs_hw_catalog_load_json(r->cat, o->hw_file, e);
 	if (rc != SHS_OK || (!o->plan && (!o->mesh || o->spec.hardware)))
 		return rc; /* a search parses its own pinned mesh */
-	if (o->plan && o->spec.hardware && o->mesh)
-		rc = make_cluster(r, e);
+	if (o->plan && o->spec.hardware && o->mesh && (o->spec.topology || o->spec.devices))
+		rc = make_cluster(r, e); /* a named plan on a whole cluster (evaluate needs it) */
 	if (rc == SHS_OK)
 		rc = make_request(r, e);
 	return rc;
@@ -107,8 +101,8 @@ int shs_run_plugins(shs_run *r, shs_err *e)
 		return SHS_OK;
 	if (!(r->host = shs_host_new(r->warn, r->warn_user)))
 		return shs_seterr(e, SHS_ENOMEM, "plugins: out of memory");
-	if (shs_host_load_default(r->host, r->o->dirs, r->o->env_plugins, e) < 0)
-		rc = e->code;
+	rc = shs_host_load_default(r->host, r->o->dirs, r->o->env_plugins, e);
+	rc = rc < 0 ? rc : SHS_OK; /* else the number loaded */
 	for (uint32_t k = 0; k < r->o->n_files && rc == SHS_OK; k++)
 		rc = shs_host_load(r->host, r->o->files[k], e);
 	if (rc != SHS_OK) {
@@ -145,6 +139,8 @@ static int search(shs_run *r, const shs_module *m, shs_err *e)
 
 	if (!o->spec.hardware)
 		return shs_seterr(e, SHS_EINVAL, "no hardware (to search) and no plan");
+	shs_search_result_free(&r->search); /* a run searched again */
+	r->searched = false;
 	rc = shs_run_plugins(r, e);
 	if (rc == SHS_OK)
 		rc = shs_search(r->host, m, r->cat, &o->spec, &so, &r->search, e);
@@ -169,7 +165,8 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 	int rc;
 
 	if (!r->o->plan || !r->has_cluster)
-		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware and a mesh");
+		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware, its topology or "
+				  "device count, and a mesh");
 	rc = shs_run_plan(r, m, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &r->o->eval, ev, e) : rc;
 }

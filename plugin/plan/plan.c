@@ -63,6 +63,23 @@ int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e)
 	return SHS_OK;
 }
 
+int shs_plan_set_mesh(shs_plan_request *r, const shs_mesh *mesh, shs_err *e)
+{
+	if (!mesh->n_axes || mesh->n_axes > SHS_MESH_MAX_AXES)
+		return shs_seterr(e, SHS_EINVAL, "mesh: %u axes (1 to %d)", mesh->n_axes,
+				  SHS_MESH_MAX_AXES);
+	for (uint32_t k = 0; k < mesh->n_axes; k++)
+		if (!valid_axis_name(mesh->names[k], strlen(mesh->names[k])) || mesh->sizes[k] < 1)
+			return shs_seterr(e, SHS_EINVAL, "mesh: axis %u ('%s', size %lld) cannot be "
+					  "named", k, mesh->names[k], (long long)mesh->sizes[k]);
+	r->mesh = *mesh;
+	for (uint32_t k = 0; k < mesh->n_axes; k++) {
+		memcpy(r->axis_names[k], mesh->names[k], strlen(mesh->names[k]) + 1);
+		r->mesh.names[k] = r->axis_names[k];
+	}
+	return SHS_OK;
+}
+
 int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e)
 {
 	static const struct {

@@ -87,16 +87,13 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 	shs_plan **p = &j->plans[j->n];
 	shs_eval *ev = &j->evals[j->n];
 	shs_eval_options o = s->o->eval;
-	char mesh[SHS_SEARCH_TEXT];
 	uint32_t evaluated = 0;
 	bool exact = false;
 	int rc = r ? SHS_OK : shs_seterr(&j->e, SHS_ENOMEM, "search: out of memory");
 
 	j->n++; /* what the slot gets is freed with the job, even after an error */
-	if (rc == SHS_OK) {
-		shs_mesh_text(&j->cluster.mesh, mesh, sizeof(mesh));
-		rc = shs_plan_parse_mesh(r, mesh, &j->e);
-	}
+	if (rc == SHS_OK)
+		rc = shs_plan_set_mesh(r, &j->cluster.mesh, &j->e);
 	if (rc == SHS_OK) {
 		r->kind = g->kind;
 		shs_hw_chip(&j->cluster.hw, &r->chip);

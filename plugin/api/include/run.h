@@ -62,7 +62,8 @@ typedef struct shs_run {
 	void *warn_user;
 	shs_hw_catalog *cat;       /* the built-in catalog and the hardware file */
 	shs_plan_request *request; /* the named plan (or, for explain, just the mesh), or NULL */
-	bool has_cluster;          /* hardware and a mesh given with a plan: the cluster below */
+	bool has_cluster;          /* a plan with hardware, its topology or devices, and a mesh:
+				    * the cluster below */
 	shs_cluster cluster;
 	shs_host *host;            /* the plugins, once loaded (the plan borrows their names) */
 	shs_plan *plan;            /* the plan made (a named plan's, owned), or NULL */
@@ -70,12 +71,15 @@ typedef struct shs_run {
 	shs_search_result search;  /* owns the searched plan */
 } shs_run;
 
-/* Makes options o ready in *r: the catalog (with hardware-file); with a plan or a mesh but no
- * hardware, the plan request on that mesh; with hardware, a mesh and a plan, the cluster the mesh
- * lays out and the request on its axes. A request compares candidates on the chip of o's
- * hardware, or of the catalog's v5p when none is given. o must outlive r. Returns SHS_OK, SHS_EINVAL (options
- * that cannot work: a bad mesh, plan name or plan file member; unknown hardware), SHS_EIO or
- * SHS_EPARSE (a hardware or plan file that cannot be read), or SHS_ENOMEM. */
+/* Makes options o ready in *r: the catalog (with hardware-file), then, for a named plan
+ * (o->plan) or a mesh without hardware (explain), the plan request: on the cluster o's hardware,
+ * topology or device count, and mesh lay out when all are given (its axes without their layout;
+ * evaluate needs this), else on o->mesh as written; its candidates compared on the chip of o's
+ * hardware, or of the catalog's v5p when none is given. A search (hardware and no plan) needs no
+ * request: it lays out its pinned mesh itself. o must outlive r. Returns SHS_OK, SHS_EINVAL
+ * (options that cannot work: a bad mesh, plan name or plan file member; unknown hardware; a
+ * mesh the cluster cannot hold), SHS_EIO or SHS_EPARSE (a hardware or plan file that cannot be
+ * read), or SHS_ENOMEM. */
 int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *user,
 		  shs_err *e);
 

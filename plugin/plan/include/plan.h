@@ -61,6 +61,10 @@ typedef struct shs_plan_request {
  * SHS_MESH_MAX_AXES, no repeats). Returns SHS_OK or SHS_EINVAL (e says what is wrong). */
 int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e);
 
+/* Copies mesh (a cluster's: its axes and sizes, without their layout) into r->mesh, its names
+ * into r->axis_names. Returns SHS_OK or SHS_EINVAL (no axes, or a name parse_mesh refuses). */
+int shs_plan_set_mesh(shs_plan_request *r, const shs_mesh *mesh, shs_err *e);
+
 /* Sets r->kind from "dp", "fsdp", "tp", "fsdp+tp". Returns SHS_OK or SHS_EINVAL. */
 int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e);
 
