@@ -11,8 +11,6 @@
 #include "report.h"
 #include "run.h"
 
-enum { JSON_PRECISION = 10 };
-
 static const char usage_head[] =
 	"usage: shardsearch annotate IN --hardware NAME (--devices N | --topology AxBxC)\n"
 	"                            [--slices S] [--mesh ...] [--json] -o OUT [options]\n"
@@ -158,7 +156,8 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 	if (!r->searched)
 		summary(a, r->plan, m);
 	else if (a->json)
-		shs_cli_put_json(shs_report_json(m, &r->search, load_s), JSON_PRECISION);
+		shs_cli_put_json(shs_report_json(m, &r->search, load_s),
+				 SHS_REPORT_JSON_DIGITS);
 	else
 		shs_report_print(stdout, m, &r->search, load_s);
 	return SHS_EXIT_OK;

@@ -8,7 +8,7 @@
 #include "report.h"
 #include "run.h"
 
-enum { DECIMAL = 10, SHOWN_COLLECTIVES = 10 };
+enum { SHOWN_COLLECTIVES = 10 };
 
 static const char usage_head[] =
 	"usage: shardsearch evaluate IN --hardware NAME (--topology AxBxC | --devices N)\n"
@@ -103,7 +103,7 @@ int shs_cmd_evaluate(int argc, char **argv)
 		goto done;
 	}
 	if (a.json)
-		shs_cli_put_json(shs_eval_report_json(&r.cluster, &ev), DECIMAL + 5);
+		shs_cli_put_json(shs_eval_report_json(&r.cluster, &ev), SHS_EVAL_JSON_DIGITS);
 	else
 		shs_eval_report_print(stdout, &r.cluster, &ev, SHOWN_COLLECTIVES);
 	rc = SHS_EXIT_OK;

@@ -8,7 +8,12 @@
 #include "cli_options.h"
 #include "run.h"
 
-enum { DEFAULT_LIMIT = 50, DECIMAL = 10, AXES_CAP = 256 };
+enum {
+	DEFAULT_LIMIT = 50,
+	DECIMAL = 10,
+	AXES_CAP = 256,
+	JSON_DIGITS = 17 /* exact doubles */
+};
 
 static const char usage_head[] =
 	"usage: shardsearch explain IN --mesh AXIS=N,... --op NAME [options]\n"
@@ -170,7 +175,7 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 		json_object_set_new(o, "candidates", list);
 		if (chosen)
 			json_object_set_new(o, "plan", json_string(chosen));
-		shs_cli_put_json(o, 17);
+		shs_cli_put_json(o, JSON_DIGITS);
 	} else {
 		printf("%s (%s) in %s: %u candidates%s\n", in->name, shs_opcode_name(in->op),
 		       m->comps[c]->name, cands->n,

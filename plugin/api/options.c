@@ -58,45 +58,61 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 	return SHS_OK;
 }
 
-/* The options with a numeric or enumerated value; NULL when fine, else what it takes. */
-static const char *set_number(shs_run_options *o, const char *key, const char *v)
+/* A count from 1 to max for option key into *out; SHS_EINVAL saying the range otherwise. */
+static int bounded(const char *v, int64_t max, int64_t *out, shs_err *e)
+{
+	return count_arg(v, 1, max, out) ? SHS_OK :
+	       shs_seterr(e, SHS_EINVAL, "takes a count from 1 to %lld", (long long)max);
+}
+
+/* The options with a numeric or enumerated value. */
+static int set_number(shs_run_options *o, const char *key, const char *v, shs_err *e)
 {
 	static const char *const schedules[] = { "events", "segments", NULL };
 	int64_t n = 0;
-	int c;
+	int c, rc = SHS_OK;
 
 	if (!strcmp(key, "devices") || !strcmp(key, "slices")) {
 		if (!count_arg(v, 1, INT64_MAX, !strcmp(key, "devices") ? &o->spec.devices :
 									 &o->spec.slices))
-			return "takes a count >= 1";
+			rc = shs_seterr(e, SHS_EINVAL, "takes a count >= 1");
 	} else if (!strcmp(key, "schedule")) {
 		if ((c = choice(v, schedules)) < 0)
-			return "takes events or segments";
-		o->eval.schedule = (shs_schedule)c;
+			rc = shs_seterr(e, SHS_EINVAL, "takes events or segments");
+		else
+			o->eval.schedule = (shs_schedule)c;
 	} else if (!strcmp(key, "remat")) {
 		if (!shs_remat_from_name(v, &o->eval.remat))
-			return "takes none, dots or full";
-		o->remat_given = true;
+			rc = shs_seterr(e, SHS_EINVAL, "takes none, dots or full");
+		else
+			o->remat_given = true;
 	} else if (!strcmp(key, "prefetch")) {
-		if (!count_arg(v, 1, SHS_MAX_PREFETCH, &n))
-			return "takes 1 to 16";
-		o->eval.prefetch_depth = (uint32_t)n;
+		if ((rc = bounded(v, SHS_MAX_PREFETCH, &n, e)) == SHS_OK)
+			o->eval.prefetch_depth = (uint32_t)n;
 	} else if (!strcmp(key, "threads")) {
-		if (!count_arg(v, 1, SHS_MAX_THREADS, &n))
-			return "takes a count from 1 to 256";
-		o->threads = (uint32_t)n;
+		if ((rc = bounded(v, SHS_MAX_THREADS, &n, e)) == SHS_OK)
+			o->threads = (uint32_t)n;
 	} else {
 		char *end;
 		o->time_budget_s = strtod(v, &end);
 		if (*end || end == v || !(o->time_budget_s > 0))
-			return "takes seconds > 0";
+			rc = shs_seterr(e, SHS_EINVAL, "takes seconds > 0");
 	}
-	return NULL;
+	return rc;
+}
+
+/* Appends value to list (n entries, at most max) or says the option is given too often. */
+static int add_to(const char **list, uint32_t *n, uint32_t max, const char *what,
+		  const char *value, shs_err *e)
+{
+	if (*n >= max)
+		return shs_seterr(e, SHS_EINVAL, "is given too often (at most %u %s)", max, what);
+	list[(*n)++] = value;
+	return SHS_OK;
 }
 
 int shs_run_option_set(shs_run_options *o, const char *key, const char *value, shs_err *e)
 {
-	const char *bad = NULL;
 	bool known;
 
 	if (shs_run_option_is_flag(key, &known))
@@ -105,30 +121,23 @@ int shs_run_option_set(shs_run_options *o, const char *key, const char *value, s
 		return shs_seterr(e, SHS_EINVAL, "unknown option");
 	if (!value || !*value)
 		return shs_seterr(e, SHS_EINVAL, "needs a value");
-	if (!strcmp(key, "hardware")) {
+	if (!strcmp(key, "hardware"))
 		o->spec.hardware = value;
-	} else if (!strcmp(key, "hardware-file")) {
+	else if (!strcmp(key, "hardware-file"))
 		o->hw_file = value;
-	} else if (!strcmp(key, "topology")) {
+	else if (!strcmp(key, "topology"))
 		o->spec.topology = value;
-	} else if (!strcmp(key, "mesh")) {
+	else if (!strcmp(key, "mesh"))
 		o->mesh = value;
-	} else if (!strcmp(key, "plan")) {
+	else if (!strcmp(key, "plan"))
 		o->plan = value;
-	} else if (!strcmp(key, "plugins")) {
-		if (o->n_dirs >= SHS_OPTIONS_MAX_DIRS)
-			bad = "is given too often (at most 16 folders)";
-		else
-			o->dirs[o->n_dirs++] = value;
-	} else if (!strcmp(key, "plugin")) {
-		if (o->n_files >= SHS_OPTIONS_MAX_FILES)
-			bad = "is given too often (at most 64 files)";
-		else
-			o->files[o->n_files++] = value;
-	} else {
-		bad = set_number(o, key, value);
-	}
-	return bad ? shs_seterr(e, SHS_EINVAL, "%s", bad) : SHS_OK;
+	else if (!strcmp(key, "plugins"))
+		return add_to(o->dirs, &o->n_dirs, SHS_OPTIONS_MAX_DIRS, "folders", value, e);
+	else if (!strcmp(key, "plugin"))
+		return add_to(o->files, &o->n_files, SHS_OPTIONS_MAX_FILES, "files", value, e);
+	else
+		return set_number(o, key, value, e);
+	return SHS_OK;
 }
 
 int shs_run_options_parse(shs_run_options *o, char *text, shs_err *e)

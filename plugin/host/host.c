@@ -8,6 +8,12 @@
 
 #include "host_internal.h"
 
+/* Each field of the sizes word fits its bits (or the fields would overlap): 8 for the limits,
+ * shs_pdim, shs_pshape, shs_plist and the pointer, 16 for shs_pspec. */
+_Static_assert(SHS_PLUGIN_MAX_RANK < 256 && SHS_PLUGIN_MAX_AXES < 256 &&
+	       sizeof(shs_pdim) < 256 && sizeof(shs_pspec) < 65536 && sizeof(shs_pshape) < 256 &&
+	       sizeof(shs_plist) < 256 && sizeof(void *) < 256, "a sizes word field overflows");
+
 enum {
 	WARN_MAX = 2048,       /* one warning's text */
 	SEEN_MIN_CAP = 64,     /* first capacity of the warned-about set */

@@ -135,8 +135,9 @@ SHS_API int shs_context_add_plugin(shs_context *ctx, const char *path);
  * topology or devices are needed), and writes it into the module as sharding annotations. With
  * the option plan, makes that plan on the option mesh by propagation instead (no result or
  * report then). Returns SHS_OK, SHS_EINVAL (no module, no hardware, a bad cluster, mesh or
- * plan), SHS_EIO (a hardware file or a plugin that cannot be read or loaded), SHS_EPARSE (a
- * hardware or plan file that does not parse) or SHS_ENOMEM. */
+ * plan, a plugin refused), SHS_EIO (a hardware file or a plugin that cannot be read or loaded),
+ * SHS_EPARSE (a hardware or plan file that does not parse), SHS_EVERIFY (the annotated module
+ * breaks an HLO rule) or SHS_ENOMEM. */
 SHS_API int shs_context_search(shs_context *ctx);
 
 /* What the search chose. Strings are owned by ctx (valid until the next load or search). Fields
@@ -183,8 +184,10 @@ SHS_API const char *shs_context_sharding(shs_context *ctx, const char *name);
  * SHS_EUNSUPPORTED. */
 SHS_API int shs_context_write(shs_context *ctx, uint8_t **out, size_t *out_len);
 
-/* Writes the module to path (.pb protobuf, .hlo / .txt HLO text), atomically: a failure leaves
- * no partial file. Returns SHS_OK, SHS_EINVAL, SHS_ENOMEM, SHS_EIO or SHS_EUNSUPPORTED. */
+/* Writes the module to path (.pb protobuf, .hlo / .txt HLO text): a regular file or a new path
+ * atomically (a temporary in its folder renamed into place: a failure leaves no partial file,
+ * a replaced file keeps its mode), a device or FIFO in place, a symlink's target for the link.
+ * Returns SHS_OK, SHS_EINVAL, SHS_ENOMEM, SHS_EIO or SHS_EUNSUPPORTED. */
 SHS_API int shs_context_write_file(shs_context *ctx, const char *path);
 
 #ifdef __cplusplus

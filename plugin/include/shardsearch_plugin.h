@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* Bumped when anything below changes incompatibly; a plugin built for another version is
- * refused before any of its functions runs. Structs that carry a struct_size (shs_pmesh,
+ * refused before the host calls its init (dlopen has run its ELF constructors). Structs that carry a struct_size (shs_pmesh,
  * shs_pinstr, shs_pquery, shs_strategy, shs_host_api) only grow at the end and readers check
  * struct_size before newer members. The others (shs_pdim, shs_pspec, shs_pshape, shs_plist)
  * sit in arrays or inside other structs and cannot grow: their sizes, with the limits they
@@ -261,7 +261,7 @@ typedef struct shs_host_api {
 
 /* Its ABI version, its sizes word and its init. SHS_PLUGIN_DEFINE(fn) defines all three, with
  * fn of type int fn(shs_registry *, const shs_host_api *) returning 0 on success. The host
- * reads the version and the sizes word before it calls any function of the plugin. */
+ * reads the version and the sizes word before it calls the plugin's init. */
 typedef int (*shs_plugin_init_fn)(shs_registry *reg, const shs_host_api *api);
 
 #define SHS_PLUGIN_EXPORT __attribute__((visibility("default")))

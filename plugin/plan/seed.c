@@ -6,7 +6,7 @@
 
 #include "plan_internal.h"
 
-enum { PATH_MAX_LEN = 512, NO_DIM = -1 };
+enum { NO_DIM = -1 };
 
 /* The parameter's role, from its type and path. */
 typedef enum role { ROLE_SCALAR, ROLE_BATCH, ROLE_WEIGHT } role;
@@ -292,7 +292,7 @@ static bool seed_rules(seeding *s, const shs_instr *p, const char *path, shs_psp
 static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_pspec **out,
 		    bool *set)
 {
-	char path[PATH_MAX_LEN];
+	char path[SHS_PATH_CAP];
 
 	find_layer_dims(s, n);
 	s->d_model = find_d_model(s, params, n);

@@ -4,6 +4,9 @@
 #include "buf.h"
 #include "plan_internal.h"
 
+/* a spec's dims fit a named sharding's (shs__spec_to_named copies them without a check) */
+_Static_assert(SHS_PLUGIN_MAX_RANK <= SHS_NAMED_MAX_RANK, "a spec has more dims than XLA's form");
+
 void shs_spec_replicated(shs_pspec *s, uint32_t rank)
 {
 	memset(s, 0, sizeof(*s));
@@ -131,11 +134,8 @@ char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n)
 	shs_buf b = { 0 };
 
 	for (uint32_t j = 0; j < n; j++) {
-		shs_named_sharding named = { .rank = s[j].rank };
-		for (uint32_t d = 0; d < s[j].rank; d++) {
-			named.n_dim_axes[d] = s[j].dims[d].n;
-			memcpy(named.dim_axes[d], s[j].dims[d].axes, s[j].dims[d].n);
-		}
+		shs_named_sharding named;
+		shs__spec_to_named(&s[j], &named);
 		if (j)
 			shs_buf_puts(&b, ", ");
 		shs_named_sharding_print(&b, mesh, &named);

@@ -10,6 +10,10 @@
 #include "evaluate.h"
 #include "search.h"
 
+/* Significant digits of reals in the JSON reports: the search's (annotate, the context) and an
+ * evaluation's (evaluate). */
+enum { SHS_REPORT_JSON_DIGITS = 10, SHS_EVAL_JSON_DIGITS = 15 };
+
 /* Prints the chosen mesh and plan, step time, memory, exposed communication, the search's
  * figures, the strategies the plan uses (with how many instructions each decides), how each
  * weight of m is sharded and the five best runner-up meshes with why they lose, to out.

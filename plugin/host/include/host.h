@@ -23,21 +23,23 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user);
 /* Unloads every plugin and frees h. NULL does nothing. */
 void shs_host_free(shs_host *h);
 
-/* Loads the plugin at path. A plugin without shs_plugin_init / shs_plugin_abi_version, built for
- * another ABI version, or whose init fails is refused: nothing of it stays registered and e says
- * "PATH: why". Returns SHS_OK, SHS_EIO (dlopen failed) or SHS_EINVAL. */
+/* Loads the plugin at path. A plugin without shs_plugin_init, built for another ABI version or
+ * with another sizes word (both read before its init runs), already loaded, or whose init
+ * fails is refused: nothing of it stays registered and e says "PATH: why". Returns SHS_OK,
+ * SHS_EIO (dlopen failed), SHS_EINVAL (refused) or SHS_ENOMEM. */
 int shs_host_load(shs_host *h, const char *path, shs_err *e);
 
 /* Loads every *.so in dir, in name order. A refused plugin is reported through the warn callback
- * and the others load. Returns the number loaded (>= 0), or SHS_EIO when dir cannot be read (e). */
+ * and the others load. Returns the number loaded (>= 0), or SHS_EIO when dir cannot be read,
+ * SHS_EINVAL (NULL h or dir) or SHS_ENOMEM (e says which). */
 int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e);
 
 /* Loads the built-in plugins (the strategies folder beside the library or executable in a build
  * tree, or lib/shardsearch/plugins under the install prefix), then, when from_env, each folder
  * of the colon-separated SHARDSEARCH_PLUGIN_PATH (a host that wants them asks: the command line
  * does, a compiler pass does not unless told), then extra_dirs (NULL-terminated, may be NULL).
- * A built-in or environment folder that cannot be read is a warning, one of extra_dirs an error
- * (SHS_EIO). Returns the number loaded. */
+ * A built-in or environment folder that cannot be read is a warning, one of extra_dirs an error.
+ * Returns the number loaded (>= 0), or SHS_EIO (one of extra_dirs), SHS_EINVAL or SHS_ENOMEM. */
 int shs_host_load_default(shs_host *h, const char *const *extra_dirs, bool from_env,
 			  shs_err *e);
 

@@ -82,7 +82,7 @@ typedef struct shs_search_result {
  * one). A plan that fits beats every one that does not; of those that fit the fastest wins,
  * and of equally fast ones (within SHS_SEARCH_TIE) the one that moves the fewest bytes over
  * the links (all its collectives' time), then the earlier; when none fits, the one with the
- * least memory. Candidates are taken in a fixed order (meshes as shs__search_meshes lists
+ * least memory. Candidates are taken in a fixed order (meshes in the order the search lists
  * them, on as many threads as o->threads asks), so the result is deterministic; the host's own
  * warnings (an instruction no strategy serves) may come in another order on several threads.
  * The host's plugins must then allow being asked from several threads at once (the built-in
