@@ -269,6 +269,18 @@ static int write_in_place(const job *j, const char *path, const struct stat *see
 	return err;
 }
 
+/* Makes a rename in folder dir durable (fsync of the folder); best effort: a folder that
+ * cannot be opened or synced leaves the rename as the filesystem keeps it. */
+static void sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
 /* Closes fd, the complete temporary (also named tmp when named), and renames tmp over the
  * target. On any failure, err on entry included, tmp is removed. Returns 0 or an errno value
  * (reason in j). */
@@ -280,6 +292,8 @@ static int commit(const job *j, int fd, const char *tmp, bool named, int err)
 		err = fail_with(j, errno, "cannot write");
 	if (named && err)
 		unlink(tmp);
+	if (named && !err)
+		sync_dir(j->dir);
 	return err;
 }
 
@@ -356,7 +370,8 @@ static int create_named(const job *j, char *tmp, size_t cap, int *fd)
 		if (err)
 			return fail_with(j, err, "cannot write");
 		/* O_EXCL fails on anything at tmp, a planted symlink included: nothing is followed */
-		*fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, MODE_NEW);
+		*fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   MODE_NEW);
 		err = *fd < 0 ? errno : 0;
 	}
 	if (err == EEXIST)

@@ -26,7 +26,8 @@ enum {
  *    written in place, so it stays what it was (a FIFO blocks until it has a reader).
  *  - a directory: EISDIR.
  *  - a regular file or a new name: written to a temporary in the same folder, synced, then
- *    renamed over it, so readers see the old content or the new, never a mix. The temporary
+ *    renamed over it (the folder synced after), so readers see the old content or the new,
+ *    never a mix. The temporary
  *    is unnamed (O_TMPFILE) until complete, else a fresh random ".NAME.XXXXXX" created with
  *    O_EXCL, so a symlink planted at a temporary name is never followed. A replaced file's
  *    permission bits are kept; a new file gets 0666 less the umask. No temporary is left
@@ -53,6 +54,7 @@ typedef struct shs_file_hooks {
 /* For tests: shs_file_write with hooks (NULL: none), so a test can plant files at exactly the
  * temporary names that will be tried, on either path. hooks is borrowed for the call. */
 int shs__file_write_hooked(const char *path, const void *data, size_t len,
-			   const shs_file_hooks *hooks, char *why, size_t why_cap) SHS_FILE_MUST_USE;
+			   const shs_file_hooks *hooks, char *why, size_t why_cap)
+	SHS_FILE_MUST_USE;
 
 #endif

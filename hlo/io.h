@@ -29,20 +29,20 @@ enum { SHS_IR_BYTES_PER_INPUT_BYTE = 5 };
  * keeps (module, computation, instruction, HloProto) are kept for shs_proto_save.
  * Returns SHS_OK, SHS_EPARSE, SHS_EUNSUPPORTED or SHS_ENOMEM with the reason in e. */
 int shs_proto_load(const uint8_t *buf, size_t len, const char *origin, shs_module **out,
-			   shs_err *e) SHS_MUST_USE;
+		   shs_err *e) SHS_MUST_USE;
 
 /* Serialises m as an HloProto (as_hlo_proto) or a bare HloModuleProto. On success *out (caller
  * frees with free()) holds *out_len bytes. Returns SHS_OK, SHS_EUNSUPPORTED (an attribute kept
  * only as text cannot be written as protobuf; e names it) or SHS_ENOMEM. */
 int shs_proto_save(const shs_module *m, bool as_hlo_proto, uint8_t **out,
-			   size_t *out_len, shs_err *e) SHS_MUST_USE;
+		   size_t *out_len, shs_err *e) SHS_MUST_USE;
 
 /* Parses HLO text text[0..len). origin names the input in messages, which read
  * "origin:LINE:COL: what is wrong". On success *out is a new module; caller frees with
  * shs_module_free(). Returns SHS_OK, SHS_EPARSE, SHS_ENOMEM, SHS_EUNSUPPORTED (valid syntax this
  * version cannot hold: f8/f4 constants, layout attributes other than T/E/S) or SHS_EINVAL. */
 int shs_text_load(const char *text, size_t len, const char *origin, shs_module **out,
-			  shs_err *e) SHS_MUST_USE;
+		  shs_err *e) SHS_MUST_USE;
 
 /* Appends the HLO text of m to b, in style (NULL: the style m was read in). */
 void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style);
@@ -51,12 +51,12 @@ void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style
  * *out is a new module; caller frees with shs_module_free(). Errors name the path: SHS_EIO,
  * SHS_EPARSE, SHS_EUNSUPPORTED, SHS_ENOMEM. */
 int shs_module_load_file(const char *path, shs_format fmt, shs_module **out,
-				 shs_err *e) SHS_MUST_USE;
+			 shs_err *e) SHS_MUST_USE;
 
 /* Parses data[0..len) in fmt (AUTO: HLO text when it opens, after blanks, with "HloModule" or
  * a comment, else protobuf); origin names it in messages. As shs_proto_load / shs_text_load. */
 int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin,
-				  shs_format fmt, shs_module **out, shs_err *e) SHS_MUST_USE;
+			  shs_format fmt, shs_module **out, shs_err *e) SHS_MUST_USE;
 
 /* Writes m to path in fmt (AUTO: by extension; .pb keeps the HloProto/HloModuleProto kind the
  * module was read as), as shs_file_write writes: a regular file or a new path through a
@@ -64,7 +64,7 @@ int shs_module_load_bytes(const uint8_t *data, size_t len, const char *origin,
  * the old file's mode stays), a device or FIFO in place, a symlink's target for the link.
  * Returns SHS_OK, SHS_EIO, SHS_EUNSUPPORTED or SHS_ENOMEM. */
 int shs_module_save_file(const shs_module *m, const char *path, shs_format fmt,
-				 shs_err *e) SHS_MUST_USE;
+			 shs_err *e) SHS_MUST_USE;
 
 /* The format a path's extension names, or SHS_FORMAT_AUTO when it names none. */
 shs_format shs_format_from_path(const char *path);
@@ -81,7 +81,7 @@ int shs_module_verify(const shs_module *m, shs_err *e) SHS_MUST_USE;
  * out receives one hash per instruction of c, in order. Returns SHS_OK, SHS_ENOMEM, or
  * SHS_EINVAL when the module breaks the order a verified module has (verify it first). */
 int shs_comp_hash(const shs_module *m, const shs_computation *c, uint64_t *out_instr,
-			  uint64_t *out_comp, shs_err *e);
+		  uint64_t *out_comp, shs_err *e);
 
 /* Hashes of every computation of m into out[m->n_comps] (callees' hashes feed their callers').
  * Returns SHS_OK, SHS_ENOMEM or SHS_EINVAL (as shs_comp_hash). */

@@ -34,7 +34,8 @@ static const shs_pshape *mv_key_shape(const shs_pinstr *i)
 	if (!s->n_tuple || !ru_is_array(&s->tuple[0]))
 		return NULL;
 	for (uint32_t k = 1; k < s->n_tuple; k++)
-		if (s->tuple[k].type == SHS_PTYPE_TUPLE || !ru_same_dims(&s->tuple[k], &s->tuple[0]))
+		if (s->tuple[k].type == SHS_PTYPE_TUPLE ||
+		    !ru_same_dims(&s->tuple[k], &s->tuple[0]))
 			return NULL;
 	return &s->tuple[0];
 }

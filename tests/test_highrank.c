@@ -12,7 +12,8 @@
 static const char module_text[] =
 	"HloModule highrank\n"
 	"ENTRY e {\n"
-	"  w17 = f32[2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2] parameter(0), metadata={op_name=\"train_step/params/w17/parameter\"}\n"
+	"  w17 = f32[2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2] parameter(0), "
+	"metadata={op_name=\"train_step/params/w17/parameter\"}\n"
 	"  x = f32[64,256] parameter(1), metadata={op_name=\"train_step/batch/parameter\"}\n"
 	"  w = f32[256,512] parameter(2), metadata={op_name=\"train_step/params/w/parameter\"}\n"
 	"  y = f32[64,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"

@@ -86,7 +86,7 @@ static double canonical(shs_host *h, const shs_module *m, const shs_cluster_spec
 /* The chosen plan's step time is at most every canonical plan's that fits: dp; fsdp, tp and
  * fsdp+tp at every degree k dividing the device count. Returns how many fit (compared). */
 static int assert_never_worse(shs_host *h, const shs_module *m, const shs_cluster_spec *spec,
-			       int64_t n, const shs_search_result *r, const char *what)
+			      int64_t n, const shs_search_result *r, const char *what)
 {
 	char mesh[128];
 	int checked = 0;

@@ -255,7 +255,7 @@ const char *shs_context_report(shs_context *ctx, bool json)
 		ctx->report = text_report(ctx);
 	} else if ((o = shs_report_json(ctx->m, &ctx->run.search, ctx->load_s))) {
 		ctx->report = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					     JSON_REAL_PRECISION(SHS_REPORT_JSON_DIGITS));
+					 JSON_REAL_PRECISION(SHS_REPORT_JSON_DIGITS));
 		json_decref(o);
 	}
 	if (!ctx->report)

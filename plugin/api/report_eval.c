@@ -30,8 +30,8 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
-		fprintf(out, "  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x %.0f\n",
-			shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
+		fprintf(out, "  %-14s over {%s} at %s%s: %.4g s (%.4g exposed), %.4g bytes x "
+			"%.0f\n", shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
 			s->time_s, s->exposed_s, s->bytes, s->count);
 	}
 }

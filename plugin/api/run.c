@@ -165,8 +165,8 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 	int rc;
 
 	if (!r->o->plan || !r->has_cluster)
-		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware, its topology or "
-				  "device count, and a mesh");
+		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware, its topology "
+				  "or device count, and a mesh");
 	rc = shs_run_plan(r, m, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &r->o->eval, ev, e) : rc;
 }

@@ -4,7 +4,6 @@
 
 #include "cluster_internal.h"
 
-/* a * b, or -1 when it would exceed limit (both positive). */
 int64_t shs__mul_capped(int64_t a, int64_t b, int64_t limit)
 {
 	if (a > limit / b)
@@ -12,7 +11,6 @@ int64_t shs__mul_capped(int64_t a, int64_t b, int64_t limit)
 	return a * b;
 }
 
-/* Parses a positive decimal of at most TOPO_DIM_MAX at *p, advancing *p; -1 when there is none. */
 int64_t shs__parse_size(const char **p)
 {
 	int64_t v = 0;
@@ -21,8 +19,8 @@ int64_t shs__parse_size(const char **p)
 	if (*s < '0' || *s > '9')
 		return -1;
 	while (*s >= '0' && *s <= '9') {
-		v = v * DECIMAL + (*s++ - '0');
-		if (v > TOPO_DIM_MAX)
+		v = v * SHS__DECIMAL + (*s++ - '0');
+		if (v > SHS__TOPO_DIM_MAX)
 			return -1;
 	}
 	*p = s;
@@ -40,7 +38,7 @@ int shs_cluster_make(const shs_hw_catalog *cat, const shs_cluster_spec *spec, sh
 	memset(out, 0, sizeof(*out));
 	hw = spec->hardware ? shs_hw_find(cat, spec->hardware) : NULL;
 	if (!hw) {
-		char names[NAMES_CAP];
+		char names[SHS__NAMES_CAP];
 		shs_hw_names(cat, names, sizeof(names));
 		if (!spec->hardware)
 			return shs_seterr(e, SHS_EINVAL, "no hardware given (known: %s)", names);

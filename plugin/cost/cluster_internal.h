@@ -6,38 +6,38 @@
 #include "cluster.h"
 
 enum {
-	NAME_CAP = 32,            /* axis names, as shs_cluster stores them */
-	TOPO_DIM_MAX = 1 << 20,   /* a topology side or mesh size above this is a typo */
-	TOPO_TEXT_MAX = 64,
-	CHIPS_MAX = 1 << 24,      /* the largest standard slice searched for */
-	WRAP_UNIT_MAX = 1 << 10,
-	NAMES_CAP = 512,          /* the catalog's names, for messages */
-	RANK_MAX = 3,
-	DECIMAL = 10
+	SHS__AXIS_NAME_CAP = 32,            /* axis names, as shs_cluster stores them */
+	SHS__TOPO_DIM_MAX = 1 << 20,   /* a topology side or mesh size above this is a typo */
+	SHS__TOPO_TEXT_MAX = 64,
+	SHS__CHIPS_MAX = 1 << 24,      /* the largest standard slice searched for */
+	SHS__WRAP_UNIT_MAX = 1 << 10,
+	SHS__NAMES_CAP = 512,          /* the catalog's names, for messages */
+	SHS__RANK_MAX = 3,
+	SHS__DECIMAL = 10
 };
 
 /* One logical axis of a mesh text, and the whole text (mesh_parse.c). */
-typedef struct mesh_item {
-	char name[NAME_CAP];
+typedef struct shs__mesh_item {
+	char name[SHS__AXIS_NAME_CAP];
 	int64_t size;
 	uint32_t claim;   /* physical axes after @ (bit p), 0 for the default layout */
-} mesh_item;
+} shs__mesh_item;
 
-typedef struct mesh_text {
+typedef struct shs__mesh_text {
 	const char *text;
 	uint32_t n;
-	mesh_item items[SHS_MESH_MAX_AXES];
-} mesh_text;
+	shs__mesh_item items[SHS_MESH_MAX_AXES];
+} shs__mesh_text;
 
 /* Sets e to SHS_EINVAL and "mesh 'TEXT': " and the formatted message; returns SHS_EINVAL
  * (mesh_parse.c). */
-int shs__mesh_err(shs_err *e, const mesh_text *m, const char *fmt, ...) SHS_PRINTF(3, 4);
+int shs__mesh_err(shs_err *e, const shs__mesh_text *m, const char *fmt, ...) SHS_PRINTF(3, 4);
 
 /* a * b, or -1 when it would exceed limit (both positive) (cluster.c). */
 int64_t shs__mul_capped(int64_t a, int64_t b, int64_t limit);
 
-/* Parses a positive decimal of at most TOPO_DIM_MAX at *p, advancing *p; -1 when there is none
- * (cluster.c). */
+/* Parses a positive decimal of at most SHS__TOPO_DIM_MAX at *p, advancing *p; -1 when there is
+ * none (cluster.c). */
 int64_t shs__parse_size(const char **p);
 
 /* Appends the formatted text to buf (cap bytes), truncating (cluster_text.c). */
@@ -52,7 +52,7 @@ int shs__cluster_phys(const shs_cluster_spec *spec, shs_cluster *c, shs_err *e);
 
 /* The mesh text (NULL or "": one axis per physical axis of size > 1) parsed against c's
  * physical axes into *m (mesh_parse.c). SHS_OK or SHS_EINVAL naming the bad part. */
-int shs__mesh_parse(const shs_cluster *c, const char *text, mesh_text *m, shs_err *e);
+int shs__mesh_parse(const shs_cluster *c, const char *text, shs__mesh_text *m, shs_err *e);
 
 /* Parses text and lays its axes on c's physical axes: c->mesh, span and part (mesh_layout.c).
  * SHS_OK or SHS_EINVAL. */

@@ -35,30 +35,30 @@ static void place_text(const shs_cluster *c, uint32_t span, char *buf, size_t ca
 		if (!(span & (1u << p)))
 			continue;
 		shs__appendf(buf, cap, "%s%s", !buf[0] ? "@" : ici && letters ? "" : "+",
-			c->phys[p].name);
+			     c->phys[p].name);
 		letters = ici;
 	}
 }
 
 void shs_cluster_describe(const shs_cluster *c, char *buf, size_t cap)
 {
-	int64_t dims[RANK_MAX];
+	int64_t dims[SHS__RANK_MAX];
 	uint32_t rank = 0, wraps = 0;
 	int64_t slices = 1;
-	char shape[TOPO_TEXT_MAX];
+	char shape[SHS__TOPO_TEXT_MAX];
 
 	if (!buf || !cap)
 		return;
 	for (uint32_t k = 0; k < c->mesh.n_axes; k++) {
-		char place[NAMES_CAP] = "";
+		char place[SHS__NAMES_CAP] = "";
 		place_text(c, c->span[k], place, sizeof(place));
 		shs__appendf(buf, cap, "%s%s=%" PRId64 "%s", k ? "," : "", c->axis_names[k],
-			c->mesh.sizes[k], place);
+			     c->mesh.sizes[k], place);
 	}
 	if (c->hw.gpu) {
 		shs__appendf(buf, cap, " (%s, %" PRId64 " GPUs: %" PRId64 " node%s of %" PRId64 ")",
-			c->hw.name, c->devices, c->phys[0].size, c->phys[0].size > 1 ? "s" : "",
-			c->phys[1].size);
+			     c->hw.name, c->devices, c->phys[0].size,
+			     c->phys[0].size > 1 ? "s" : "", c->phys[1].size);
 		return;
 	}
 	for (uint32_t p = 0; p < c->n_phys; p++) {

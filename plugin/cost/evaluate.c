@@ -20,7 +20,6 @@
 #include "analysis.h"
 #include "evaluate_internal.h"
 
-
 /* A step is communication-bound when the exposed communication is at least this share of the
  * compute time: some pass has T_comms > T_math (the book's test); a few small blocking reshards
  * do not make a step communication-bound. */
@@ -148,7 +147,8 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 			  const shs_decision *od, double count)
 {
 	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
+	uint32_t n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes,
+					 SHS_MAX_VALUE_LEAVES);
 	bool prefetch = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 
 	/* an earlier edge made the copy this one reads */

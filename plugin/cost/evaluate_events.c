@@ -83,7 +83,6 @@ static void later(avail *a, const avail *b)
 		*a = *b;
 }
 
-
 /* Places the reshard of operand k of instruction i on the links once the operand is ready:
  * s->edge[c][f] when the copy is usable, s->floor[c][f] when the matmul it runs under (a gather
  * into a matmul) may end at the earliest. */
@@ -99,7 +98,8 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 	uint32_t n = 0;
 
 	if (d->set && d->n_req && od->set)
-		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes,
+					SHS_MAX_VALUE_LEAVES);
 	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
 		uint32_t gathered, moved;
 		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],

@@ -10,7 +10,6 @@
 
 #include "evaluate_internal.h"
 
-
 static bool producer(shs_opcode op)
 {
 	return shs_opcode_is_elementwise(op) || op == SHS_OP_BROADCAST || op == SHS_OP_IOTA ||
@@ -77,7 +76,7 @@ static double value_bytes(const shs_computation *comp, const shs_decision *dec, 
 		shs_pspec rep;
 		shs_spec_replicated(&rep, shapes[j]->rank);
 		b += shs_spec_local_bytes(dec->set && j < dec->n_leaves ? &dec->leaves[j] : &rep,
-					   shapes[j], mesh);
+					  shapes[j], mesh);
 	}
 	return b;
 }

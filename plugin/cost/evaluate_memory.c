@@ -13,7 +13,6 @@
 
 #include "evaluate_internal.h"
 
-
 typedef struct memo {
 	const shs__remat *remat;
 	const shs_module *m;
@@ -50,7 +49,7 @@ static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 		shs_pspec rep;
 		shs_spec_replicated(&rep, shapes[j]->rank);
 		b += shs_spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
-					   shapes[j], &x->c->mesh);
+					  shapes[j], &x->c->mesh);
 	}
 	return b;
 }
@@ -77,7 +76,8 @@ static double reshard_buffers(const memo *x, uint32_t c, uint32_t i, const uint3
 		double b = 0;
 		if (x->edges->first[c][f] != SHS__EDGE_NEW)
 			continue;
-		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes, SHS_MAX_VALUE_LEAVES);
+		n = shs_shape_leaf_list(&comp->instrs[in->operands[k]]->shape, shapes,
+					SHS_MAX_VALUE_LEAVES);
 		for (uint32_t j = 0; od->set && j < n && j < od->n_leaves &&
 				     d->req_first[k] + j < d->n_req; j++) {
 			const shs_pspec *want = &d->req[d->req_first[k] + j];

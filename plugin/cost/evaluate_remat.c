@@ -75,7 +75,7 @@ static double leaf_bytes(const shs_module *m, const shs_plan *p, const shs_clust
 		return 0;
 	shs_spec_replicated(&rep, shapes[k]->rank);
 	return shs_spec_local_bytes(d->set && k < d->n_leaves ? &d->leaves[k] : &rep, shapes[k],
-				     &cl->mesh);
+				    &cl->mesh);
 }
 
 /* The forward layer computation and the value inside it that body value v of a loop stores:

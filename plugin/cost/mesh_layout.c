@@ -28,7 +28,7 @@ static int popcount(uint32_t v)
 }
 
 /* Lays the axes with @ on their physical axes; *claimed gets the physical axes they use. */
-static int lay_explicit(shs_cluster *c, const mesh_text *m, uint32_t *claimed, shs_err *e)
+static int lay_explicit(shs_cluster *c, const shs__mesh_text *m, uint32_t *claimed, shs_err *e)
 {
 	*claimed = 0;
 	for (uint32_t p = 0; p < c->n_phys; p++) {
@@ -36,48 +36,48 @@ static int lay_explicit(shs_cluster *c, const mesh_text *m, uint32_t *claimed, s
 		int64_t product = 1;
 		int first = -1;
 		for (uint32_t k = 0; k < m->n; k++) {
-			const mesh_item *it = &m->items[k];
+			const shs__mesh_item *it = &m->items[k];
 			if (!(it->claim & (1u << p)))
 				continue;
 			if (first >= 0 && (popcount(it->claim) > 1 ||
 					   popcount(m->items[first].claim) > 1))
 				return shs__mesh_err(e, m, "physical axis '%s' used twice "
-						"(by '%s' and '%s')", ph->name,
-						m->items[first].name, it->name);
+						     "(by '%s' and '%s')", ph->name,
+						     m->items[first].name, it->name);
 			if (first < 0)
 				first = (int)k;
-			product = shs__mul_capped(product, it->size, INT64_MAX / TOPO_DIM_MAX);
+			product = shs__mul_capped(product, it->size, INT64_MAX / SHS__TOPO_DIM_MAX);
 			c->span[k] |= 1u << p;
 			c->part[k][p] = popcount(it->claim) > 1 ? ph->size : it->size;
 			if (k != (uint32_t)first && (product < 0 || product > ph->size))
 				return shs__mesh_err(e, m, "physical axis '%s' used twice: "
-						"'%s' and '%s' take more than its %" PRId64
-						" chips", ph->name,
-						m->items[first].name, it->name, ph->size);
+						     "'%s' and '%s' take more than its %" PRId64
+						     " chips", ph->name,
+						     m->items[first].name, it->name, ph->size);
 		}
 		if (first < 0)
 			continue;
 		*claimed |= 1u << p;
 		if (popcount(m->items[first].claim) == 1 && product != ph->size)
 			return shs__mesh_err(e, m, "'%s' on physical axis '%s': sizes multiply to %"
-					PRId64 ", it has %" PRId64 " chips",
-					m->items[first].name, ph->name, product, ph->size);
+					     PRId64 ", it has %" PRId64 " chips",
+					     m->items[first].name, ph->name, product, ph->size);
 	}
 	for (uint32_t k = 0; k < m->n; k++) {
-		const mesh_item *it = &m->items[k];
+		const shs__mesh_item *it = &m->items[k];
 		int64_t chips = 1;
-		char places[NAMES_CAP] = "";
+		char places[SHS__NAMES_CAP] = "";
 		if (popcount(it->claim) < 2)
 			continue;
 		for (uint32_t p = 0; p < c->n_phys; p++)
 			if (it->claim & (1u << p)) {
 				chips *= c->phys[p].size;
 				shs__appendf(places, sizeof(places), "%s%s", places[0] ? "*" : "",
-					c->phys[p].name);
+					     c->phys[p].name);
 			}
 		if (chips != it->size)
 			return shs__mesh_err(e, m, "'%s' has size %" PRId64 " but %s has %" PRId64
-					" chips", it->name, it->size, places, chips);
+					     " chips", it->name, it->size, places, chips);
 	}
 	return SHS_OK;
 }
@@ -94,7 +94,7 @@ static int64_t gcd(int64_t a, int64_t b)
 
 /* Lays the axes without @ on the unclaimed physical axes (rules in the top comment): whole axes
  * and major factors, or (by_gcd) the greatest common factor of each in turn. */
-static int lay_free(shs_cluster *c, const mesh_text *m, uint32_t claimed, bool by_gcd,
+static int lay_free(shs_cluster *c, const shs__mesh_text *m, uint32_t claimed, bool by_gcd,
 		    shs_err *e)
 {
 	int64_t left[SHS_PHYS_MAX];
@@ -114,16 +114,16 @@ static int lay_free(shs_cluster *c, const mesh_text *m, uint32_t claimed, bool b
 				p++;
 			if (p == c->n_phys ||
 			    (!by_gcd && need % left[p] && left[p] % need)) {
-				char free_axes[NAMES_CAP] = "";
+				char free_axes[SHS__NAMES_CAP] = "";
 				for (uint32_t q = 0; q < c->n_phys; q++)
 					if (left[q] > 1)
 						shs__appendf(free_axes, sizeof(free_axes),
-							"%s%s %" PRId64, free_axes[0] ? ", " : "",
-							c->phys[q].name, left[q]);
+							     "%s%s %" PRId64, free_axes[0] ? ", " : "",
+							     c->phys[q].name, left[q]);
 				return shs__mesh_err(e, m, "axis '%s' (size %" PRId64 ") cannot be "
-						"laid on the free physical axes (%s)",
-						m->items[k].name, need,
-						free_axes[0] ? free_axes : "none");
+						     "laid on the free physical axes (%s)",
+						     m->items[k].name, need,
+						     free_axes[0] ? free_axes : "none");
 			}
 			take = by_gcd ? gcd(need, left[p]) : need % left[p] ? need : left[p];
 			c->span[k] |= 1u << p;
@@ -136,7 +136,7 @@ static int lay_free(shs_cluster *c, const mesh_text *m, uint32_t claimed, bool b
 }
 
 /* The default layout: the strict rule, else by common factors. */
-static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs_err *e)
+static int lay_default(shs_cluster *c, const shs__mesh_text *m, uint32_t claimed, shs_err *e)
 {
 	shs_cluster before = *c;
 
@@ -149,7 +149,7 @@ static int lay_default(shs_cluster *c, const mesh_text *m, uint32_t claimed, shs
 
 int shs__mesh_lay(const char *text, shs_cluster *c, shs_err *e)
 {
-	mesh_text m;
+	shs__mesh_text m;
 	uint32_t claimed;
 	int rc = shs__mesh_parse(c, text, &m, e);
 
@@ -157,7 +157,7 @@ int shs__mesh_lay(const char *text, shs_cluster *c, shs_err *e)
 		return rc;
 	c->mesh.n_axes = m.n;
 	for (uint32_t k = 0; k < m.n; k++) {
-		memcpy(c->axis_names[k], m.items[k].name, NAME_CAP);
+		memcpy(c->axis_names[k], m.items[k].name, SHS__AXIS_NAME_CAP);
 		c->mesh.names[k] = c->axis_names[k];
 		c->mesh.sizes[k] = m.items[k].size;
 	}

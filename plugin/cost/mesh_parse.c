@@ -16,7 +16,7 @@
  * The order of the items does not matter: physical order (above) decides which is major.
  */
 
-int shs__mesh_err(shs_err *e, const mesh_text *m, const char *fmt, ...)
+int shs__mesh_err(shs_err *e, const shs__mesh_text *m, const char *fmt, ...)
 {
 	char msg[SHS_ERRMSG_MAX];
 	va_list ap;
@@ -53,20 +53,20 @@ static void phys_list(const shs_cluster *c, char *buf, size_t cap)
 }
 
 /* Adds physical axis name[0..len) to it->claim. */
-static int claim_one(const shs_cluster *c, mesh_text *m, mesh_item *it, const char *name,
+static int claim_one(const shs_cluster *c, shs__mesh_text *m, shs__mesh_item *it, const char *name,
 		     size_t len, shs_err *e)
 {
 	int p = phys_index(c, name, len);
-	char have[NAMES_CAP];
+	char have[SHS__NAMES_CAP];
 
 	if (p < 0) {
 		phys_list(c, have, sizeof(have));
-		return shs__mesh_err(e, m, "unknown physical axis '%.*s' for '%s' (this cluster has %s)",
-				(int)len, name, it->name, have);
+		return shs__mesh_err(e, m, "unknown physical axis '%.*s' for '%s' (this cluster "
+				     "has %s)", (int)len, name, it->name, have);
 	}
 	if (it->claim & (1u << p))
 		return shs__mesh_err(e, m, "physical axis '%s' used twice by '%s'", c->phys[p].name,
-				it->name);
+				     it->name);
 	it->claim |= 1u << p;
 	return SHS_OK;
 }
@@ -81,7 +81,7 @@ static bool torus_letters(const char *name, size_t len)
 }
 
 /* Parses the place after '@' at *pp, up to ',' or the end. */
-static int parse_place(const shs_cluster *c, mesh_text *m, mesh_item *it, const char **pp,
+static int parse_place(const shs_cluster *c, shs__mesh_text *m, shs__mesh_item *it, const char **pp,
 		       shs_err *e)
 {
 	const char *p = *pp;
@@ -93,7 +93,7 @@ static int parse_place(const shs_cluster *c, mesh_text *m, mesh_item *it, const 
 			len++;
 		if (!len)
 			return shs__mesh_err(e, m, "'%s' needs physical axes after '@' "
-					"(like @xy, @z, @dcn, @node)", it->name);
+					     "(like @xy, @z, @dcn, @node)", it->name);
 		if (torus_letters(p, len))
 			for (size_t i = 0; i < len && rc == SHS_OK; i++)
 				rc = claim_one(c, m, it, p + i, 1, e);
@@ -110,9 +110,9 @@ static int parse_place(const shs_cluster *c, mesh_text *m, mesh_item *it, const 
 	return SHS_OK;
 }
 
-static int parse_item(const shs_cluster *c, mesh_text *m, const char **pp, shs_err *e)
+static int parse_item(const shs_cluster *c, shs__mesh_text *m, const char **pp, shs_err *e)
 {
-	mesh_item *it = &m->items[m->n];
+	shs__mesh_item *it = &m->items[m->n];
 	const char *p = *pp;
 	size_t len = 0;
 
@@ -123,9 +123,9 @@ static int parse_item(const shs_cluster *c, mesh_text *m, const char **pp, shs_e
 		return shs__mesh_err(e, m, "axis %u: want NAME=SIZE[@PLACE] at '%s'", m->n + 1, p);
 	while (name_char(p[len]))
 		len++;
-	if (len >= NAME_CAP)
+	if (len >= SHS__AXIS_NAME_CAP)
 		return shs__mesh_err(e, m, "axis name '%.*s' is longer than %d", (int)len, p,
-				NAME_CAP - 1);
+				     SHS__AXIS_NAME_CAP - 1);
 	memcpy(it->name, p, len);
 	p += len;
 	if (*p++ != '=')
@@ -133,7 +133,7 @@ static int parse_item(const shs_cluster *c, mesh_text *m, const char **pp, shs_e
 	it->size = shs__parse_size(&p);
 	if (it->size < 1)
 		return shs__mesh_err(e, m, "axis '%s' needs a size from 1 to %d", it->name,
-				TOPO_DIM_MAX);
+				     SHS__TOPO_DIM_MAX);
 	if (*p == '@') {
 		int rc;
 		p++;
@@ -152,7 +152,7 @@ static int parse_item(const shs_cluster *c, mesh_text *m, const char **pp, shs_e
 }
 
 /* The mesh text, or one axis per physical axis of size > 1 when there is none. */
-int shs__mesh_parse(const shs_cluster *c, const char *text, mesh_text *m, shs_err *e)
+int shs__mesh_parse(const shs_cluster *c, const char *text, shs__mesh_text *m, shs_err *e)
 {
 	const char *p = text;
 	int64_t product = 1;
@@ -163,7 +163,7 @@ int shs__mesh_parse(const shs_cluster *c, const char *text, mesh_text *m, shs_er
 		for (uint32_t p2 = 0; p2 < c->n_phys; p2++) {
 			if (c->phys[p2].size < 2)
 				continue;
-			snprintf(m->items[m->n].name, NAME_CAP, "%s", c->phys[p2].name);
+			snprintf(m->items[m->n].name, SHS__AXIS_NAME_CAP, "%s", c->phys[p2].name);
 			m->items[m->n].size = c->phys[p2].size;
 			m->items[m->n++].claim = 1u << p2;
 		}
@@ -177,14 +177,14 @@ int shs__mesh_parse(const shs_cluster *c, const char *text, mesh_text *m, shs_er
 			return shs__mesh_err(e, m, "ends with ','");
 	}
 	for (uint32_t k = 0; k < m->n; k++) {
-		product = shs__mul_capped(product, m->items[k].size, INT64_MAX / TOPO_DIM_MAX);
+		product = shs__mul_capped(product, m->items[k].size, INT64_MAX / SHS__TOPO_DIM_MAX);
 		if (product < 0)
 			return shs__mesh_err(e, m, "sizes multiply to more than %" PRId64
-					", the cluster has %" PRId64 " devices",
-					INT64_MAX / TOPO_DIM_MAX, c->devices);
+					     ", the cluster has %" PRId64 " devices",
+					     INT64_MAX / SHS__TOPO_DIM_MAX, c->devices);
 	}
 	if (product != c->devices)
 		return shs__mesh_err(e, m, "sizes multiply to %" PRId64 ", the cluster has %" PRId64
-				" devices", product, c->devices);
+				     " devices", product, c->devices);
 	return SHS_OK;
 }

@@ -44,7 +44,7 @@ static void sort_dims(int64_t *d, uint32_t rank)
 /* Whether dims fit the pod in some orientation (a pod side of 0 means no limit). */
 static bool fits_pod(const shs_hardware *hw, const int64_t *dims, uint32_t rank)
 {
-	int64_t d[RANK_MAX], pod[RANK_MAX];
+	int64_t d[SHS__RANK_MAX], pod[SHS__RANK_MAX];
 
 	memcpy(d, dims, rank * sizeof(*d));
 	memcpy(pod, hw->pod, rank * sizeof(*pod));
@@ -75,7 +75,7 @@ static bool most_cubic(const shs_hardware *hw, int64_t n, int64_t unit, int64_t 
 			continue;
 		for (int64_t b = a; a * b * b <= n; b++) {
 			int64_t c = n / (a * b), shape[3] = { a * unit, b * unit, c * unit };
-			if ((n / a) % b || !fits_pod(hw, shape, RANK_MAX) ||
+			if ((n / a) % b || !fits_pod(hw, shape, SHS__RANK_MAX) ||
 			    !more_cubic(shape, best))
 				continue;
 			memcpy(best, shape, sizeof(shape));
@@ -87,9 +87,9 @@ static bool most_cubic(const shs_hardware *hw, int64_t n, int64_t unit, int64_t 
 /* The standard slice of n chips on a 3D torus (rule in the top comment). */
 static bool standard_3d(const shs_hardware *hw, int64_t n, int64_t dims[3])
 {
-	int64_t u = hw->wrap_unit <= WRAP_UNIT_MAX ? hw->wrap_unit : 0, cube = u * u * u;
+	int64_t u = hw->wrap_unit <= SHS__WRAP_UNIT_MAX ? hw->wrap_unit : 0, cube = u * u * u;
 
-	if (n > CHIPS_MAX)
+	if (n > SHS__CHIPS_MAX)
 		return false;
 	if (u >= 2 && n % cube == 0)
 		return most_cubic(hw, n / cube, u, dims);
@@ -109,7 +109,7 @@ static bool standard_2d(const shs_hardware *hw, int64_t n, int64_t dims[2])
 {
 	int64_t a = 1;
 
-	if (!is_pow2(n) || n > CHIPS_MAX)
+	if (!is_pow2(n) || n > SHS__CHIPS_MAX)
 		return false;
 	while (2 * a * (2 * a) <= n)   /* the next square of powers of two fits */
 		a *= 2;
@@ -119,36 +119,36 @@ static bool standard_2d(const shs_hardware *hw, int64_t n, int64_t dims[2])
 }
 
 /* Parses "AxB[xC]" into dims; the rank found goes to *rank. */
-static int parse_topology(const char *text, int64_t dims[RANK_MAX], uint32_t *rank, shs_err *e)
+static int parse_topology(const char *text, int64_t dims[SHS__RANK_MAX], uint32_t *rank, shs_err *e)
 {
 	const char *p = text;
 
 	*rank = 0;
 	for (;;) {
 		int64_t v = shs__parse_size(&p);
-		if (v < 1 || *rank == RANK_MAX)
+		if (v < 1 || *rank == SHS__RANK_MAX)
 			return shs_seterr(e, SHS_EINVAL, "topology '%s': want sides like 4x4x4 "
-					  "(1 to %d each, 2 or 3 of them)", text, TOPO_DIM_MAX);
+					  "(1 to %d each, 2 or 3 of them)", text, SHS__TOPO_DIM_MAX);
 		dims[(*rank)++] = v;
 		if (!*p)
 			break;
 		if (*p++ != 'x')
 			return shs_seterr(e, SHS_EINVAL, "topology '%s': want sides like 4x4x4 "
-					  "(1 to %d each, 2 or 3 of them)", text, TOPO_DIM_MAX);
+					  "(1 to %d each, 2 or 3 of them)", text, SHS__TOPO_DIM_MAX);
 	}
 	return SHS_OK;
 }
 
 /* The slice shape: from the topology, or the standard slice of devices / slices chips. */
 static int tpu_shape(const shs_hardware *hw, const shs_cluster_spec *spec, int64_t slices,
-		     int64_t dims[RANK_MAX], shs_err *e)
+		     int64_t dims[SHS__RANK_MAX], shs_err *e)
 {
 	uint32_t rank = 0;
-	char shape[TOPO_TEXT_MAX], pod[TOPO_TEXT_MAX];
+	char shape[SHS__TOPO_TEXT_MAX], pod[SHS__TOPO_TEXT_MAX];
 	int rc;
 
 	shs__shape_text(hw->pod, hw->torus_rank, pod, sizeof(pod));
-	if (hw->torus_rank < 2 || hw->torus_rank > RANK_MAX)
+	if (hw->torus_rank < 2 || hw->torus_rank > SHS__RANK_MAX)
 		return shs_seterr(e, SHS_EINVAL, "%s: torus rank %u is not 2 or 3", hw->name,
 				  hw->torus_rank);
 	if (!spec->topology || !*spec->topology) {
@@ -160,12 +160,12 @@ static int tpu_shape(const shs_hardware *hw, const shs_cluster_spec *spec, int64
 		if (spec->devices % slices)
 			return shs_seterr(e, SHS_EINVAL, "%" PRId64 " devices do not split into %"
 					  PRId64 " equal slices", spec->devices, slices);
-		ok = hw->torus_rank == RANK_MAX ? standard_3d(hw, n, dims) :
+		ok = hw->torus_rank == SHS__RANK_MAX ? standard_3d(hw, n, dims) :
 		     standard_2d(hw, n, dims);
 		if (!ok)
 			return shs_seterr(e, SHS_EINVAL, "%s has no standard slice of %" PRId64
 					  " chips (pod %s; %s); give a topology", hw->name, n, pod,
-					  hw->torus_rank == RANK_MAX ?
+					  hw->torus_rank == SHS__RANK_MAX ?
 					  "a multiple of 64 or a power of two up to 32" :
 					  "a power of two");
 		return SHS_OK;
@@ -209,16 +209,16 @@ static void add_phys(shs_cluster *c, const char *name, shs_phys_kind kind, int64
 
 static int tpu_axes(const shs_cluster_spec *spec, shs_cluster *c, shs_err *e)
 {
-	static const char *const letters[RANK_MAX] = { "x", "y", "z" };
+	static const char *const letters[SHS__RANK_MAX] = { "x", "y", "z" };
 	const shs_hardware *hw = &c->hw;
-	int64_t slices = spec->slices > 0 ? spec->slices : 1, dims[RANK_MAX] = { 0 };
+	int64_t slices = spec->slices > 0 ? spec->slices : 1, dims[SHS__RANK_MAX] = { 0 };
 	int64_t chips;
 	int rc;
 
 	if (spec->devices < 0)
 		return shs_seterr(e, SHS_EINVAL, "devices %" PRId64 ": want 1 or more",
 				  spec->devices);
-	if (spec->slices < 0 || spec->slices > TOPO_DIM_MAX)
+	if (spec->slices < 0 || spec->slices > SHS__TOPO_DIM_MAX)
 		return shs_seterr(e, SHS_EINVAL, "slices %" PRId64 ": want 1 or more",
 				  spec->slices);
 	rc = tpu_shape(hw, spec, slices, dims, e);
@@ -256,9 +256,9 @@ static int gpu_axes(const shs_cluster_spec *spec, shs_cluster *c, shs_err *e)
 	if (node < 1)
 		return shs_seterr(e, SHS_EINVAL, "%s: node size %" PRId64 " is not positive",
 				  hw->name, node);
-	if (n < 1 || n > (int64_t)TOPO_DIM_MAX * node)
+	if (n < 1 || n > (int64_t)SHS__TOPO_DIM_MAX * node)
 		return shs_seterr(e, SHS_EINVAL, "%s needs a device count from 1 to %" PRId64,
-				  hw->name, (int64_t)TOPO_DIM_MAX * node);
+				  hw->name, (int64_t)SHS__TOPO_DIM_MAX * node);
 	if (n > node && n % node)
 		return shs_seterr(e, SHS_EINVAL, "%" PRId64 " GPUs are not whole %s nodes of %"
 				  PRId64, n, hw->name, node);

@@ -64,7 +64,8 @@ static int register_strategy(shs_registry *reg, const shs_strategy *s)
 	h->strats[h->n_strats].s.struct_size = sizeof(*s);
 	for (int op = 0; op < SHS_OP_COUNT; op++)
 		h->strats[h->n_strats].by_op[op] =
-			shs__host_in_list(h->strats[h->n_strats].s.opcodes, shs_opcode_name((shs_opcode)op));
+			shs__host_in_list(h->strats[h->n_strats].s.opcodes,
+					  shs_opcode_name((shs_opcode)op));
 	h->n_strats++;
 	return 0;
 }

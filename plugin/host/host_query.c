@@ -18,7 +18,8 @@ static bool serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i)
 
 	if (op < SHS_OP_COUNT && st->by_op[op])
 		return true;
-	if (op == SHS_OP_CUSTOM_CALL && shs__host_in_list(s->custom_call_targets, i->custom_call_target))
+	if (op == SHS_OP_CUSTOM_CALL &&
+	    shs__host_in_list(s->custom_call_targets, i->custom_call_target))
 		return true;
 	return s->match && s->match(i, s->user);
 }
@@ -106,8 +107,8 @@ static int build_query(shs_arena *a, const shs_instr *i, const shs_host_iview *v
 }
 
 int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computation *c,
-			   const shs_instr *i, const shs_host_query *hq, shs_cands *out,
-			   shs_err *e)
+			  const shs_instr *i, const shs_host_query *hq, shs_cands *out,
+			  shs_err *e)
 {
 	const shs_host_iview *kept = shs__host_views_get(hq ? hq->views : NULL, hq ? hq->comp : 0,
 							 hq ? hq->instr : 0);

@@ -7,11 +7,12 @@
 #include <stdint.h>
 
 /* Bumped when anything below changes incompatibly; a plugin built for another version is
- * refused before the host calls its init (dlopen has run its ELF constructors). Structs that carry a struct_size (shs_pmesh,
- * shs_pinstr, shs_pquery, shs_strategy, shs_host_api) only grow at the end and readers check
- * struct_size before newer members. The others (shs_pdim, shs_pspec, shs_pshape, shs_plist)
- * sit in arrays or inside other structs and cannot grow: their sizes, with the limits they
- * depend on, make the sizes word (SHS_PLUGIN_SIZES), which must equal the host's. */
+ * refused before the host calls its init (dlopen has run its ELF constructors). Structs that
+ * carry a struct_size (shs_pmesh, shs_pinstr, shs_pquery, shs_strategy, shs_host_api) only
+ * grow at the end and readers check struct_size before newer members. The others (shs_pdim,
+ * shs_pspec, shs_pshape, shs_plist) sit in arrays or inside other structs and cannot grow:
+ * their sizes, with the limits they depend on, make the sizes word (SHS_PLUGIN_SIZES), which
+ * must equal the host's. */
 #define SHS_PLUGIN_ABI_VERSION 2u
 
 /* ---- Limits (compile-time; a plugin built with other values is refused by its sizes word) ---- */

@@ -30,7 +30,6 @@ enum { MEMO_MAX_USERS = 64, SMALL = 16 };
  * transfer: an update run in another layout reshards every state input and the result. */
 static const double STATE_RESHARD = 3;
 
-
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
 	return &x->p->d[c][i];
@@ -267,7 +266,7 @@ static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		bool state = c == x->m->entry && x->state[in->operands[k]];
 		for (uint32_t j = 0; j < n; j++) {
 			double moved, t = shs__reshard_cost(&hints[k][j], &want[j], sh[j],
-							     &x->r->mesh, &x->r->chip, &moved);
+							    &x->r->mesh, &x->r->chip, &moved);
 			double f = state ? STATE_RESHARD : 1;
 			/* a matmul overlaps the gather, not the all-to-all before it */
 			if (overlapped) {
@@ -356,7 +355,7 @@ static void decide_replicated(shs__prop *x, uint32_t c, uint32_t i)
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
 		uint32_t n = shs_shape_leaf_list(&x->m->comps[c]->instrs[in->operands[k]]->shape, sh,
-					       SHS_MAX_VALUE_LEAVES);
+						 SHS_MAX_VALUE_LEAVES);
 		for (uint32_t j = 0; j < n; j++)
 			shs_spec_replicated(&req[first[k] + j], sh[j]->rank);
 	}

@@ -170,7 +170,8 @@ static int tp_dim(const seeding *s, const shs_instr *p, const char *path, int la
 	bool mlp = has_any(path, mlp_words), vocab = has_any(path, vocab_words);
 	int best = NO_DIM;
 
-	if (shs_param_path_has_segment(path, "scale") || shs_param_path_has_segment(path, "gate") || shs_param_path_has_segment(path, "bias"))
+	if (shs_param_path_has_segment(path, "scale") || shs_param_path_has_segment(path, "gate") ||
+	    shs_param_path_has_segment(path, "bias"))
 		return NO_DIM;
 	for (int d = 0; d < (int)a->rank; d++) {
 		if (d == layer || a->dims[d] == s->d_model)
@@ -243,7 +244,8 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 		if (d != NO_DIM && dim_free(spec, d, layer))
 			try_axis(s, spec, a, d, "tensor");
 	}
-	if (plan_has_fsdp(s->r->kind) && (!s->r->fsdp_state_only || shs_param_path_is_optimizer_state(path))) {
+	if (plan_has_fsdp(s->r->kind) &&
+	    (!s->r->fsdp_state_only || shs_param_path_is_optimizer_state(path))) {
 		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
 		shs_pspec tried = *spec;
 		for (int n = 0; n < (int)a->rank; n++) {

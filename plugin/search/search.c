@@ -213,7 +213,8 @@ static int64_t experts_of(const shs_module *m)
 		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank)
 			continue;
 		shs_param_path(in, path, sizeof(path));
-		if (shs_param_path_has_segment(path, "moe") && shs_param_path_has_segment(path, "gate") &&
+		if (shs_param_path_has_segment(path, "moe") &&
+		    shs_param_path_has_segment(path, "gate") &&
 		    !shs_param_path_is_optimizer_state(path))
 			return in->shape.dims[in->shape.rank - 1];
 	}

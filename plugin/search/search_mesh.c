@@ -6,7 +6,6 @@
 
 #include "search_internal.h"
 
-
 /* Writes "data=d,fsdp=f,sequence=s,expert=e,tensor=t" without the size-1 axes (all size 1:
  * "data=1"). */
 static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], char *buf, size_t cap)

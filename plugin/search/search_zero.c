@@ -3,7 +3,6 @@
 
 #include "search_internal.h"
 
-
 /* The mesh axes that carry the batch: data and fsdp. */
 static uint32_t batch_axes(const shs_mesh *mesh)
 {

@@ -263,7 +263,8 @@ static void test_plugin_path_env(void)
 		if (asked)
 			CU_ASSERT_EQUAL(shs_context_set(ctx, "plugin-path-env", NULL), SHS_OK);
 		CU_ASSERT_EQUAL(shs_context_search(ctx), SHS_OK);
-		CU_ASSERT_EQUAL(seen, asked); /* the folder's refused plugin was only tried if asked */
+		/* the folder's refused plugin was tried only when asked */
+		CU_ASSERT_EQUAL(seen, asked);
 		shs_context_free(ctx);
 	}
 	unsetenv("SHARDSEARCH_PLUGIN_PATH");

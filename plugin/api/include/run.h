@@ -26,8 +26,8 @@ typedef struct shs_run_options {
 	shs_eval_options eval;     /* remat, schedule, prefetch, no-overlap, no-fusion */
 	bool remat_given;          /* remat was set: the search evaluates with it only */
 	const char *mesh;          /* mesh: pinned (the search), the plan's (with plan), or NULL */
-	const char *plan;          /* plan: a named plan (dp, fsdp, tp, fsdp+tp) or a plan file
-				    * (.json) to make by propagation instead of searching, or NULL */
+	const char *plan;          /* plan: a named plan (dp, fsdp, tp, fsdp+tp) or a plan
+				    * file (.json), made by propagation instead of searched */
 	uint32_t threads;          /* threads (0: one) */
 	double time_budget_s;      /* time-budget (0: none) */
 	bool exhaustive;           /* exhaustive */
