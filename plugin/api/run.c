@@ -85,7 +85,7 @@ int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *
 	if (o->hw_file)
 		rc = shs_hw_catalog_load_json(r->cat, o->hw_file, e);
 	if (rc != SHS_OK || (!o->plan && (!o->mesh || o->spec.hardware)))
-		return rc; /* a search parses its own pinned mesh */
+		return rc; /* a search lays out its own pinned mesh */
 	if (o->plan && o->spec.hardware && o->mesh && (o->spec.topology || o->spec.devices))
 		rc = make_cluster(r, e); /* a named plan on a whole cluster (evaluate needs it) */
 	if (rc == SHS_OK)
@@ -95,7 +95,7 @@ int shs_run_start(shs_run *r, const shs_run_options *o, shs_warn_fn warn, void *
 
 int shs_run_plugins(shs_run *r, shs_err *e)
 {
-	int rc = SHS_OK;
+	int rc;
 
 	if (r->host)
 		return SHS_OK;
