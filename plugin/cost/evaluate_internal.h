@@ -49,8 +49,6 @@ typedef struct shs__link {
  * SHS_OK or SHS_ENOMEM. */
 int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
 		     double *end);
-/* When the last transfer placed on l ends. */
-double shs__link_end(const shs__link *l);
 void shs__link_free(shs__link *l);
 
 /* Loops in steady state (evaluate_loop.c): a window of a timeline, copied and compared. */

@@ -123,11 +123,6 @@ int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t,
 	return rc;
 }
 
-double shs__link_end(const shs__link *l)
-{
-	return l->n ? l->hi[l->n - 1] : l->floor;
-}
-
 void shs__link_free(shs__link *l)
 {
 	free(l->lo);

@@ -8,9 +8,6 @@
  * every sharded dim divides by its axes' sizes (unless padded). */
 bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
 
-/* Devices one shard is spread over: product of the sizes of the axes s uses. */
-int64_t shs__spec_shards(const shs_pspec *s, const shs_mesh *mesh);
-
 /* Mesh axis index of name, or -1. */
 int shs__mesh_axis(const shs_mesh *mesh, const char *name);
 

@@ -28,7 +28,8 @@ bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y)
 	return true;
 }
 
-int64_t shs__spec_shards(const shs_pspec *s, const shs_mesh *mesh)
+/* Devices one shard is spread over: product of the sizes of the axes s uses. */
+static int64_t spec_shards(const shs_pspec *s, const shs_mesh *mesh)
 {
 	int64_t n = 1;
 
@@ -46,7 +47,7 @@ bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 	if (a->type == SHS_TUPLE)
 		return false;
 	if (a->rank > SHS_PLUGIN_MAX_RANK) /* only ever replicated (shs_spec_replicated) */
-		return s->rank == SHS_PLUGIN_MAX_RANK && shs__spec_shards(s, mesh) == 1;
+		return s->rank == SHS_PLUGIN_MAX_RANK && spec_shards(s, mesh) == 1;
 	if (s->rank != a->rank)
 		return false;
 	for (uint32_t d = 0; d < s->rank; d++) {
@@ -74,7 +75,7 @@ double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_me
 		return 0;
 	for (uint32_t d = 0; d < a->rank; d++)
 		e *= (double)a->dims[d];
-	return e * shs_elem_bytes(a->type) / (double)shs__spec_shards(s, mesh);
+	return e * shs_elem_bytes(a->type) / (double)spec_shards(s, mesh);
 }
 
 int shs__mesh_axis(const shs_mesh *mesh, const char *name)
