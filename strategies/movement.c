@@ -342,7 +342,7 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	const shs_pinstr *i = q->instr;
 	const shs_pshape *res = &i->shape;
 	char label[SC_LABEL_MAX];
-	double update = 0;
+	double update = 0, source = 0, result;
 	ru_emit e;
 
 	for (uint32_t k = 0; k < i->n_operands; k++) {
@@ -359,17 +359,24 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	} else {
 		ru_result(&e, r);
 	}
+	result = e.bytes;
 	for (uint32_t k = 0; k < i->n_operands; k++) {
 		shs_pspec s;
 		double before = e.bytes;
 
 		ru_operand(&e, k, mv_operand(op, i, k, r, q->mesh, &s) ? &s : NULL);
+		if (k == 0)
+			source = e.bytes - before;
 		if (k == 1)
 			update = e.bytes - before;
 	}
 	/* a dynamic-update-slice works in place: it reads and writes the update only */
 	if (!strcmp(i->opcode, "dynamic-update-slice"))
 		e.bytes = 2 * update;
+	/* a slice reads only what it returns (XLA's slice and dynamic-slice read the source in
+	 * place: a scanned layer's weights cost one layer's bytes, not the stack's) */
+	if (!strcmp(i->opcode, "dynamic-slice") || !strcmp(i->opcode, "slice"))
+		e.bytes -= source - (source < result ? source : result);
 	ru_end(&e, 0);
 }
 
