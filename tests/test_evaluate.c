@@ -484,6 +484,68 @@ static void test_reshard_reused(void)
 	free_setup(s);
 }
 
+/* Peak memory per device of LLaMA-3 8B with `layers` layers (scanned or unrolled) under fsdp on
+ * 128 v5p chips with remat policy. */
+static double fsdp_memory(const char *layers, bool scan, shs_remat policy)
+{
+	shs_gen_config g = shs_test_preset("llama3-8b");
+	shs_cluster_spec spec = { .hardware = "v5p", .topology = "4x4x8", .slices = 1,
+				  .mesh = "fsdp=128" };
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_host *h = shs_test_host();
+	shs_eval_options o = { .remat = policy };
+	shs_hw_catalog cat;
+	shs_cluster cl;
+	shs_module *m = NULL;
+	shs_plan *p = NULL;
+	shs_eval ev;
+	shs_err e = { 0 };
+	double bytes;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "layers", layers, &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&g, "scan", scan ? "true" : "false", &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&g, &m, NULL, &e), &e);
+	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
+	shs_hw_chip(&cl.hw, &r->chip);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "fsdp=128", &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp", &e), &e);
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev, &e), &e);
+	bytes = ev.memory_bytes;
+	shs_eval_free(&ev);
+	shs_plan_free(p);
+	shs_module_free(m);
+	shs_host_free(h);
+	free(r);
+	return bytes;
+}
+
+/* A layer's saved activations live until the backward layer reads them, through every view of
+ * them (a call's tuple, a loop's stacks): memory grows by the same step with each layer, remat
+ * frees what it drops, and the scanned and unrolled forms of one model need the same. */
+static void test_saved_activations_live(void)
+{
+	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_DOTS, SHS_REMAT_FULL };
+	double unrolled[3], scanned[3], two = fsdp_memory("2", false, SHS_REMAT_NONE);
+	double four = fsdp_memory("4", false, SHS_REMAT_NONE);
+
+	for (int k = 0; k < 3; k++) {
+		unrolled[k] = fsdp_memory("4", false, policies[k]);
+		scanned[k] = fsdp_memory("4", true, policies[k]);
+		if (fabs(scanned[k] / unrolled[k] - 1) > 1e-3)
+			fprintf(stderr, "\n  remat %s: scanned %.4g GiB, unrolled %.4g GiB\n",
+				shs_remat_name(policies[k]), scanned[k] / 1073741824,
+				unrolled[k] / 1073741824);
+		CU_ASSERT_TRUE(fabs(scanned[k] / unrolled[k] - 1) <= 1e-3);
+	}
+	CU_ASSERT_TRUE(unrolled[0] > unrolled[1] && unrolled[1] > unrolled[2]);
+	/* two more layers keep two more layers' activations (over 8 GiB each here) */
+	CU_ASSERT_TRUE(four - two > 16.0 * 1073741824);
+	CU_ASSERT_DOUBLE_EQUAL(unrolled[0] - four, 0, 1);
+}
+
 CU_TestInfo evaluate_tests[] = {
 	{ "fsdp=64@xyz on v5p 4x4x4: compute-bound at 1200 tokens/chip, not at 500",
 	  test_fsdp_regimes },
@@ -501,5 +563,7 @@ CU_TestInfo evaluate_tests[] = {
 	  test_prefetch_and_no_overlap },
 	{ "fusion keeps elementwise chains out of HBM", test_fusion },
 	{ "a value resharded once serves its later users", test_reshard_reused },
+	{ "saved activations live until read: per layer, remat, scanned = unrolled",
+	  test_saved_activations_live },
 	CU_TEST_INFO_NULL,
 };

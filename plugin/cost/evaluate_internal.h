@@ -85,10 +85,17 @@ void shs__fusion_free(const shs_module *m, bool **fused);
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, bool *const *fused,
 			const shs_mesh *mesh, uint32_t c, uint32_t i);
 
-/* What a remat policy drops and redoes: per entry instruction, the bytes of its value not kept
- * (dropped, caller frees with shs__remat_free), and the recomputation's seconds and FLOPs. */
+/* The array leaves of a computation's values (evaluate_memory.c): leaf j of instruction i is
+ * number first[i] + j, and first[n_instrs] counts them all. Caller frees; NULL when out of
+ * memory. */
+uint32_t *shs__leaf_layout(const shs_computation *c);
+
+/* What a remat policy drops and redoes: per array leaf of the entry's values (first: their
+ * shs__leaf_layout), whether the step does not keep it (dropped; both freed with
+ * shs__remat_free), and the recomputation's seconds and FLOPs. */
 typedef struct shs__remat {
-	double *dropped;
+	uint32_t *first;
+	bool *dropped;
 	double extra_s, extra_flops;
 } shs__remat;
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
@@ -96,8 +103,10 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
- * and the computations it calls, less what remat drops (r), the resharded copies by the edges
- * that make and reuse them, and the state breakdown. SHS_OK or SHS_ENOMEM. */
+ * and the computations it calls, each buffer live until the last use of any value that is a
+ * view of it (tuples and their elements, loops and in-place updates), less what remat drops (r),
+ * the resharded copies by the edges that make and reuse them, and the state breakdown. SHS_OK
+ * or SHS_ENOMEM. */
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e);
 

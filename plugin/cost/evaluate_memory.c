@@ -1,12 +1,15 @@
 /* Memory per device: peak live bytes by liveness, and the weights, gradients and Adam state.
  *
- * Every value takes its sharded size from its decision; tuples, their elements, bitcasts and
- * the parameters of called computations are views of other values and take nothing. A value
- * lives from its instruction to its last user; the entry parameters (weights, optimizer state,
- * batch) live for the whole step. A call or loop adds its callee's own peak at that point, and an
- * instruction whose operand arrives in another sharding adds the resharded copy (a gathered
- * weight, an all-to-all's output) while it runs, or, when later users reuse that copy (XLA's
- * reshard cache), until the last of them has run.
+ * Every array leaf takes its sharded size from its decision. Tuples and their elements,
+ * bitcasts, in-place updates (dynamic-update-slice), while loops (their state is updated in
+ * place: XLA aliases a loop's result to its init) and the parameters of called computations are
+ * views: they own no buffer, and each of their leaves stands for the buffer it views. A buffer
+ * lives from the instruction that makes it to the last use of any view of it (a layer's saved
+ * activations until the backward layer that reads them); the entry parameters (weights,
+ * optimizer state, batch) and what the root returns live for the whole step. A call or loop adds
+ * its callee's own peak at that point, and an instruction whose operand arrives in another
+ * sharding adds the resharded copy (a gathered weight, an all-to-all's output) while it runs, or,
+ * when later users reuse that copy (XLA's reshard cache), until the last of them has run.
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,9 @@ static bool is_view(const shs_instr *in, bool entry)
 {
 	switch (in->op) {
 	case SHS_OP_TUPLE: case SHS_OP_GET_TUPLE_ELEMENT: case SHS_OP_BITCAST:
-	case SHS_OP_DYNAMIC_UPDATE_SLICE: /* in place */
+	case SHS_OP_RESHAPE:                 /* a bitcast once layouts are assigned */
+	case SHS_OP_DYNAMIC_SLICE:           /* read in place by the fusions it feeds */
+	case SHS_OP_DYNAMIC_UPDATE_SLICE: case SHS_OP_WHILE: /* in place */
 		return true;
 	case SHS_OP_PARAMETER:
 		return !entry;
@@ -37,21 +42,115 @@ static bool is_view(const shs_instr *in, bool entry)
 	}
 }
 
+/* Bytes of leaf j of instruction i of computation c (shape s) under its decision. */
+static double leaf_bytes(const memo *x, uint32_t c, uint32_t i, uint32_t j, const shs_shape *s)
+{
+	const shs_decision *d = &x->p->d[c][i];
+	shs_pspec rep;
+
+	shs_spec_replicated(&rep, s->rank);
+	return shs_spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep, s,
+				    &x->c->mesh);
+}
+
 static double value_bytes(const memo *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
-	const shs_decision *d = &x->p->d[c][i];
 	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
 	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	double b = 0;
 
-	for (uint32_t j = 0; j < n; j++) {
-		shs_pspec rep;
-		shs_spec_replicated(&rep, shapes[j]->rank);
-		b += shs_spec_local_bytes(d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
-					  shapes[j], &x->c->mesh);
-	}
+	for (uint32_t j = 0; j < n; j++)
+		b += leaf_bytes(x, c, i, j, shapes[j]);
 	return b;
+}
+
+uint32_t *shs__leaf_layout(const shs_computation *c)
+{
+	uint32_t *first = malloc((c->n_instrs + 1) * sizeof(*first));
+	uint64_t at = 0;
+
+	for (uint32_t i = 0; first && i < c->n_instrs; i++) {
+		uint32_t n = shs_shape_leaves(&c->instrs[i]->shape);
+		first[i] = (uint32_t)at;
+		at += n < SHS_MAX_VALUE_LEAVES ? n : SHS_MAX_VALUE_LEAVES;
+	}
+	if (first && at >= UINT32_MAX) {
+		free(first);
+		return NULL;
+	}
+	if (first)
+		first[c->n_instrs] = (uint32_t)at;
+	return first;
+}
+
+enum { NO_OWNER = UINT32_MAX };
+
+/* The leaf of shape s that element idx of it starts at (s a tuple). */
+static uint32_t element_leaf(const shs_shape *s, int64_t idx)
+{
+	uint32_t at = 0;
+
+	for (int64_t t = 0; t < idx && t < (int64_t)s->n_tuple; t++)
+		at += shs_shape_leaves(&s->tuple[t]);
+	return at;
+}
+
+/* For each leaf of computation comp (layout first), the leaf whose buffer it is: its own for an
+ * instruction that makes one, the viewed one's for a view, NO_OWNER for what the caller owns. */
+static void resolve_owners(const shs_computation *comp, bool entry, const uint32_t *first,
+			   uint32_t *owner)
+{
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		uint32_t n = first[i + 1] - first[i], from = NO_OWNER, at = 0;
+		if (in->op == SHS_OP_TUPLE) {
+			for (uint32_t k = 0; k < in->n_operands && at < n; k++) {
+				uint32_t o = in->operands[k], m = first[o + 1] - first[o];
+				for (uint32_t j = 0; j < m && at < n; j++)
+					owner[first[i] + at++] = owner[first[o] + j];
+			}
+			continue;
+		}
+		if (!is_view(in, entry)) {
+			for (uint32_t j = 0; j < n; j++)
+				owner[first[i] + j] = first[i] + j;
+			continue;
+		}
+		if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands)
+			from = first[in->operands[0]] +
+			       element_leaf(&comp->instrs[in->operands[0]]->shape, in->tuple_index);
+		else if (in->op != SHS_OP_PARAMETER && in->n_operands)
+			from = first[in->operands[0]];
+		for (uint32_t j = 0; j < n; j++)
+			owner[first[i] + j] = from == NO_OWNER || from + j >= first[comp->n_instrs] ?
+						      NO_OWNER : owner[from + j];
+	}
+}
+
+/* The last instruction that uses each buffer of comp through any view of it (the root's and,
+ * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). */
+static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t *first,
+			const uint32_t *owner, uint32_t *last)
+{
+	uint32_t n = comp->n_instrs;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = first[i]; j < first[i + 1]; j++)
+			last[j] = j == owner[j] ? i : last[j];
+	for (uint32_t i = 0; i < n; i++) {
+		const shs_instr *in = comp->instrs[i];
+		bool forever = i == comp->root || (entry && in->op == SHS_OP_PARAMETER);
+		for (uint32_t j = first[i]; forever && j < first[i + 1]; j++)
+			if (owner[j] != NO_OWNER)
+				last[owner[j]] = n;
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k];
+			for (uint32_t j = first[o]; j < first[o + 1]; j++)
+				if (owner[j] != NO_OWNER && last[owner[j]] < i)
+					last[owner[j]] = i;
+		}
+	}
 }
 
 static double comp_peak(memo *x, uint32_t c, uint32_t depth);
@@ -126,59 +225,72 @@ static double callee_peak(memo *x, const shs_instr *in, uint32_t depth)
 	return best;
 }
 
+/* Bytes of the buffers instruction i of computation c makes (its own leaves, less what remat
+ * drops in the entry), each added to release[] at the last use of any view of it. */
+static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *first,
+			 const uint32_t *owner, const uint32_t *last, double *release)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	bool entry = c == x->m->entry;
+	uint32_t n;
+	double total = 0;
+
+	if (is_view(in, entry))
+		return 0;
+	n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
+	for (uint32_t j = 0; j < n && first[i] + j < first[i + 1]; j++) {
+		uint32_t leaf = first[i] + j;
+		double b;
+		if (owner[leaf] != leaf ||
+		    (entry && x->remat && x->remat->dropped && x->remat->dropped[leaf]))
+			continue;
+		b = leaf_bytes(x, c, i, j, shapes[j]);
+		total += b;
+		release[last[leaf]] += b;
+	}
+	return total;
+}
+
 static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 {
 	const shs_computation *comp = x->m->comps[c];
 	bool entry = c == x->m->entry;
-	uint32_t n = comp->n_instrs, *last, *last_reuse = NULL;
-	double *bytes, *release = NULL, live = 0, peak = 0;
+	uint32_t n = comp->n_instrs, *first = NULL, *owner = NULL, *last = NULL;
+	uint32_t *last_reuse = NULL;
+	double *release = NULL, live = 0, peak = 0;
 
 	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
 		return 0;
 	if (x->peak[c] >= 0)
 		return x->peak[c];
-	last = calloc(n + 1, sizeof(*last));
-	bytes = calloc(n + 1, sizeof(*bytes));
+	first = shs__leaf_layout(comp);
+	owner = first ? malloc((first[n] + 1) * sizeof(*owner)) : NULL;
+	last = first ? malloc((first[n] + 1) * sizeof(*last)) : NULL;
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
-	if (!last || !bytes || !release || !last_reuse) {
+	if (!first || !owner || !last || !release || !last_reuse) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
+	resolve_owners(comp, entry, first, owner);
+	buffer_ends(comp, entry, first, owner, last);
 	x->stack[c] = 1;
-	for (uint32_t i = 0; i < n; i++) {
-		const shs_instr *in = comp->instrs[i];
-		last[i] = i == comp->root || (entry && in->op == SHS_OP_PARAMETER) ? n : i;
-		for (uint32_t k = 0; k < in->n_operands; k++)
-			if (last[in->operands[k]] < i)
-				last[in->operands[k]] = i;
-	}
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
 		double kept = 0, inner = callee_peak(x, in, depth) +
 					 reshard_buffers(x, c, i, last_reuse, &kept, release);
-		live += kept;
-		bytes[i] = is_view(in, entry) ? 0 : value_bytes(x, c, i);
-		if (entry && x->remat && x->remat->dropped)
-			bytes[i] = bytes[i] > x->remat->dropped[i] ?
-					   bytes[i] - x->remat->dropped[i] : 0;
-		live += bytes[i];
+		live += kept + made_bytes(x, c, i, first, owner, last, release);
 		if (live + inner > peak)
 			peak = live + inner;
-		for (uint32_t k = 0; k < in->n_operands; k++) {
-			uint32_t o = in->operands[k];
-			if (last[o] == i) {
-				live -= bytes[o];
-				bytes[o] = 0;
-			}
-		}
 		live -= release[i];
 	}
 	x->stack[c] = 0;
 	x->peak[c] = peak;
 done:
+	free(first);
+	free(owner);
 	free(last);
-	free(bytes);
 	free(release);
 	free(last_reuse);
 	return peak;

@@ -61,23 +61,6 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 	return t;
 }
 
-/* Bytes of leaf k of the value of instruction i of the entry under its decision. */
-static double leaf_bytes(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			 uint32_t i, uint32_t k)
-{
-	const shs_instr *in = shs_module_entry(m)->instrs[i];
-	const shs_decision *d = &p->d[m->entry][i];
-	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
-	uint32_t n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
-	shs_pspec rep;
-
-	if (k >= n)
-		return 0;
-	shs_spec_replicated(&rep, shapes[k]->rank);
-	return shs_spec_local_bytes(d->set && k < d->n_leaves ? &d->leaves[k] : &rep, shapes[k],
-				    &cl->mesh);
-}
-
 /* The forward layer computation and the value inside it that body value v of a loop stores:
  * v reshaped from get-tuple-element k of a call of f. False when it is not that. */
 static bool stored_value(const shs_module *m, uint32_t body, uint32_t v, uint32_t *f,
@@ -125,31 +108,9 @@ static bool feeds_layer(const shs_computation *e, uint32_t v)
 	return false;
 }
 
-/* The later loops that carry element k of loop w (the backward loop starts from the forward
- * loop's saved stacks) do not hold it either. */
-static void drop_downstream(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			    uint32_t w, uint32_t k, shs__remat *out)
-{
-	const shs_computation *e = shs_module_entry(m);
-
-	for (uint32_t j = w + 1; j < e->n_instrs; j++) {
-		const shs_instr *w2 = e->instrs[j], *init;
-		uint32_t leaf = 0;
-		if (w2->op != SHS_OP_WHILE || w2->n_operands != 1)
-			continue;
-		init = e->instrs[w2->operands[0]];
-		for (uint32_t t = 0; init->op == SHS_OP_TUPLE && t < init->n_operands; t++) {
-			const shs_instr *g = e->instrs[init->operands[t]];
-			if (g->op == SHS_OP_GET_TUPLE_ELEMENT && g->operands[0] == w &&
-			    g->tuple_index == k)
-				out->dropped[j] += leaf_bytes(m, p, cl, j, leaf);
-			leaf += shs_shape_leaves(&g->shape);
-		}
-	}
-}
-
 /* A scanned forward loop w: its zero-started stacks written by a dynamic-update-slice of a
- * forward layer's saved value; drops the ones the policy does not keep. */
+ * forward layer's saved value; drops the ones the policy does not keep (the stack's buffer, the
+ * broadcast it starts from: the loops that carry it are views of it). */
 static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		    bool *const *fused, shs_remat policy, uint32_t w, shs__remat *out)
 {
@@ -157,30 +118,24 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
 	const shs_computation *body = m->comps[wi->called[0]];
 	const shs_instr *root = body->instrs[body->root];
-	uint32_t f = 0, layer = 0, leaf = 0;
+	uint32_t f = 0, layer = 0;
 	bool any = false;
 	int64_t trips = 1;
 
 	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds_layer(e, w))
 		return;
 	for (uint32_t k = 0; k < init->n_operands && k < root->n_operands; k++) {
-		const shs_instr *z = e->instrs[init->operands[k]], *dus;
-		uint32_t inner;
-		uint32_t n = shs_shape_leaves(&z->shape);
-		dus = body->instrs[root->operands[k]];
-		if (z->op == SHS_OP_BROADCAST && dus->op == SHS_OP_DYNAMIC_UPDATE_SLICE &&
-		    dus->n_operands > 1 &&
+		uint32_t z = init->operands[k], inner;
+		const shs_instr *dus = body->instrs[root->operands[k]];
+		if (e->instrs[z]->op == SHS_OP_BROADCAST &&
+		    dus->op == SHS_OP_DYNAMIC_UPDATE_SLICE && dus->n_operands > 1 &&
 		    stored_value(m, wi->called[0], dus->operands[1], &f, &inner)) {
 			layer = f;
 			any = true;
-			if (!kept(m, f, inner, policy)) {
-				out->dropped[w] += leaf_bytes(m, p, cl, w, leaf);
-				out->dropped[init->operands[k]] +=
-					leaf_bytes(m, p, cl, init->operands[k], 0);
-				drop_downstream(m, p, cl, w, k, out);
-			}
+			for (uint32_t j = out->first[z]; !kept(m, f, inner, policy) &&
+							 j < out->first[z + 1]; j++)
+				out->dropped[j] = true;
 		}
-		leaf += n;
 	}
 	if (!any || policy == SHS_REMAT_NONE)
 		return;
@@ -213,9 +168,9 @@ static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 	for (uint32_t k = 1, leaf = shs_shape_leaves(&fc->instrs[root->operands[0]]->shape);
 	     k < root->n_operands; k++) {
 		uint32_t n = shs_shape_leaves(&fc->instrs[root->operands[k]]->shape);
-		if (!kept(m, call->called[0], root->operands[k], policy))
-			for (uint32_t j = 0; j < n; j++)
-				out->dropped[ci] += leaf_bytes(m, p, cl, ci, leaf + j);
+		for (uint32_t j = 0; !kept(m, call->called[0], root->operands[k], policy) &&
+				     j < n && out->first[ci] + leaf + j < out->first[ci + 1]; j++)
+			out->dropped[out->first[ci] + leaf + j] = true;
 		leaf += n;
 	}
 	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS,
@@ -229,9 +184,13 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	const shs_computation *c = shs_module_entry(m);
 
 	memset(out, 0, sizeof(*out));
-	out->dropped = calloc(c->n_instrs + 1, sizeof(*out->dropped));
-	if (!out->dropped)
+	out->first = shs__leaf_layout(c);
+	out->dropped = out->first ? calloc(out->first[c->n_instrs] + 1, sizeof(*out->dropped)) :
+				    NULL;
+	if (!out->dropped) {
+		shs__remat_free(out);
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	}
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		if (in->op == SHS_OP_CALL && in->n_called)
@@ -244,7 +203,9 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 
 void shs__remat_free(shs__remat *r)
 {
+	free(r->first);
 	free(r->dropped);
+	r->first = NULL;
 	r->dropped = NULL;
 }
 
