@@ -47,7 +47,7 @@ typedef struct evaluator {
 	uint32_t n_colls, cap_colls;
 	shs__edges edges;   /* operand edges and the reshards they repeat */
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
-	bool **fused;       /* per computation: values fused into their reader (NULL: none) */
+	shs__fusion *fused; /* values the compiler fuses (NULL: none) */
 	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
 	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
@@ -412,7 +412,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 				  c->hw.name);
 	if (shs__edges_make(m, p, &x.edges, e) != SHS_OK)
 		return e->code;
-	if (!x.o->no_fusion && shs__fusion_make(m, &x.fused, e) != SHS_OK) {
+	if (!x.o->no_fusion && shs__fusion_make(m, p, &c->mesh, &x.fused, e) != SHS_OK) {
 		shs__edges_free(&x.edges);
 		return e->code;
 	}
@@ -442,7 +442,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 		free(x.hbm[k]);
 	free(x.hbm);
 	shs__edges_free(&x.edges);
-	shs__fusion_free(m, x.fused);
+	shs__fusion_free(x.fused);
 	if (rc != SHS_OK)
 		shs_eval_free(out);
 	return rc;

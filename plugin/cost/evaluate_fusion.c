@@ -1,70 +1,84 @@
-/* Fusion: which values never reach HBM because the compiler fuses them into their consumer.
+/* Fusion: which values never reach HBM because the compiler fuses them, as XLA's passes do.
  *
- * XLA fuses chains of elementwise work: a value made by an elementwise instruction, a
- * broadcast, an iota or a constant, read by exactly one instruction that is itself elementwise,
- * a broadcast or a reduce, stays in registers. Such a value is not written, and its reader does
- * not read it; the HBM bytes of both shrink accordingly. Matmuls, collectives, data movement and
- * control flow are not fused. */
+ * The rules, each with the XLA pass it models (xla/service/instruction_fusion.cc,
+ * xla/service/gpu/transforms/priority_fusion.cc, multi_output_fusion.cc, gemm_fusion.cc,
+ * layout_assignment.cc, algebraic_simplifier.cc; the TPU compiler is closed, but its fusion
+ * kinds are XLA's: loop, input (reduction), output (matmul epilogue) fusions):
+ *
+ *  F1 producer-consumer (instruction_fusion, priority_fusion): a value made by elementwise
+ *     work, a convert, a broadcast, an iota, a constant, a reshape, a bitcast, a transpose, a
+ *     slice or a dynamic-slice is computed inside every consumer when each of its users can
+ *     take it (elementwise work, reductions as the fusion's root, data movement, a matmul's
+ *     operand, an in-place update's update): it is never written and never read. With several
+ *     users it is duplicated into each, which reads its operands once per user; priority
+ *     fusion does that only when it saves traffic, so it is done when the duplicated reads
+ *     ((k - 1) x its input bytes) cost less than the write and the k reads it saves.
+ *  F2 matmul epilogues (TPU output fusion; GPU cuBLAS epilogues and gemm_fusion): a matmul whose
+ *     only user is elementwise (a bias add, a convert, an activation) writes that user's result
+ *     instead of its own. The user is then the fusion's root and materialised: a matmul is never
+ *     duplicated into consumers.
+ *  F3 matmul prologues (TPU operand fusion; GPU gemm_fusion): F1 lets converts, broadcasts,
+ *     transposes (a layout the matmul reads directly: layout_assignment) and elementwise work
+ *     fuse into a matmul's operands.
+ *  F4 views (algebraic_simplifier's ReshapeIsBitcast, layout_assignment): a reshape or bitcast
+ *     of a materialised value, itself materialised, is a bitcast of the same buffer and moves
+ *     no bytes.
+ *  The root, tuple-shaped values, parameters, collectives, loops, calls, custom calls,
+ *  gathers, scatters and sorts are never fused. GPU and TPU differ in the details (GPU priority
+ *  fusion also duplicates expensive elementwise work; TPU fuses larger prologues into matmuls);
+ *  at the level of HBM bytes per step the rules above hold for both. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "evaluate_internal.h"
 
+/* What fusion does to one value. */
+typedef struct fuse {
+	bool fused;    /* computed inside its consumers: never written, never read */
+	bool view;     /* a bitcast of a materialised buffer: moves no bytes itself */
+	bool root;     /* a matmul epilogue's root: materialised (F2) */
+	uint32_t dups; /* further consumers it is duplicated into (F1) */
+} fuse;
+
+struct shs__fusion {
+	uint32_t n_comps;
+	fuse **v; /* per computation and instruction */
+};
+
+static bool is_view_op(shs_opcode op)
+{
+	return op == SHS_OP_RESHAPE || op == SHS_OP_BITCAST;
+}
+
+/* Whether a value made by op can be computed inside its consumers (F1). */
 static bool producer(shs_opcode op)
 {
-	return shs_opcode_is_elementwise(op) || op == SHS_OP_BROADCAST || op == SHS_OP_IOTA ||
-	       op == SHS_OP_CONSTANT;
+	return shs_opcode_is_elementwise(op) || is_view_op(op) || op == SHS_OP_BROADCAST ||
+	       op == SHS_OP_IOTA || op == SHS_OP_CONSTANT || op == SHS_OP_TRANSPOSE ||
+	       op == SHS_OP_SLICE || op == SHS_OP_DYNAMIC_SLICE;
 }
 
-static bool consumer(shs_opcode op)
+/* Whether operand k of u can take a fused producer (F1, F3). */
+static bool consumer(const shs_instr *u, uint32_t k)
 {
-	return shs_opcode_is_elementwise(op) || op == SHS_OP_BROADCAST || op == SHS_OP_REDUCE;
-}
-
-int shs__fusion_make(const shs_module *m, bool ***out, shs_err *e)
-{
-	bool **fused = calloc(m->n_comps + 1, sizeof(*fused));
-	int rc = SHS_OK;
-
-	for (uint32_t c = 0; fused && c < m->n_comps && rc == SHS_OK; c++) {
-		const shs_computation *comp = m->comps[c];
-		uint32_t *users = calloc(comp->n_instrs + 1, sizeof(*users));
-		uint32_t *only = calloc(comp->n_instrs + 1, sizeof(*only));
-		fused[c] = calloc(comp->n_instrs + 1, sizeof(bool));
-		if (!users || !only || !fused[c]) {
-			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-		} else {
-			for (uint32_t i = 0; i < comp->n_instrs; i++)
-				for (uint32_t k = 0; k < comp->instrs[i]->n_operands; k++) {
-					users[comp->instrs[i]->operands[k]]++;
-					only[comp->instrs[i]->operands[k]] = i;
-				}
-			for (uint32_t i = 0; i < comp->n_instrs; i++)
-				fused[c][i] = i != comp->root && users[i] == 1 &&
-					      producer(comp->instrs[i]->op) &&
-					      comp->instrs[i]->shape.type != SHS_TUPLE &&
-					      consumer(comp->instrs[only[i]]->op);
-		}
-		free(users);
-		free(only);
+	switch (u->op) {
+	case SHS_OP_BROADCAST: case SHS_OP_REDUCE: case SHS_OP_RESHAPE: case SHS_OP_BITCAST:
+	case SHS_OP_TRANSPOSE: case SHS_OP_SLICE: case SHS_OP_DYNAMIC_SLICE:
+	case SHS_OP_CONCATENATE: case SHS_OP_PAD: case SHS_OP_DOT: case SHS_OP_CONVOLUTION:
+		return true;
+	case SHS_OP_DYNAMIC_UPDATE_SLICE:
+		return k != 0; /* operand 0 is the buffer updated in place */
+	default:
+		return shs_opcode_is_elementwise(u->op);
 	}
-	if (!fused)
-		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	if (rc != SHS_OK) {
-		shs__fusion_free(m, fused);
-		fused = NULL;
-	}
-	*out = fused;
-	return rc;
 }
 
-void shs__fusion_free(const shs_module *m, bool **fused)
+static bool is_matmul(shs_opcode op)
 {
-	for (uint32_t c = 0; fused && c < m->n_comps; c++)
-		free(fused[c]);
-	free(fused);
+	return op == SHS_OP_DOT || op == SHS_OP_CONVOLUTION;
 }
 
+/* Local bytes of value v under its decision (replicated leaves where it has none). */
 static double value_bytes(const shs_computation *comp, const shs_decision *dec, uint32_t v,
 			  const shs_mesh *mesh)
 {
@@ -81,19 +95,143 @@ static double value_bytes(const shs_computation *comp, const shs_decision *dec, 
 	return b;
 }
 
-double shs__fused_bytes(const shs_module *m, const shs_plan *p, bool *const *fused,
+/* Users of each value of comp: users[v] counts them, each_ok[v] whether all can fuse it. */
+static void count_users(const shs_computation *comp, uint32_t *users, bool *each_ok)
+{
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		each_ok[i] = true;
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *u = comp->instrs[i];
+		for (uint32_t k = 0; k < u->n_operands; k++) {
+			users[u->operands[k]]++;
+			if (!consumer(u, k))
+				each_ok[u->operands[k]] = false;
+		}
+	}
+}
+
+/* F2: a matmul whose only user is elementwise hands its result to that user. */
+static void epilogues(const shs_computation *comp, const uint32_t *users, fuse *f)
+{
+	for (uint32_t u = 0; u < comp->n_instrs; u++) {
+		const shs_instr *in = comp->instrs[u];
+		if (!shs_opcode_is_elementwise(in->op))
+			continue;
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t d = in->operands[k];
+			if (is_matmul(comp->instrs[d]->op) && users[d] == 1 && d != comp->root &&
+			    !f[d].fused) {
+				f[d].fused = true;
+				f[u].root = true;
+				break;
+			}
+		}
+	}
+}
+
+/* F1 for value v of computation comp with k users that can all take it: fused when the
+ * duplicated reads cost less than what not writing it saves. */
+static void producer_consumer(const shs_computation *comp, const shs_decision *dec,
+			      const shs_mesh *mesh, uint32_t v, uint32_t k, fuse *f)
+{
+	double out = value_bytes(comp, dec, v, mesh), in = dec->bytes - out;
+
+	if (in < 0)
+		in = 0;
+	if (k > 1 && (double)(k - 1) * in >= (double)(k + 1) * out)
+		return;
+	f[v].fused = true;
+	f[v].dups = k - 1;
+}
+
+static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh, uint32_t c,
+		   const uint32_t *users, const bool *each_ok, fuse *f)
+{
+	const shs_computation *comp = m->comps[c];
+
+	epilogues(comp, users, f);
+	for (uint32_t v = 0; v < comp->n_instrs; v++) {
+		const shs_instr *in = comp->instrs[v];
+		if (v == comp->root || f[v].root || f[v].fused || in->shape.type == SHS_TUPLE ||
+		    !producer(in->op) || !users[v] || !each_ok[v])
+			continue;
+		producer_consumer(comp, &p->d[c][v], mesh, v, users[v], f);
+	}
+	/* F4: a reshape of a materialised value that is itself materialised is a bitcast */
+	for (uint32_t v = 0; v < comp->n_instrs; v++) {
+		const shs_instr *in = comp->instrs[v];
+		f[v].view = is_view_op(in->op) && !f[v].fused && in->n_operands == 1 &&
+			    !f[in->operands[0]].fused;
+	}
+}
+
+int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
+		     shs__fusion **out, shs_err *e)
+{
+	shs__fusion *x = calloc(1, sizeof(*x));
+	int rc = SHS_OK;
+
+	*out = NULL;
+	if (x)
+		x->v = calloc(m->n_comps + 1, sizeof(*x->v));
+	if (!x || !x->v) {
+		free(x);
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	}
+	x->n_comps = m->n_comps;
+	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
+		const shs_computation *comp = m->comps[c];
+		uint32_t *users = calloc(comp->n_instrs + 1, sizeof(*users));
+		bool *each_ok = calloc(comp->n_instrs + 1, sizeof(*each_ok));
+		x->v[c] = calloc(comp->n_instrs + 1, sizeof(fuse));
+		if (!users || !each_ok || !x->v[c]) {
+			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		} else {
+			count_users(comp, users, each_ok);
+			decide(m, p, mesh, c, users, each_ok, x->v[c]);
+		}
+		free(users);
+		free(each_ok);
+	}
+	if (rc != SHS_OK)
+		shs__fusion_free(x);
+	else
+		*out = x;
+	return rc;
+}
+
+void shs__fusion_free(shs__fusion *x)
+{
+	for (uint32_t c = 0; x && c < x->n_comps; c++)
+		free(x->v[c]);
+	if (x)
+		free(x->v);
+	free(x);
+}
+
+bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i)
+{
+	return x && c < x->n_comps && x->v[c][i].fused;
+}
+
+double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			const shs_mesh *mesh, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = m->comps[c];
 	const shs_instr *in = comp->instrs[i];
-	double b = p->d[c][i].bytes;
+	double b = p->d[c][i].bytes, out;
+	const fuse *f;
 
-	if (!fused)
+	if (!x || c >= x->n_comps)
 		return b;
-	if (fused[c][i])
-		b -= value_bytes(comp, &p->d[c][i], i, mesh);
+	f = x->v[c];
+	if (f[i].view)
+		return 0;
+	out = value_bytes(comp, &p->d[c][i], i, mesh);
+	if (f[i].fused)
+		b += (double)f[i].dups * (b - out > 0 ? b - out : 0) - out;
 	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (fused[c][in->operands[k]])
+		if (f[in->operands[k]].fused)
 			b -= value_bytes(comp, &p->d[c][in->operands[k]], in->operands[k], mesh);
 	return b > 0 ? b : 0;
 }

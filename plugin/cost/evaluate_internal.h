@@ -76,13 +76,18 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
 		     shs_eval *ev, shs_err *e);
 
-/* Fusion (evaluate_fusion.c): *out[c][i] tells that value i of computation c is fused into its
- * only reader and never reaches HBM (caller frees with shs__fusion_free). */
-int shs__fusion_make(const shs_module *m, bool ***out, shs_err *e);
-void shs__fusion_free(const shs_module *m, bool **fused);
-/* The HBM bytes of instruction i once fusion is taken into account (its decision's bytes less
- * its fused result and its fused operands). fused may be NULL (no fusion). */
-double shs__fused_bytes(const shs_module *m, const shs_plan *p, bool *const *fused,
+/* Fusion (evaluate_fusion.c, whose comment lists the rules and the XLA passes they model): which
+ * values never reach HBM under plan p. *out is the caller's (shs__fusion_free). */
+typedef struct shs__fusion shs__fusion;
+int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
+		     shs__fusion **out, shs_err *e);
+void shs__fusion_free(shs__fusion *x);
+/* Whether value i of computation c is computed inside its consumers (never written). */
+bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i);
+/* The HBM bytes of instruction i once fusion is taken into account: its decision's bytes less
+ * its fused result and fused operands, plus the reads a duplicated producer repeats; 0 for a
+ * bitcast. x may be NULL (no fusion). */
+double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			const shs_mesh *mesh, uint32_t c, uint32_t i);
 
 /* The array leaves of a computation's values (evaluate_memory.c): leaf j of instruction i is
@@ -99,7 +104,7 @@ typedef struct shs__remat {
 	double extra_s, extra_flops;
 } shs__remat;
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e);
+		    shs_remat policy, const shs__fusion *fused, shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation

@@ -43,7 +43,7 @@ static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy)
 
 /* Seconds of computation f's instructions (all, or those that are not matmuls), per run. */
 static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			 bool *const *fused, uint32_t f, bool non_dot_only, double *flops)
+			 const shs__fusion *fused, uint32_t f, bool non_dot_only, double *flops)
 {
 	const shs_computation *c = m->comps[f];
 	double t = 0;
@@ -112,7 +112,7 @@ static bool feeds_layer(const shs_computation *e, uint32_t v)
  * forward layer's saved value; drops the ones the policy does not keep (the stack's buffer, the
  * broadcast it starts from: the loops that carry it are views of it). */
 static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    bool *const *fused, shs_remat policy, uint32_t w, shs__remat *out)
+		    const shs__fusion *fused, shs_remat policy, uint32_t w, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
@@ -151,7 +151,7 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 
 /* An unrolled forward layer: a call whose results beyond the first feed a later call. */
 static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		     bool *const *fused, shs_remat policy, uint32_t ci, shs__remat *out)
+		     const shs__fusion *fused, shs_remat policy, uint32_t ci, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *call = e->instrs[ci];
@@ -179,7 +179,7 @@ static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 }
 
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    shs_remat policy, bool *const *fused, shs__remat *out, shs_err *e)
+		    shs_remat policy, const shs__fusion *fused, shs__remat *out, shs_err *e)
 {
 	const shs_computation *c = shs_module_entry(m);
 

@@ -1,0 +1,120 @@
+/* Tests of the fusion rules (plugin/cost/evaluate_fusion.c): the HBM bytes of small modules
+ * on one chip, against the bytes each rule says XLA moves. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "evaluate.h"
+#include "host.h"
+#include "test_util.h"
+
+enum { N = 1 << 20 }; /* elements of the vectors below */
+
+/* The HBM bytes the evaluator charges module text on one H100, everything replicated. */
+static double hbm_bytes(const char *text, bool fusion)
+{
+	static const shs_cluster_spec one = { .hardware = "h100", .devices = 1, .slices = 1,
+					      .mesh = "data=1" };
+	shs_module *m = shs_test_parse(text);
+	shs_hw_catalog cat;
+	shs_cluster cluster;
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	shs_host *h = shs_host_new(NULL, NULL);
+	shs_eval_options o = { .no_fusion = !fusion };
+	shs_plan *p = NULL;
+	shs_eval ev = { 0 };
+	shs_err e = { 0 };
+	double bytes;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_cluster_make(&cat, &one, &cluster, &e), &e);
+	shs_hw_chip(&cluster.hw, &r->chip);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=1", &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_kind(r, "dp", &e), &e);
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(m, p, &cluster, &o, &ev, &e), &e);
+	bytes = ev.hbm_s * cluster.hw.hbm_bw;
+	shs_eval_free(&ev);
+	shs_plan_free(p);
+	shs_host_free(h);
+	free(r);
+	shs_module_free(m);
+	return bytes;
+}
+
+static void assert_bytes(double got, double want)
+{
+	CU_ASSERT_TRUE(fabs(got - want) <= 0.01 * want);
+	if (fabs(got - want) > 0.01 * want)
+		fprintf(stderr, "\nHBM bytes %.6g, the rules say %.6g\n", got, want);
+}
+
+/* F1: exp(x) read by a reduction and by a multiply is computed in both: x is read twice, the
+ * exponential never written; only the result (and the scalar sum) reach HBM. */
+static void test_duplicated_producer(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		" ROOT s = f32[] add(a, b) }\n"
+		"ENTRY e {\n"
+		"  x = f32[1048576] parameter(0)\n"
+		"  ex = f32[1048576] exponential(x)\n"
+		"  z = f32[] constant(0)\n"
+		"  sum = f32[] reduce(ex, z), dimensions={0}, to_apply=add\n"
+		"  b = f32[1048576] broadcast(sum), dimensions={}\n"
+		"  ROOT y = f32[1048576] divide(ex, b)\n"
+		"}\n";
+	double fused = hbm_bytes(text, true), plain = hbm_bytes(text, false);
+
+	/* the reduction reads x, the divide reads x and writes y */
+	assert_bytes(fused, 3.0 * 4 * N);
+	CU_ASSERT_TRUE(fused < plain);
+}
+
+/* F2: a matmul whose only user is a convert writes the converted result, not its own. */
+static void test_matmul_epilogue(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  a = bf16[1024,1024] parameter(0)\n"
+		"  w = bf16[1024,1024] parameter(1)\n"
+		"  d = f32[1024,1024] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  c = bf16[1024,1024] convert(d)\n"
+		"  ROOT t = (bf16[1024,1024]) tuple(c)\n"
+		"}\n";
+
+	/* reads a and w, writes c: three bf16 matrices */
+	assert_bytes(hbm_bytes(text, true), 3.0 * 2 * N);
+}
+
+/* F4: a reshape of a materialised value that is itself materialised is a bitcast; F3: a
+ * transpose and a convert feeding a matmul are read by the matmul directly. */
+static void test_views_and_prologues(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  a = f32[1024,1024] parameter(0)\n"
+		"  r = f32[1048576] reshape(a)\n"
+		"  w = bf16[1024,1024] parameter(1)\n"
+		"  ab = bf16[1024,1024] convert(a)\n"
+		"  wt = bf16[1024,1024] transpose(w), dimensions={1,0}\n"
+		"  d = bf16[1024,1024] dot(ab, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  ROOT t = (f32[1048576], bf16[1024,1024]) tuple(r, d)\n"
+		"}\n";
+
+	/* the fusion of the dot reads a (f32) and w (bf16) and writes d (bf16); r moves nothing */
+	assert_bytes(hbm_bytes(text, true), 4.0 * N + 2.0 * N + 2.0 * N);
+}
+
+CU_TestInfo fusion_tests[] = {
+	{ "F1: a producer with several fusible users is computed in each", test_duplicated_producer },
+	{ "F2: a matmul writes its elementwise epilogue's result", test_matmul_epilogue },
+	{ "F3, F4: prologues fuse into matmuls; a reshape is a bitcast", test_views_and_prologues },
+	CU_TEST_INFO_NULL,
+};
