@@ -38,7 +38,7 @@ static const shs_hw_catalog *catalog(void)
 	static bool filled;
 
 	if (!filled) {
-		shs_hw_catalog_builtin(&cat);
+		shs_test_book_catalog(&cat);
 		filled = true;
 	}
 	return &cat;

@@ -27,7 +27,7 @@ static shs_hw_catalog catalog(void)
 {
 	shs_hw_catalog cat;
 
-	shs_hw_catalog_builtin(&cat);
+	shs_test_book_catalog(&cat);
 	return cat;
 }
 

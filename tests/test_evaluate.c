@@ -62,7 +62,7 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 	SHS_ASSERT_OK(shs_gen_config_set(&g, "batch", buf, &e), &e);
 	SHS_ASSERT_OK(shs_gen_config_set(&g, "layers", "2", &e), &e);
 	SHS_ASSERT_OK(shs_gen_module(&g, &s->m, NULL, &e), &e);
-	shs_hw_catalog_builtin(&s->cat);
+	shs_test_book_catalog(&s->cat);
 	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
 	shs_hw_chip(&s->cluster.hw, &r->chip);
 	shs_mesh_text(&s->cluster.mesh, meshtext, sizeof(meshtext));

@@ -25,7 +25,7 @@ static void search_on(shs_host *h, const shs_module *m, const shs_cluster_spec *
 	shs_search_options o = { .threads = threads };
 	shs_err e = { 0 };
 
-	shs_hw_catalog_builtin(&cat);
+	shs_test_book_catalog(&cat);
 	SHS_ASSERT_OK(shs_search(h, m, &cat, spec, &o, r, &e), &e);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r->plan);
 }

@@ -147,3 +147,14 @@ shs_host *shs_test_host(void)
 	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
 	return h;
 }
+
+void shs_test_book_catalog(shs_hw_catalog *c)
+{
+	shs_hw_catalog_builtin(c);
+	for (uint32_t k = 0; k < c->n; k++) {
+		shs_hardware *h = &c->hw[k];
+		h->matmul_eff = h->ici_eff = h->nvlink_eff = h->scaleout_eff = h->dcn_eff = 0;
+		h->matmul_tile = 0;
+		h->windowed_einsum_bytes = 0;
+	}
+}

@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "gen.h"
+#include "hardware.h"
 #include "host.h"
 #include "io.h"
 #include "ir.h"
@@ -64,6 +65,10 @@ shs_module *shs_test_copy(const shs_module *m);
 
 /* The generator preset name (fails the test when there is none). */
 shs_gen_config shs_test_preset(const char *name);
+
+/* The built-in catalog as the book's machine: peak FLOP/s, line-rate links, no tile
+ * quantization, collective matmuls at any size; for the tests of the book's formulas. */
+void shs_test_book_catalog(shs_hw_catalog *c);
 
 /* The generator's module for preset with the settings set (NULL-terminated key, value pairs);
  * fails the test on error. Caller frees with shs_module_free. */

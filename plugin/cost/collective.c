@@ -37,6 +37,8 @@
  *   AllToAll: node V (a-1)/((a m)^2 W_gpu); scale-out V (m-1)/m^2 over the same egress share
  *     (one node: V (N-1)/(N^2 W); full nodes: V (M-1)/(M^2 W_node)).
  *   Permute: V / gpu_egress inside a node, V / (node_egress / node_size) across nodes.
+ * Every bandwidth is the line rate times the fraction collectives achieve on that link kind
+ * (the catalog's ici_eff, dcn_eff, nvlink_eff, scaleout_eff; hardware_rates.c cites them).
  */
 
 enum {
@@ -86,10 +88,17 @@ static double ici_ag_per_byte(const extent *x, double w)
 	return (double)x->dil * DIRECTIONS * steps / ((double)x->ext * w);
 }
 
+/* The fraction of a link's line rate collectives reach (the catalog's *_eff; 0: all of it). */
+static double achieved(double eff)
+{
+	return eff > 0 && eff <= 1 ? eff : 1;
+}
+
 /* Time on the ICI axes of the group (0 when it has no chips along any). */
 static double ici_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
-	double w = c->hw.ici_bw, lat = 0, speed = 0, worst = 0, chips = 1, ports = 0;
+	double w = c->hw.ici_bw * achieved(c->hw.ici_eff);
+	double lat = 0, speed = 0, worst = 0, chips = 1, ports = 0;
 
 	if (w <= 0)
 		return HUGE_VAL;
@@ -132,7 +141,7 @@ static double slice_chips(const shs_cluster *c, const extent *xs)
 
 static double dcn_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
-	double s = 1, w = c->hw.dcn_bw * slice_chips(c, xs);
+	double dcn = c->hw.dcn_bw * achieved(c->hw.dcn_eff), s = 1, w = dcn * slice_chips(c, xs);
 
 	for (uint32_t p = 0; p < c->n_phys; p++)
 		if (c->phys[p].kind == SHS_PHYS_DCN)
@@ -150,7 +159,7 @@ static double dcn_time(const shs_cluster *c, int kind, const extent *xs, double 
 	case SHS_PCOLL_ALL_TO_ALL:
 		return v * (s - 1) / (s * s * w);
 	case SHS_PCOLL_PERMUTE:
-		return v / c->hw.dcn_bw;
+		return v / dcn;
 	}
 	return 0;
 }
@@ -159,6 +168,8 @@ static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double 
 {
 	const shs_hardware *hw = &c->hw;
 	double a = 1, m = 1, node = (double)hw->node_size, t_node = 0, t_net = 0, w_net;
+	double w_gpu = hw->gpu_egress * achieved(hw->nvlink_eff);
+	double w_node = hw->node_egress * achieved(hw->scaleout_eff);
 
 	for (uint32_t p = 0; p < c->n_phys; p++) {
 		if (c->phys[p].kind == SHS_PHYS_NODE)
@@ -166,23 +177,23 @@ static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double 
 		else if (c->phys[p].kind == SHS_PHYS_NET)
 			m *= (double)xs[p].ext;
 	}
-	w_net = hw->node_egress * a / node;   /* the group's share of each node's egress */
-	if ((a > 1 && hw->gpu_egress <= 0) || (m > 1 && w_net <= 0))
+	w_net = w_node * a / node;   /* the group's share of each node's egress */
+	if ((a > 1 && w_gpu <= 0) || (m > 1 && w_net <= 0))
 		return HUGE_VAL;
 	switch (kind) {
 	case SHS_PCOLL_ALL_REDUCE:
 	case SHS_PCOLL_REDUCE_SCATTER:
 	case SHS_PCOLL_ALL_GATHER:
-		t_node = a > 1 ? v * (a - 1) / (a * hw->gpu_egress) : 0;
+		t_node = a > 1 ? v * (a - 1) / (a * w_gpu) : 0;
 		t_net = m > 1 ? v * (m - 1) / (m * w_net) : 0;
 		break;
 	case SHS_PCOLL_ALL_TO_ALL:
-		t_node = a > 1 ? v * (a - 1) / (a * a * m * m * hw->gpu_egress) : 0;
+		t_node = a > 1 ? v * (a - 1) / (a * a * m * m * w_gpu) : 0;
 		t_net = m > 1 ? v * (m - 1) / (m * m * w_net) : 0;
 		break;
 	case SHS_PCOLL_PERMUTE:
-		t_node = a > 1 ? v / hw->gpu_egress : 0;
-		t_net = m > 1 ? v * node / hw->node_egress : 0;
+		t_node = a > 1 ? v / w_gpu : 0;
+		t_net = m > 1 ? v * node / w_node : 0;
 		break;
 	}
 	return (kind == SHS_PCOLL_ALL_REDUCE ? ALL_REDUCE_PASSES : 1) * fmax(t_node, t_net);

@@ -2,11 +2,12 @@
  *
  * The step is cut into segments: each execution of a called computation (one unrolled layer) or
  * of a loop body (one scanned layer, counted trip-count times), and the rest. Within a segment
- * the compute stream runs every instruction at max(FLOPs / peak, bytes / HBM bandwidth); the
- * collectives that runtimes overlap run on the links of their mesh axes at the same time: weight
- * all-gathers (prefetched, as FSDP does), all-gathers feeding a matmul and a matmul's own
- * reduce-scatter or all-reduce (collective matmul: the transfer decomposed under the matmul;
- * gradient reductions under the rest of the backward pass). Collectives on different axes
+ * the compute stream runs every instruction at max(FLOPs / achievable rate, bytes / HBM
+ * bandwidth) (evaluate_rate.c); the collectives that runtimes overlap run on the links of their
+ * mesh axes at the same time: weight all-gathers (prefetched, as FSDP does), all-gathers feeding
+ * a matmul and a matmul's own reduce-scatter or all-reduce where the runtime decomposes them
+ * under it (collective matmul, from the chip's windowed-einsum size on), gradient reductions
+ * under the rest of the backward pass. Collectives on different axes
  * overlap each other. The other reshards block the stream. So a segment takes
  * max(compute, max over axes of its overlapped collectives) + its blocking collectives, the
  * book's max(T_math, T_comms) when everything overlaps; the step time is the sum. Weight
@@ -49,6 +50,7 @@ typedef struct evaluator {
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	shs__fusion *fused; /* values the compiler fuses (NULL: none) */
 	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
+	double **flop_s;    /* per computation and instruction: its FLOPs' seconds (achievable) */
 	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	shs_err *e;
 	int rc;
@@ -107,21 +109,6 @@ double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_ps
 	return shs_spec_local_bytes(from, a, mesh);
 }
 
-bool shs__is_weight(const shs_computation *c, uint32_t v)
-{
-	for (uint32_t n = 0; n < SHS_MAX_CALL_DEPTH && v < c->n_instrs; n++) {
-		const shs_instr *i = c->instrs[v];
-		if (i->op == SHS_OP_PARAMETER)
-			return true;
-		if ((i->op != SHS_OP_CONVERT && i->op != SHS_OP_RESHAPE && i->op != SHS_OP_COPY &&
-		     i->op != SHS_OP_DYNAMIC_SLICE && i->op != SHS_OP_GET_TUPLE_ELEMENT &&
-		     i->op != SHS_OP_BITCAST) || !i->n_operands)
-			return false;
-		v = i->operands[0];
-	}
-	return false;
-}
-
 /* Puts a site's time on its segment: on each of its axes' link streams, or blocking; a weight
  * gather also counts as prefetchable. */
 static void charge(evaluator *x, segment *seg, const shs_eval_coll *s, bool weight)
@@ -161,11 +148,13 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 		double local = shs__reshard_masks(&x->c->mesh, shapes[j], from, to, &gathered,
 						  &moved);
 		if (gathered) {
-			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_GATHER, gathered,
-						    true, prefetch,
-						    local * (double)group(x->c, gathered), count);
+			double v = local * (double)group(x->c, gathered);
+			bool weight = shs__is_weight(x->edges.weights, x->cur_comp, in->operands[k]);
+			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_GATHER, gathered, true,
+						    prefetch && (weight ||
+						    shs__collective_matmul(&x->c->hw, v)), v, count);
 			if (s)
-				charge(x, seg, s, shs__is_weight(comp, in->operands[k]));
+				charge(x, seg, s, weight);
 		}
 		if (moved) {
 			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_TO_ALL, moved, true, false,
@@ -188,7 +177,8 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 		shs_eval_coll *s;
 		if (c->kind == SHS_PCOLL_ALL_GATHER || c->kind == SHS_PCOLL_ALL_TO_ALL)
 			v *= (double)group(x->c, c->axes_mask);
-		s = add_site(x, in, c->kind, c->axes_mask, false, matmul || c->overlappable, v,
+		s = add_site(x, in, c->kind, c->axes_mask, false,
+			     (matmul && shs__collective_matmul(&x->c->hw, v)) || c->overlappable, v,
 			     count);
 		if (s)
 			charge(x, seg, s, false);
@@ -200,10 +190,11 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 {
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
-	double t_flops = d->flops / x->peak;
+	double t_flops = shs__flop_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i);
 	double t_hbm;
 
 	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i);
+	x->flop_s[c][i] = t_flops;
 	t_hbm = x->hbm[c][i] / x->hbm_bw;
 
 	x->cur_comp = c;
@@ -347,16 +338,6 @@ static void adopt_sites(evaluator *x)
 	x->colls = NULL;
 }
 
-/* x->hbm: a zeroed array per computation, one element per instruction. */
-static int alloc_hbm(evaluator *x, shs_err *e)
-{
-	x->hbm = calloc(x->m->n_comps + 1, sizeof(*x->hbm));
-	for (uint32_t k = 0; x->hbm && k < x->m->n_comps; k++)
-		if (!(x->hbm[k] = calloc(x->m->comps[k]->n_instrs + 1, sizeof(**x->hbm))))
-			return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	return x->hbm ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-}
-
 /* The step's figures with remat policy: base (the schedule's, without remat) plus the
  * recomputation it costs, and the memory it leaves. */
 static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_err *e)
@@ -418,7 +399,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	}
 	/* the schedule does not depend on the remat policy: made once, then each policy in
 	 * turn adds its recomputation and its memory until one fits */
-	rc = alloc_hbm(&x, e);
+	x.hbm = (double **)shs__per_instr(m, sizeof(double), false, NULL);
+	x.flop_s = (double **)shs__per_instr(m, sizeof(double), false, NULL);
+	rc = x.hbm && x.flop_s ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		walk(&x, m->entry, 1, 0);
 		rc = x.rc;
@@ -426,7 +409,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
-			rc = shs__eval_events(m, p, c, x.o, x.hbm, &x.edges, out, e);
+			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, out,
+					      e);
 	}
 	out->model_flops = shs_comp_dot_flops(m, shs_module_entry(m), NULL) / (double)c->devices;
 	base = *out;
@@ -438,9 +422,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 			break;
 	}
 	free(x.colls);
-	for (uint32_t k = 0; x.hbm && k < m->n_comps; k++)
-		free(x.hbm[k]);
-	free(x.hbm);
+	shs__per_instr_free(m, (void **)x.hbm);
+	shs__per_instr_free(m, (void **)x.flop_s);
 	shs__edges_free(&x.edges);
 	shs__fusion_free(x.fused);
 	if (rc != SHS_OK)

@@ -145,6 +145,8 @@ int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs
 			if (in->op == SHS_OP_WHILE && in->n_called)
 				out->loop_body[in->called[0]] = true;
 		}
+	if (rc == SHS_OK)
+		rc = shs__weights_make(m, &out->weights, e);
 	for (uint32_t c = 0; rc == SHS_OK && c < m->n_comps; c++) {
 		const shs_computation *comp = m->comps[c];
 		uint32_t total = 0;
@@ -184,7 +186,32 @@ void shs__edges_free(shs__edges *x)
 		free(tables[t]);
 	}
 	free(x->loop_body);
+	shs__weights_free(x->weights);
+	x->weights = NULL;
 	x->base = x->first = x->use_first = x->use_edge = x->consumer = NULL;
 	x->loop_body = NULL;
 	x->n_comps = 0;
+}
+
+void shs__per_instr_free(const shs_module *m, void **a)
+{
+	for (uint32_t k = 0; a && k < m->n_comps; k++)
+		free(a[k]);
+	free(a);
+}
+
+void **shs__per_instr(const shs_module *m, size_t size, bool edges, const shs__edges *x)
+{
+	void **out = calloc(m->n_comps + 1, sizeof(*out));
+	bool ok = out != NULL;
+
+	for (uint32_t k = 0; ok && k < m->n_comps; k++) {
+		size_t n = edges ? x->base[k][m->comps[k]->n_instrs] : m->comps[k]->n_instrs;
+		ok = (out[k] = calloc(n + 1, size)) != NULL;
+	}
+	if (!ok) {
+		shs__per_instr_free(m, out);
+		out = NULL;
+	}
+	return out;
 }

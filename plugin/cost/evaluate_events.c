@@ -6,10 +6,12 @@
  * once the operand is ready (evaluate_links.c); a weight's gather may start earlier, as soon as
  * the stream reaches the start of the layer `prefetch_depth` layers before (FSDP prefetch). A
  * value resharded once is reused by the later users that want the same sharding
- * (evaluate_edges.c). A gather into a matmul runs under the matmul (collective matmul: the
- * matmul cannot end before it does); other reshards make their consumer wait. An instruction's
- * own collectives (a partial sum's reduce-scatter or all-reduce) start with it when it is a
- * matmul or they are overlappable (decomposed under it), else when it ends; they delay its
+ * (evaluate_edges.c). A gather into a matmul runs under the matmul when the runtime decomposes
+ * it there (a weight's prefetched gather; an activation's from the chip's windowed-einsum size
+ * on: collective matmul, the matmul cannot end before it does); other reshards make their
+ * consumer wait. An instruction's own collectives (a partial sum's reduce-scatter or
+ * all-reduce) start with it when they are decomposed under a matmul or overlappable, else when
+ * it ends; they delay its
  * result, not the stream. The makespan is the step time; the stream's waits are the exposed
  * communication, charged to the axes and the site of the collective waited for, and so is the
  * links' tail after the stream's last instruction. */
@@ -105,24 +107,24 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
 						  &d->req[d->req_first[k] + j], &gathered, &moved);
 		avail end = r;
+		bool weight = shs__is_weight(s->edges->weights, c, in->operands[k]), under = false;
 		if (gathered) {
-			double t = r.t;
+			double t = r.t, v = local * (double)shs_mesh_group(&s->c->mesh, gathered);
+			under = weight || shs__collective_matmul(&s->c->hw, v);
 			/* a weight is ready from the start: its gather waits only for the prefetch
 			 * window, the start of the layer `depth` layers back */
-			if (shs__is_weight(comp, in->operands[k])) {
+			if (weight) {
 				double window = s->layer_start[s->depth < SHS__MAX_LAYERS_BACK ?
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
-			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered,
-					 local * (double)shs_mesh_group(&s->c->mesh, gathered), t,
-					 c, i);
+			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, t, c, i);
 		}
 		if (moved)
 			end = collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
 					 local * (double)shs_mesh_group(&s->c->mesh, moved), end.t,
 					 c, i);
-		if (matmul && !moved)
+		if (matmul && !moved && under)
 			later(&matmul_end, &end);
 		else
 			later(&made, &end);
@@ -139,7 +141,7 @@ static void issue_uses(sim *s, uint32_t c, uint32_t v)
 {
 	const shs__edges *x = s->edges;
 
-	if (shs__is_weight(s->m->comps[c], v))
+	if (shs__is_weight(s->edges->weights, c, v))
 		return;
 	for (uint32_t u = x->use_first[c][v]; u < x->use_first[c][v + 1]; u++) {
 		uint32_t f = x->use_edge[c][u], i = x->consumer[c][f];
@@ -178,7 +180,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	double tf = d->flops / s->peak, end, tb;
+	double tf = s->flop_s[c][i], end, tb;
 	avail need = { 0 }, floor = { 0 }, *ready = &s->ready[c][i];
 
 	tb = s->hbm[c][i] / s->hbm_bw;
@@ -201,7 +203,8 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		if (cl->kind == SHS_PCOLL_ALL_GATHER || cl->kind == SHS_PCOLL_ALL_TO_ALL)
 			v *= (double)shs_mesh_group(&s->c->mesh, cl->axes_mask);
 		done = collective(s, cl->kind, cl->axes_mask, v,
-				  matmul || cl->overlappable ? s->now : end, c, i);
+				  (matmul && shs__collective_matmul(&s->c->hw, v)) ||
+				  cl->overlappable ? s->now : end, c, i);
 		later(ready, &done);
 	}
 	s->now = end;
@@ -338,36 +341,11 @@ static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
 	return rc;
 }
 
-static void free_per_instr(const shs_module *m, void **a)
-{
-	for (uint32_t k = 0; a && k < m->n_comps; k++)
-		free(a[k]);
-	free(a);
-}
-
-/* Per computation, an array of n_instrs (or of operand edges) (+1) zeroed elements of size
- * bytes each; NULL when out of memory. */
-static void **per_instr(const shs_module *m, size_t size, bool edges, const shs__edges *x)
-{
-	void **out = calloc(m->n_comps + 1, sizeof(*out));
-	bool ok = out != NULL;
-
-	for (uint32_t k = 0; ok && k < m->n_comps; k++) {
-		size_t n = edges ? x->base[k][m->comps[k]->n_instrs] : m->comps[k]->n_instrs;
-		ok = (out[k] = calloc(n + 1, size)) != NULL;
-	}
-	if (!ok) {
-		free_per_instr(m, out);
-		out = NULL;
-	}
-	return out;
-}
-
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
-		     shs_eval *ev, shs_err *e)
+		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
+		     const shs__edges *edges, shs_eval *ev, shs_err *e)
 {
-	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .edges = edges };
+	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .flop_s = flop_s, .edges = edges };
 	double end;
 	int rc = SHS_OK;
 
@@ -375,11 +353,11 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.hbm_bw = c->hw.hbm_bw;
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
 	s.every_trip = o && o->every_trip;
-	s.ready = (avail **)per_instr(m, sizeof(avail), false, edges);
-	s.edge = (avail **)per_instr(m, sizeof(avail), true, edges);
-	s.floor = (avail **)per_instr(m, sizeof(avail), true, edges);
-	s.issued = (uint32_t **)per_instr(m, sizeof(uint32_t), true, edges);
-	s.waits = (double **)per_instr(m, sizeof(double), false, edges);
+	s.ready = (avail **)shs__per_instr(m, sizeof(avail), false, edges);
+	s.edge = (avail **)shs__per_instr(m, sizeof(avail), true, edges);
+	s.floor = (avail **)shs__per_instr(m, sizeof(avail), true, edges);
+	s.issued = (uint32_t **)shs__per_instr(m, sizeof(uint32_t), true, edges);
+	s.waits = (double **)shs__per_instr(m, sizeof(double), false, edges);
 	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
 	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
@@ -405,11 +383,11 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	}
 	for (uint32_t a = 0; a < SHS_MESH_MAX_AXES; a++)
 		shs__link_free(&s.link[a]);
-	free_per_instr(m, (void **)s.ready);
-	free_per_instr(m, (void **)s.edge);
-	free_per_instr(m, (void **)s.waits);
-	free_per_instr(m, (void **)s.floor);
-	free_per_instr(m, (void **)s.issued);
+	shs__per_instr_free(m, (void **)s.ready);
+	shs__per_instr_free(m, (void **)s.edge);
+	shs__per_instr_free(m, (void **)s.waits);
+	shs__per_instr_free(m, (void **)s.floor);
+	shs__per_instr_free(m, (void **)s.issued);
 	free(s.stamp);
 	free(s.log);
 	return rc;

@@ -10,9 +10,17 @@
 double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
 			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved);
 
-/* Whether value v of computation c is a weight: a parameter, or a convert, reshape, copy,
- * slice or tuple element of one (a scanned layer's weight). */
-bool shs__is_weight(const shs_computation *c, uint32_t v);
+/* The model's weights (evaluate_weights.c): the entry's parameters, and what computations get
+ * from them: a called computation's parameter when every call passes a weight, a loop's tuple
+ * element when its initial value is a weight and the body keeps it as it is; through converts,
+ * reshapes, copies, slices, dynamic slices, bitcasts and tuple elements (a scanned layer's
+ * weights). An activation passed into a layer's computation is not one. *out is the caller's
+ * (shs__weights_free). SHS_OK or SHS_ENOMEM. */
+typedef struct shs__weights shs__weights;
+int shs__weights_make(const shs_module *m, shs__weights **out, shs_err *e);
+void shs__weights_free(shs__weights *x);
+/* Whether value v of computation c is a weight (false when x is NULL). */
+bool shs__is_weight(const shs__weights *x, uint32_t c, uint32_t v);
 
 /* Operand edges (evaluate_edges.c). Edge k of instruction i of computation c is number
  * base[c][i] + k; first[c][edge] is the earlier edge of the same computation that already
@@ -29,6 +37,7 @@ typedef struct shs__edges {
 	uint32_t **use_edge;
 	uint32_t **consumer;  /* per computation and edge: the instruction it feeds */
 	bool *loop_body;  /* per computation: the body of some while */
+	shs__weights *weights; /* the model's weights */
 } shs__edges;
 /* Builds the edge table of plan p (caller frees with shs__edges_free). SHS_OK or SHS_ENOMEM. */
 int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs_err *e);
@@ -64,6 +73,11 @@ void shs__link_cut(shs__link *l, double t);
  * SHS_OK or SHS_ENOMEM. */
 int shs__link_append(shs__link *l, const shs__link *w, double t);
 
+/* Per computation of m, an array of its n_instrs (or, with edges, of its operand edges) (+1)
+ * zeroed elements of size bytes each; NULL when out of memory. Freed by shs__per_instr_free. */
+void **shs__per_instr(const shs_module *m, size_t size, bool edges, const shs__edges *x);
+void shs__per_instr_free(const shs_module *m, void **a);
+
 /* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
  * runs the instructions in order; each collective runs on the links of its mesh axes in their
  * earliest idle time once its input is ready (a weight gather from the prefetch window, up to
@@ -71,10 +85,11 @@ int shs__link_append(shs__link *l, const shs__link *w, double t);
  * matmul runs under it (collective matmul), other reshards make the stream wait; an
  * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
  * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
- * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted (borrowed). */
+ * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted; flop_s[c][i]
+ * its FLOPs' seconds at the achievable rate (both borrowed). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, double *const *hbm, const shs__edges *edges,
-		     shs_eval *ev, shs_err *e);
+		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
+		     const shs__edges *edges, shs_eval *ev, shs_err *e);
 
 /* Fusion (evaluate_fusion.c, whose comment lists the rules and the XLA passes they model): which
  * values never reach HBM under plan p. *out is the caller's (shs__fusion_free). */
@@ -89,6 +104,16 @@ bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i);
  * bitcast. x may be NULL (no fusion). */
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			const shs_mesh *mesh, uint32_t c, uint32_t i);
+
+/* Seconds instruction i of computation c spends on its FLOPs at the rate hw sustains
+ * (evaluate_rate.c: matmuls at the catalog's achievable fraction of peak times the tile
+ * quantization of their local shape; other work at peak). */
+double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			 const shs_module *m, uint32_t c, uint32_t i);
+/* Whether the runtime decomposes a collective of `bytes` (a gather into a matmul, a matmul's
+ * reduce-scatter) under the matmul (XLA's windowed einsum, from hw->windowed_einsum_bytes on;
+ * 0: always). A weight's gather overlaps regardless: it is prefetched asynchronously. */
+bool shs__collective_matmul(const shs_hardware *hw, double bytes);
 
 /* The array leaves of a computation's values (evaluate_memory.c): leaf j of instruction i is
  * number first[i] + j, and first[n_instrs] counts them all. Caller frees; NULL when out of

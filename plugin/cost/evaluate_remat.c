@@ -50,7 +50,7 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_decision *d = &p->d[f][i];
-		double tf = d->flops / cl->hw.flops[SHS_HW_BF16];
+		double tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
 		double tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
 		if (non_dot_only && (c->instrs[i]->op == SHS_OP_DOT ||
 				     c->instrs[i]->op == SHS_OP_CONVOLUTION))

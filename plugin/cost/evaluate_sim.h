@@ -41,6 +41,7 @@ typedef struct shs__sim {
 	double exposed[SHS_MESH_MAX_AXES];
 	double **waits;                      /* per instruction: the stream's waits it caused */
 	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
+	double *const *flop_s;               /* per instruction: its FLOPs' seconds (achievable) */
 	/* while a loop trip is recorded: the earliest time a collective was asked to start at,
 	 * and the waits charged */
 	bool recording;

@@ -1,5 +1,5 @@
 /* The built-in hardware catalog (the scaling book's numbers), name lookup and intensities. */
-#include "hardware.h"
+#include "hardware_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -176,6 +176,7 @@ void shs_hw_catalog_builtin(shs_hw_catalog *c)
 	memset(c, 0, sizeof(*c));
 	memcpy(c->hw, builtin, sizeof(builtin));
 	c->n = N_BUILTIN;
+	shs__hw_rates_apply(c);
 }
 
 static bool same_name(const char *a, const char *b)

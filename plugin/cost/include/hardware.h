@@ -40,6 +40,13 @@ typedef struct shs_hardware {
 	double node_egress;           /* scale-out egress per node, one way */
 	/* both */
 	double dcn_bw;                /* per chip, across slices / pods */
+	/* achievable, not peak (hardware.c cites each; 0 reads as 1, i.e. the peak) */
+	double matmul_eff;            /* fraction of peak large, aligned matmuls sustain */
+	int64_t matmul_tile;          /* the matmul unit's tile edge (evaluate_rate.c) */
+	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff; /* fraction of line rate collectives
+							      * reach on each link kind */
+	double windowed_einsum_bytes; /* an activation gathered into a matmul runs under it
+				       * (collective matmul) from this operand size on */
 } shs_hardware;
 
 /* The built-in catalog: TPU v4p, v5e, v5p, v6e, 7x; A100, H100, H200, B200, GB200 NVL72, with

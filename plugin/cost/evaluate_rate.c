@@ -1,0 +1,103 @@
+/* Achievable, not peak: the seconds an instruction's FLOPs take at the rate its chip sustains.
+ *
+ * A matmul runs at peak x matmul_eff (the catalog's measured fraction for large, aligned
+ * shapes, e.g. the Maximum Achievable Matmul FLOPS sweeps) x the tile quantization of its
+ * local shape: the matmul unit works on whole tiles, so a dimension of size n costs
+ * ceil(n / tile) tiles. Which dimensions quantize depends on the unit: a TPU's MXU is a
+ * weight-stationary systolic array of tile x tile holding a K x N block of the right operand
+ * while rows of the left stream through (scaling-book.md 2.1: matmul dims as multiples of
+ * 128, 256 on v6e), so K and N quantize; a GPU's tensor-core kernels compute tile x tile blocks
+ * of the output (NVIDIA's Matrix Multiplication Background guide, "tile quantization"), so M
+ * and N do. Other work runs at the peak (it is HBM-bound in all but name). */
+#include <math.h>
+
+#include "evaluate_internal.h"
+
+/* Local size of dim j of operand k of instruction i under its requirement (or the operand's
+ * own sharding when it states none). */
+static double local_dim(const shs_plan *p, const shs_mesh *mesh, uint32_t c,
+			const shs_computation *comp, uint32_t i, uint32_t k, int64_t j)
+{
+	const shs_decision *d = &p->d[c][i];
+	const shs_instr *op = comp->instrs[comp->instrs[i]->operands[k]];
+	const shs_decision *od = &p->d[c][comp->instrs[i]->operands[k]];
+	const shs_pspec *s = NULL;
+	double split = 1;
+
+	if (j < 0 || (uint32_t)j >= op->shape.rank)
+		return 1;
+	if (d->set && d->n_req && d->req_first)
+		s = &d->req[d->req_first[k]];
+	else if (od->set && od->n_leaves)
+		s = &od->leaves[0];
+	if (s && (uint32_t)j < s->rank)
+		for (uint32_t a = 0; a < s->dims[j].n; a++)
+			if (s->dims[j].axes[a] < mesh->n_axes)
+				split *= (double)mesh->sizes[s->dims[j].axes[a]];
+	return ceil((double)op->shape.dims[j] / split);
+}
+
+static bool listed(const shs_i64s *l, int64_t j)
+{
+	for (uint32_t k = 0; k < l->n; k++)
+		if (l->v[k] == j)
+			return true;
+	return false;
+}
+
+/* The product of the local dims of operand k that are (or are not) in `in`, batch dims left
+ * out. */
+static double dims_product(const shs_plan *p, const shs_mesh *mesh, uint32_t c,
+			   const shs_computation *comp, uint32_t i, uint32_t k, const shs_i64s *in,
+			   const shs_i64s *batch, bool inside)
+{
+	const shs_instr *op = comp->instrs[comp->instrs[i]->operands[k]];
+	double n = 1;
+
+	for (uint32_t j = 0; j < op->shape.rank; j++)
+		if (!listed(batch, j) && listed(in, j) == inside)
+			n *= local_dim(p, mesh, c, comp, i, k, j);
+	return n;
+}
+
+/* n / (n rounded up to a whole number of tiles). */
+static double quantized(double n, double tile)
+{
+	return tile > 1 && n > 0 ? n / (ceil(n / tile) * tile) : 1;
+}
+
+static double matmul_rate(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			  uint32_t c, const shs_computation *comp, uint32_t i)
+{
+	const shs_instr *in = comp->instrs[i];
+	const shs_dot_dims *dd = in->dot;
+	double eff = hw->matmul_eff > 0 && hw->matmul_eff <= 1 ? hw->matmul_eff : 1;
+	double tile = (double)hw->matmul_tile, m, n, k;
+
+	if (in->op != SHS_OP_DOT || !dd || in->n_operands < 2)
+		return eff;
+	m = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, false);
+	k = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, true);
+	n = dims_product(p, mesh, c, comp, i, 1, &dd->rhs_contracting, &dd->rhs_batch, false);
+	if (hw->gpu)
+		return eff * quantized(m, tile) * quantized(n, tile);
+	return eff * quantized(k, tile) * quantized(n, tile);
+}
+
+double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			 const shs_module *m, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = m->comps[c];
+	double peak = hw->flops[SHS_HW_BF16], flops = p->d[c][i].flops, rate = 1;
+
+	if (!(flops > 0) || !(peak > 0))
+		return 0;
+	if (comp->instrs[i]->op == SHS_OP_DOT || comp->instrs[i]->op == SHS_OP_CONVOLUTION)
+		rate = matmul_rate(hw, p, mesh, c, comp, i);
+	return flops / (peak * rate);
+}
+
+bool shs__collective_matmul(const shs_hardware *hw, double bytes)
+{
+	return !(hw->windowed_einsum_bytes > 0) || bytes >= hw->windowed_einsum_bytes;
+}

@@ -1,0 +1,76 @@
+/* The built-in catalog's achievable rates: what matmuls and collectives sustain, with sources. */
+#include "hardware_internal.h"
+
+#include <string.h>
+
+/*
+ * Measured, not fitted: each figure is a published microbenchmark or the vendor's own word,
+ * never a training run.
+ *
+ * matmul_eff, the Maximum Achievable Matmul FLOPS (MAMF) over the peak, bf16, from the sweep of
+ * shapes in stas00/ml-engineering, compute/accelerator/README.md ("Maximum Achievable Matmul
+ * FLOPS comparison table", mamf-finder.py): A100 SXM 267.9 of 312 TFLOP/s (85.9 %), H100 SXM
+ * 792.1 of 989 (80.1 %). H200 is the H100's chip with faster HBM: its figure. B200 and GB200
+ * have no published sweep there: the H100's figure is assumed until one is. TPUs: no published
+ * sweep; the book's peak (scaling-book.md 2.1) is used, with the MXU's tiles (below).
+ *
+ * matmul_tile: TPU MXUs are 128 x 128 on v4, v5e and v5p and 256 x 256 on v6e and TPU7x
+ * (scaling-book.md 2.1, "MXU"); NVIDIA tensor-core GEMM kernels compute 128 x 128 (up to 256 x
+ * 128) output tiles (NVIDIA, "Matrix Multiplication Background User's Guide", tile
+ * quantization): 128.
+ *
+ * Collectives, the fraction of the line rate NCCL moves (nccl-tests bus bandwidth):
+ *   NVLink: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can get an
+ *   effective NVLink bandwidth of 370GB/s" (S. Jeaugey, NCCL maintainer, NVIDIA/nccl-tests
+ *   issue 212, H100): 370 / 450 = 0.82, taken for every NVLink generation from Hopper on.
+ *   A100: all_reduce_perf on 8 A100 SXM reaches a bus bandwidth of 208 GB/s of 300
+ *   (NVIDIA/nccl-tests issue 178; about 200 in issue 149): 0.69.
+ *   InfiniBand scale-out: 96 GB/s peak bus bandwidth of 100 (4 HDR NICs per node of A100,
+ *   NVIDIA/nccl-tests issue 119): 0.96, taken for NDR as well.
+ *   TPU ICI and DCN: no published microbenchmark; the book's bandwidths (1).
+ *
+ * windowed_einsum_bytes: XLA's SPMD partitioner turns an all-gather feeding an einsum into a
+ * windowed einsum (collective matmul, overlapped with the matmul) when the partitioned operand
+ * is at least threshold_for_windowed_einsum_mib (xla/service/spmd/spmd_partitioner.h). On GPU
+ * the flag xla_gpu_threshold_for_windowed_einsum_mib defaults to 100000 MiB
+ * (xla/debug_options_flags.cc): off in practice, as in Megatron-LM, whose tensor-parallel
+ * collectives block the stream. TPU's default is in the closed libtpu; the book treats
+ * collective matmuls as what XLA does on TPU (scaling-book.md, "collective matmul"), and
+ * TPU recipes enable it (--xla_jf_spmd_threshold_for_windowed_einsum_mib=0): 0, always.
+ */
+#define MIB 1048576.0
+
+static const struct rates {
+	const char *name;
+	double matmul_eff;
+	int64_t matmul_tile;
+	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff, windowed_einsum_bytes;
+} rates[] = {
+	{ "v4p", 1, 128, 1, 0, 0, 1, 0 },
+	{ "v5e", 1, 128, 1, 0, 0, 1, 0 },
+	{ "v5p", 1, 128, 1, 0, 0, 1, 0 },
+	{ "v6e", 1, 256, 1, 0, 0, 1, 0 },
+	{ "7x", 1, 256, 1, 0, 0, 1, 0 },
+	{ "a100", 267.9 / 312, 128, 0, 208.0 / 300, 0.96, 0.96, 100000 * MIB },
+	{ "h100", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "h200", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "b200", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "gb200-nvl72", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+};
+
+void shs__hw_rates_apply(shs_hw_catalog *c)
+{
+	for (uint32_t k = 0; k < c->n; k++)
+		for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+			shs_hardware *h = &c->hw[k];
+			if (strcmp(h->name, rates[r].name))
+				continue;
+			h->matmul_eff = rates[r].matmul_eff;
+			h->matmul_tile = rates[r].matmul_tile;
+			h->ici_eff = rates[r].ici_eff;
+			h->nvlink_eff = rates[r].nvlink_eff;
+			h->scaleout_eff = rates[r].scaleout_eff;
+			h->dcn_eff = rates[r].dcn_eff;
+			h->windowed_einsum_bytes = rates[r].windowed_einsum_bytes;
+		}
+}
