@@ -1,4 +1,5 @@
-/* Grouped-query causal self-attention: projections, scores, softmax, context, output, backward. */
+/* Grouped-query causal self-attention: projections, scores, softmax (or the flash kernel),
+ * context, output, and the backward pass. */
 #include <float.h>
 #include <math.h>
 
@@ -57,6 +58,15 @@ shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	saved[S_K] = project(g, y, w[W_K], "key");
 	saved[S_V] = project(g, y, w[W_V], "value");
 	shs_gb_push(g, "attention");
+	if (c->attention == SHS_GEN_ATTN_FLASH) {
+		/* saved: Q, K, V, the softmax statistics (in S_P's place) and O */
+		saved[S_CTX] = ctx = shs_gen_flash_fwd(x, saved + S_Q, &saved[S_P]);
+		shs_gb_pop(g);
+		shs_gb_push(g, "out");
+		out = shs_gen_dot_fwd(g, ctx, w[W_O], &outp);
+		shs_gb_pop(g);
+		return out;
+	}
 	q = shs_gb_reshape(g, q, GD(c->batch, c->seq, c->kv_heads, sd.d[3], c->head_dim));
 	s = shs_gb_convert(g, shs_gen_dot_fwd(g, q, saved[S_K], &qk), SHS_F32);
 	s = shs_gb_scale(g, s, 1.0 / sqrt((double)c->head_dim));
@@ -108,6 +118,15 @@ shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *sav
 			"grad");
 	shs_gb_pop(g);
 	shs_gb_push(g, "attention/grad");
+	if (c->attention == SHS_GEN_ATTN_FLASH) {
+		shs_v d[3];
+
+		shs_gen_flash_bwd(x, saved + S_Q, saved[S_P], saved[S_CTX], dctx, d);
+		shs_gb_pop(g);
+		dy = project_bwd(g, y, w[W_Q], d[0], "query", &dw[W_Q]);
+		dy = shs_gb_add(g, dy, project_bwd(g, y, w[W_K], d[1], "key", &dw[W_K]));
+		return shs_gb_add(g, dy, project_bwd(g, y, w[W_V], d[2], "value", &dw[W_V]));
+	}
 	dctx = shs_gb_transpose(g, shs_gb_reshape(g, dctx, qd), GD(0, 2, 1, 3, 4));
 	shs_gen_dot_bwd(g, saved[S_P], saved[S_V], &pv, dctx, &dp, "probs", &dv, "value");
 	ds = softmax_bwd(x, saved[S_P], dp);

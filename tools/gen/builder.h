@@ -109,6 +109,19 @@ shs_v shs_gb_gather_rows(shs_gb *g, shs_v table, shs_v indices);
 /* Its transpose: adds updates[B, T, D] into rows of zeros[V, D] at indices. */
 shs_v shs_gb_scatter_add_rows(shs_gb *g, shs_v zeros, shs_v indices, shs_v updates);
 
+/* One array of a custom call's tuple result: element type, dims and minor_to_major (GD():
+ * the default, major to minor). */
+typedef struct shs_gb_leaf {
+	int32_t type;
+	shs_gdims dims;
+	shs_gdims minor_to_major;
+} shs_gb_leaf;
+shs_gb_leaf shs_gb_leaf_of(int32_t type, shs_gdims dims, shs_gdims minor_to_major);
+/* custom-call of target on operands whose result is the tuple of results[0..n_results);
+ * backend_config (NULL or "": none) is copied. Take its arrays with shs_gb_gte. */
+shs_v shs_gb_custom_call(shs_gb *g, const char *target, const shs_v *operands, uint32_t n,
+			 const shs_gb_leaf *results, uint32_t n_results, const char *backend_config);
+
 /* Conveniences built on the above. */
 shs_v shs_gb_add(shs_gb *g, shs_v a, shs_v b);
 shs_v shs_gb_sub(shs_gb *g, shs_v a, shs_v b);

@@ -12,9 +12,18 @@ static const char NAME_CHARS[] = "[A-Za-z0-9._-]";
 
 enum { DECIMAL = 10, KEY_LIST_MAX = 512, PRINTABLE_FIRST = 0x20, PRINTABLE_LAST = 0x7e };
 
-#define INT_KEY(field, lowest) { #field, SHS__KEY_INT, offsetof(shs_gen_config, field), lowest }
-#define REAL_KEY(field) { #field, SHS__KEY_REAL, offsetof(shs_gen_config, field), 0 }
-#define BOOL_KEY(field) { #field, SHS__KEY_BOOL, offsetof(shs_gen_config, field), 0 }
+#define INT_KEY(field, lowest) { #field, SHS__KEY_INT, offsetof(shs_gen_config, field), lowest, NULL }
+#define REAL_KEY(field) { #field, SHS__KEY_REAL, offsetof(shs_gen_config, field), 0, NULL }
+#define BOOL_KEY(field) { #field, SHS__KEY_BOOL, offsetof(shs_gen_config, field), 0, NULL }
+#define CHOICE_KEY(field, words) { #field, SHS__KEY_CHOICE, offsetof(shs_gen_config, field), 0, words }
+
+/* The words of the enum keys, in the order of their enum's values. */
+static const char *const ATTENTION_WORDS[] = { "flash", "dot", NULL };
+static const char *const KERNEL_WORDS[] = { "pallas", "cudnn", NULL };
+
+_Static_assert(sizeof(shs_gen_attention) == sizeof(int) &&
+		       sizeof(shs_gen_attn_kernel) == sizeof(int),
+	       "choice keys are stored as int");
 
 /* Sizes that every model has start at 1; those a kind may lack (mlp-only has no vocab or
  * heads, dense models no experts) start at 0. shs_gen_config_check does the rest. */
@@ -41,8 +50,10 @@ static const shs__gen_key KEYS[] = {
 	BOOL_KEY(scan),
 	BOOL_KEY(gated_mlp),
 	BOOL_KEY(tied_embedding),
-	{ "dtype", SHS__KEY_DTYPE, offsetof(shs_gen_config, dtype), 0 },
-	{ "name", SHS__KEY_NAME, offsetof(shs_gen_config, name), 0 },
+	{ "dtype", SHS__KEY_DTYPE, offsetof(shs_gen_config, dtype), 0, NULL },
+	CHOICE_KEY(attention, ATTENTION_WORDS),
+	CHOICE_KEY(attention_kernel, KERNEL_WORDS),
+	{ "name", SHS__KEY_NAME, offsetof(shs_gen_config, name), 0, NULL },
 };
 
 enum { N_KEYS = sizeof(KEYS) / sizeof(KEYS[0]) };
@@ -148,6 +159,37 @@ static int parse_dtype(const char *text, shs_gen_dtype *out, shs_err *e)
 	return SHS_OK;
 }
 
+void shs__gen_key_choices(const shs__gen_key *k, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	if (!cap)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; k->choices && k->choices[i] && n < cap; i++) {
+		const char *sep = !i ? "" : k->choices[i + 1] ? ", " : " or ";
+		int w = snprintf(buf + n, cap - n, "%s%s", sep, k->choices[i]);
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+static int parse_choice(const shs__gen_key *k, const char *text, int *out, shs_err *e)
+{
+	char words[KEY_LIST_MAX];
+
+	for (int i = 0; k->choices && k->choices[i]; i++) {
+		if (!strcmp(text, k->choices[i])) {
+			*out = i;
+			return SHS_OK;
+		}
+	}
+	shs__gen_key_choices(k, words, sizeof(words));
+	return shs_seterr(e, SHS_EINVAL, "'%s' is not one of %s", text, words);
+}
+
 static bool is_name_char(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '.' ||
@@ -212,6 +254,14 @@ int shs__gen_key_apply(const shs__gen_key *k, const char *text, shs_gen_config *
 		shs_gen_dtype v = SHS_GEN_BF16;
 
 		rc = parse_dtype(text, &v, e);
+		if (rc == SHS_OK)
+			memcpy(field, &v, sizeof(v));
+		break;
+	}
+	case SHS__KEY_CHOICE: {
+		int v = 0;
+
+		rc = parse_choice(k, text, &v, e);
 		if (rc == SHS_OK)
 			memcpy(field, &v, sizeof(v));
 		break;

@@ -91,6 +91,13 @@ static int check_header(const shs_gen_config *c, shs_err *e)
 		return shs_seterr(e, SHS_EINVAL, "kind %d is not a model kind", (int)c->kind);
 	if (c->dtype != SHS_GEN_BF16 && c->dtype != SHS_GEN_F32_MASTER)
 		return shs_seterr(e, SHS_EINVAL, "dtype %d is not a dtype", (int)c->dtype);
+	if (c->attention != SHS_GEN_ATTN_FLASH && c->attention != SHS_GEN_ATTN_DOT)
+		return shs_seterr(e, SHS_EINVAL, "attention %d is not flash or dot",
+				  (int)c->attention);
+	if (c->attention_kernel != SHS_GEN_KERNEL_PALLAS &&
+	    c->attention_kernel != SHS_GEN_KERNEL_CUDNN)
+		return shs_seterr(e, SHS_EINVAL, "attention_kernel %d is not pallas or cudnn",
+				  (int)c->attention_kernel);
 	if (!memchr(c->name, '\0', sizeof(c->name)))
 		return shs_seterr(e, SHS_EINVAL, "name is not NUL-terminated");
 	if (shs__gen_name_check(c->name, e) != SHS_OK)

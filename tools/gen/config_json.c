@@ -24,6 +24,7 @@ static const char *expected(shs__gen_key_type type)
 	case SHS__KEY_BOOL: return "true or false";
 	case SHS__KEY_DTYPE: return "a string (bf16 or f32-master)";
 	case SHS__KEY_NAME: return "a string";
+	case SHS__KEY_CHOICE: return "a string";
 	}
 	return "a value";
 }
@@ -82,6 +83,7 @@ static bool to_text(shs__gen_key_type type, const json_t *v, char text[NUMBER_TE
 		return true;
 	case SHS__KEY_DTYPE:
 	case SHS__KEY_NAME:
+	case SHS__KEY_CHOICE:
 		return false; /* strings are passed as they are, not through text */
 	}
 	return false;
@@ -100,7 +102,7 @@ static int apply_member(const char *path, const char *key, const json_t *v, shs_
 		shs__gen_key_unknown(key, e);
 		return shs_err_prefix(e, "%s: member '%s'", path, key);
 	}
-	if (k->type == SHS__KEY_DTYPE || k->type == SHS__KEY_NAME) {
+	if (k->type == SHS__KEY_DTYPE || k->type == SHS__KEY_NAME || k->type == SHS__KEY_CHOICE) {
 		value = json_string_value(v);
 		if (value && strlen(value) != json_string_length(v))
 			value = NULL; /* an embedded NUL: not a name or dtype either */
@@ -201,6 +203,14 @@ static json_t *key_json(const shs__gen_key *k, const shs_gen_config *c)
 		return json_string(*(const shs_gen_dtype *)(const void *)field == SHS_GEN_F32_MASTER ?
 					   "f32-master" : "bf16");
 	case SHS__KEY_NAME: return json_string(field);
+	case SHS__KEY_CHOICE: {
+		int v = *(const int *)(const void *)field;
+		size_t n = 0;
+
+		while (k->choices[n])
+			n++;
+		return json_string(v >= 0 && (size_t)v < n ? k->choices[v] : "?");
+	}
 	}
 	return NULL;
 }

@@ -20,6 +20,21 @@ typedef enum shs_gen_dtype {
 	SHS_GEN_F32_MASTER = 1  /* f32 params and Adam state, converted to bf16 for compute */
 } shs_gen_dtype;
 
+/* How attention runs: as the fused flash-attention kernel (one custom call forward, one
+ * backward; no [B, N, T, T] tensor) or as plain dots and a materialised softmax. */
+typedef enum shs_gen_attention {
+	SHS_GEN_ATTN_FLASH = 0,
+	SHS_GEN_ATTN_DOT = 1
+} shs_gen_attention;
+
+/* Which platform's flash kernel the custom calls name (same operands, results and cost):
+ * Pallas splash attention as a TPU `tpu_custom_call`, or cuDNN's fused attention
+ * (`__cudnn$fmhaSoftmax`, `__cudnn$fmhaSoftmaxBackward`) as JAX emits it for GPUs. */
+typedef enum shs_gen_attn_kernel {
+	SHS_GEN_KERNEL_PALLAS = 0,
+	SHS_GEN_KERNEL_CUDNN = 1
+} shs_gen_attn_kernel;
+
 enum { SHS_GEN_NAME_MAX = 64 };
 
 /* A model and its training step. Keys of --set and of a JSON config are the field names, except
@@ -37,6 +52,8 @@ typedef struct shs_gen_config {
 	bool gated_mlp;           /* SwiGLU (wi_0, wi_1, wo) rather than plain (wi, wo) with gelu */
 	bool tied_embedding;      /* logits use the embedding table */
 	shs_gen_dtype dtype;
+	shs_gen_attention attention;          /* flash (the default) or dot */
+	shs_gen_attn_kernel attention_kernel; /* pallas (the default) or cudnn; flash only */
 	double norm_eps, learning_rate, adam_b1, adam_b2, adam_eps;
 	double weight_decay;      /* AdamW's decoupled decay (0: plain Adam) */
 	double grad_clip;         /* clip gradients to this global norm (0: no clipping) */
@@ -48,6 +65,9 @@ typedef struct shs_gen_stats {
 	double matmul_params; /* of those, the ones some dot reads (not the input embedding) */
 	double tokens;        /* per step: batch * seq */
 	double flops;         /* dot FLOPs of one step, loops counted by trip count */
+	double attention_flops; /* FLOPs of the flash-attention kernels (0 with attention=dot):
+				 * 4 B N T^2 H forward halved by the causal mask, the backward
+				 * 2.5 times the forward (shs_gen_flash_flops) */
 	uint64_t instructions; /* over all computations */
 	uint32_t computations;
 } shs_gen_stats;

@@ -279,6 +279,10 @@ static void count(const shs_gen_config *c, const weights *ws, const shs_module *
 	}
 	st->tokens = (double)c->batch * (double)(c->kind == SHS_GEN_MLP_ONLY ? 1 : c->seq);
 	st->flops = shs_comp_dot_flops(m, shs_module_entry(m), NULL);
+	st->attention_flops = c->kind == SHS_GEN_TRANSFORMER && c->attention == SHS_GEN_ATTN_FLASH ?
+				      (double)c->layers * (shs_gen_flash_flops(c, false) +
+							   shs_gen_flash_flops(c, true)) :
+				      0;
 	st->computations = m->n_comps;
 	for (uint32_t k = 0; k < m->n_comps; k++)
 		st->instructions += m->comps[k]->n_instrs;

@@ -69,6 +69,15 @@ void shs_gen_dot_bwd(shs_gb *g, shs_v lhs, shs_v rhs, const shs_gen_dot *spec, s
 shs_v shs_gen_softmax(shs_gb *g, shs_v s, int64_t dim);
 shs_v shs_gen_softmax_bwd(shs_gb *g, shs_v p, shs_v dp, int64_t dim);
 
+/* Flash attention (flash.c): from qkv = {q [B,T,N,H], k [B,T,K,H], v [B,T,K,H]} returns
+ * O [B,T,N,H] and sets *stats (f32 [B,N,T]); its backward from the saved qkv, stats and O and
+ * dO [B,T,N,H] sets dqkv[0..3) like qkv. The kernel is x->cfg->attention_kernel's. */
+shs_v shs_gen_flash_fwd(shs_gen_ctx *x, const shs_v *qkv, shs_v *stats);
+void shs_gen_flash_bwd(shs_gen_ctx *x, const shs_v *qkv, shs_v stats, shs_v o, shs_v dout,
+		       shs_v *dqkv);
+/* FLOPs of one layer's flash forward (backward: its backward) kernel, unsharded. */
+double shs_gen_flash_flops(const shs_gen_config *c, bool backward);
+
 /* act = gate * logistic(gate) * up (SwiGLU); its backward sets *dgate and *dup. */
 shs_v shs_gen_swiglu(shs_gb *g, shs_v gate, shs_v up);
 void shs_gen_swiglu_bwd(shs_gb *g, shs_v gate, shs_v up, shs_v dact, shs_v *dgate, shs_v *dup);

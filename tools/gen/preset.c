@@ -92,6 +92,11 @@ static void fill(const preset *p, shs_gen_config *out)
 	out->gated_mlp = p->gated_mlp;
 	out->tied_embedding = p->tied_embedding;
 	out->dtype = p->dtype;
+	/* Attention as training runs it: the fused flash kernel (MaxText's default on TPU is
+	 * Pallas splash attention; on GPU JAX's cuDNN fused attention); attention=dot gives the
+	 * materialised softmax. */
+	out->attention = SHS_GEN_ATTN_FLASH;
+	out->attention_kernel = SHS_GEN_KERNEL_PALLAS;
 	out->norm_eps = DEFAULT_NORM_EPS;
 	out->learning_rate = DEFAULT_LEARNING_RATE;
 	out->adam_b1 = DEFAULT_ADAM_B1;
