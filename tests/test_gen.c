@@ -223,15 +223,29 @@ static void mlp_only_params(void)
 
 /* ---- 2. training FLOPs from the graph's dots ---- */
 
-/* 6 P T for the matmuls and 12 B T^2 N H L for scores and context (no causal discount). */
+/* The dot FLOPs: 6 P T for the matmuls; with attention=dot also 12 B T^2 N H L for scores and
+ * context (no causal discount: the dots compute the masked half too). */
 static double expected_flops(const shs_gen_config *c, double matmul)
 {
 	double B = (double)c->batch, T = (double)c->seq;
 
 	if (c->kind == SHS_GEN_MLP_ONLY)
 		return 6 * matmul * B;
+	if (c->attention == SHS_GEN_ATTN_FLASH)
+		return 6 * matmul * B * T;
 	return 6 * matmul * B * T +
 	       12 * B * T * T * (double)c->heads * (double)c->head_dim * (double)c->layers;
+}
+
+/* The flash kernels' FLOPs (FlashAttention-2, Dao 2023, 4.1): forward 4 B N T^2 H, backward
+ * 2.5 times that, both halved by the causal mask: 7 B T^2 N H L. */
+static double expected_attention_flops(const shs_gen_config *c)
+{
+	double B = (double)c->batch, T = (double)c->seq;
+
+	if (c->kind == SHS_GEN_MLP_ONLY || c->attention == SHS_GEN_ATTN_DOT)
+		return 0;
+	return 7 * B * T * T * (double)c->heads * (double)c->head_dim * (double)c->layers;
 }
 
 /* Builds c, checks its FLOPs and that every loop's trip count was found; returns the FLOPs. */
@@ -242,16 +256,22 @@ static double flops_of(const shs_gen_config *c)
 	uint32_t unknown = 1;
 	double graph = shs_comp_dot_flops(m, shs_module_entry(m), &unknown);
 	double tokens = (double)c->batch * (c->kind == SHS_GEN_MLP_ONLY ? 1 : (double)c->seq);
+	double attn = expected_attention_flops(c);
 
 	SHS_ASSERT_INT_EQ(unknown, 0);
 	ASSERT_REL(st.flops, graph, EXACT_TOL);
 	ASSERT_REL(st.tokens, tokens, EXACT_TOL);
 	ASSERT_REL(st.flops, expected_flops(c, st.matmul_params), FLOPS_TOL);
+	if (attn > 0)
+		ASSERT_REL(st.attention_flops, attn, EXACT_TOL);
+	else
+		CU_ASSERT_EQUAL(st.attention_flops, 0);
 	shs_module_free(m);
 	return graph;
 }
 
-/* At the preset's own batch and seq: the formula, unrolled and scanned, and the two agree. */
+/* At the preset's own batch and seq: the formula, unrolled and scanned, and the two agree; for
+ * transformers with flash attention (the default) and with attention=dot. */
 static void flops_match(const char *name)
 {
 	shs_gen_config c = shs_test_preset(name);
@@ -260,6 +280,13 @@ static void flops_match(const char *name)
 	unrolled = flops_of(&c);
 	set(&c, "scan", "true");
 	scanned = flops_of(&c);
+	ASSERT_REL(scanned, unrolled, SAME_FLOPS_TOL);
+	if (c.kind != SHS_GEN_TRANSFORMER)
+		return;
+	set(&c, "attention", "dot");
+	scanned = flops_of(&c);
+	set(&c, "scan", "false");
+	unrolled = flops_of(&c);
 	ASSERT_REL(scanned, unrolled, SAME_FLOPS_TOL);
 }
 

@@ -830,6 +830,100 @@ static void sharding_custom_call_follows_hint(void)
 	fx_free(&f);
 }
 
+/* ---- Flash attention ---- */
+
+/* B=4, N=8 query heads, K=4 KV heads, T=S=16, H=32 (layout BNTH), as tools/gen/flash.c emits
+ * them: cuDNN's forward and backward (causal) and splash attention's forward on TPU. */
+static const char flash_hlo[] =
+	"HloModule m\nENTRY e {\n"
+	"  q = bf16[4,8,16,32] parameter(0)\n  k = bf16[4,4,16,32] parameter(1)\n"
+	"  v = bf16[4,4,16,32] parameter(2)\n  do = bf16[4,8,16,32] parameter(3)\n"
+	"  fwd = (bf16[4,8,16,32], f32[4,8,16], u8[0]) custom-call(q, k, v), "
+	"custom_call_target=\"__cudnn$fmhaSoftmax\", "
+	"backend_config={\"cudnn_fmha_backend_config\": {\"mask_type\": \"CAUSAL\"}}\n"
+	"  o = bf16[4,8,16,32] get-tuple-element(fwd), index=0\n"
+	"  st = f32[4,8,16] get-tuple-element(fwd), index=1\n"
+	"  bwd = (bf16[4,8,16,32], bf16[4,4,16,32], bf16[4,4,16,32], u8[0]) custom-call(q, k, v, "
+	"st, do, o), custom_call_target=\"__cudnn$fmhaSoftmaxBackward\", "
+	"backend_config={\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}\n"
+	"  ROOT tpu = (bf16[4,8,16,32], f32[4,8,16]) custom-call(q, k, v), "
+	"custom_call_target=\"tpu_custom_call\", "
+	"metadata={op_name=\"attention/splash_mha_fwd_residuals/custom_call\"}, "
+	"backend_config={\"custom_call_config\": {\"body\": \"\", \"cost_estimate\": "
+	"{\"bytes_accessed\":1,\"flops\":4096,\"transcendentals\":1}}}\n}\n";
+
+/* Batch and heads carry the operands' axes to every array; the sequence is not offered. */
+static void flash_attention_shards_batch_and_heads(void)
+{
+	static const char want_fwd[] =
+		"[data,tensor,-,-] [data,tensor,-] [-] <- [data,tensor,-,-] [data,tensor,-,-] "
+		"[data,tensor,-,-]\n"
+		"[-,-,-,-] [-,-,-] [-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n";
+	fixture f;
+
+	fx_init(&f, flash_hlo, "data=2,tensor=4");
+	expect(&f, "fwd", (const char *[]){ "[data,tensor,-,-]", NULL }, NULL, want_fwd);
+	/* a hint on K alone is enough; the same candidate is not offered twice */
+	expect(&f, "fwd", (const char *[]){ "", "[data,tensor,-,-]", "[data,tensor,-,-]", NULL },
+	       NULL, want_fwd);
+	/* a query sequence sharded over tensor is not offered: replicated only */
+	expect(&f, "fwd", (const char *[]){ "[-,-,tensor,-]", NULL }, NULL,
+	       "[-,-,-,-] [-,-,-] [-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n");
+	/* heads split 8 ways do not divide the 4 KV heads: tensor is dropped, data kept */
+	fx_free(&f);
+	fx_init(&f, flash_hlo, "data=2,tensor=8");
+	expect(&f, "fwd", (const char *[]){ "[-,data+tensor,-,-]", NULL }, NULL,
+	       "[-,data,-,-] [-,data,-] [-] <- [-,data,-,-] [-,data,-,-] [-,data,-,-]\n"
+	       "[-,-,-,-] [-,-,-] [-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n");
+	fx_free(&f);
+	/* the backward: the six operands and three gradients alike */
+	fx_init(&f, flash_hlo, "data=2,tensor=4");
+	expect(&f, "bwd", (const char *[]){ "[tensor,data,-,-]", NULL }, NULL,
+	       "[tensor,data,-,-] [tensor,data,-,-] [tensor,data,-,-] [-] <- [tensor,data,-,-] "
+	       "[tensor,data,-,-] [tensor,data,-,-] [tensor,data,-] [tensor,data,-,-] "
+	       "[tensor,data,-,-]\n"
+	       "[-,-,-,-] [-,-,-,-] [-,-,-,-] [-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-] [-,-,-] "
+	       "[-,-,-,-] [-,-,-,-]\n");
+	/* ENUMERATE: data and tensor each on no slot, batch or heads, never both on one slot
+	 * (8 does not divide 4): 3 x 3 - 2 */
+	fx_ask(&f, "fwd", NULL, NULL, SHS_PMODE_ENUMERATE);
+	SHS_ASSERT_INT_EQ(f.cands.n, 7);
+	fx_free(&f);
+}
+
+/* FLOPs: 4 B N T S H forward, halved by a causal mask, 2.5x for the backward, or the Pallas
+ * kernel's own cost_estimate; divided by the shards. Bytes: the operands and results only. */
+static void flash_attention_costs(void)
+{
+	const double qb = 4.0 * 8 * 16 * 32 * 2, kb = 4.0 * 4 * 16 * 32 * 2, sb = 4.0 * 8 * 16 * 4;
+	const double fwd = 4.0 * 4 * 8 * 16 * 16 * 32;
+	fixture f;
+
+	fx_init(&f, flash_hlo, "data=2,tensor=4");
+	expect(&f, "fwd", (const char *[]){ "[data,tensor,-,-]", NULL }, NULL,
+	       "[data,tensor,-,-] [data,tensor,-] [-] <- [data,tensor,-,-] [data,tensor,-,-] "
+	       "[data,tensor,-,-]\n"
+	       "[-,-,-,-] [-,-,-] [-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n");
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, fwd * 0.5 / 8, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].bytes, (2 * qb + 2 * kb + sb) / 8, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[1].flops, fwd * 0.5, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[1].bytes, 2 * qb + 2 * kb + sb, 1e-6);
+	/* the backward here has no mask: 2.5 x the whole forward; reads Q, K, V, stats, dO, O,
+	 * writes dQ, dK, dV */
+	fx_ask(&f, "bwd", NULL, NULL, SHS_PMODE_PROPAGATE);
+	SHS_ASSERT_INT_EQ(f.cands.n, 1);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, 2.5 * fwd, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].bytes, 4 * qb + 4 * kb + sb, 1e-6);
+	/* splash on TPU: its declared 4096 FLOPs over 2 x 4 shards */
+	expect(&f, "tpu", (const char *[]){ "[data,tensor,-,-]", NULL }, NULL,
+	       "[data,tensor,-,-] [data,tensor,-] <- [data,tensor,-,-] [data,tensor,-,-] "
+	       "[data,tensor,-,-]\n"
+	       "[-,-,-,-] [-,-,-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n");
+	SHS_ASSERT_STR_EQ(f.cands.v[0].label, "flash [data,tensor,-,-]");
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, 4096.0 / 8, 1e-9);
+	fx_free(&f);
+}
+
 /* ---- No candidate is ever refused ---- */
 
 /* Specs for the leaves of shape with dim 0 on mesh axis 0 where it divides (what an
@@ -1010,6 +1104,9 @@ CU_TestInfo strategies_tests[] = {
 	{ "call takes the called root and operand hints", call_takes_called_root_and_hints },
 	{ "parameter takes its hint, or any spec", parameter_takes_hint_or_anything },
 	{ "Sharding custom-call follows the module's hint", sharding_custom_call_follows_hint },
+	{ "flash attention: batch and heads, not the sequence",
+	  flash_attention_shards_batch_and_heads },
+	{ "flash attention: kernel FLOPs and bytes per device", flash_attention_costs },
 	{ "real modules: no candidate refused", real_modules_have_no_refused_candidate },
 	{ "generated modules: no candidate refused", generated_modules_have_no_refused_candidate },
 	{ "corpus modules: no candidate refused", corpus_modules_have_no_refused_candidate },
