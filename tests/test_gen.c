@@ -723,6 +723,77 @@ static void dtypes(void)
 	shs_module_free(m);
 }
 
+/* ---- flash attention ---- */
+
+/* Array leaves of s with two or more dims equal to t (a [.., T, .., T] tensor). */
+static uint32_t square_leaves(const shs_shape *s, int64_t t)
+{
+	uint32_t n = 0, eq = 0;
+
+	if (s->type == SHS_TUPLE) {
+		for (uint32_t k = 0; k < s->n_tuple; k++)
+			n += square_leaves(&s->tuple[k], t);
+		return n;
+	}
+	for (uint32_t d = 0; d < s->rank; d++)
+		eq += s->dims[d] == t;
+	return eq >= 2;
+}
+
+/* With attention=flash (the default) no array of the step is [.., T, .., T], the layer's
+ * forward saves the f32 statistics [B, N, T] and O [B, T, N, H] (no probabilities), and each
+ * layer body holds one forward and one backward kernel; attention=dot has the [B, K, T, G, T]
+ * scores. Both kernels, scanned and unrolled. */
+static void flash_has_no_scores(void)
+{
+	static const char *const kernels[] = { "pallas", "cudnn" };
+
+	for (int k = 0; k < 2; k++) {
+		for (int scan = 0; scan < 2; scan++) {
+			shs_gen_config c = shs_test_preset("llama3-8b");
+			shs_module *m;
+			uint32_t squares = 0, calls = 0, stats = 0;
+
+			shrink(&c, SMALL_LAYERS);
+			set(&c, "attention_kernel", kernels[k]);
+			set(&c, "scan", scan ? "true" : "false");
+			SHS_ASSERT_INT_EQ(c.attention, SHS_GEN_ATTN_FLASH);
+			m = build(&c, NULL);
+			for (uint32_t j = 0; j < m->n_comps; j++) {
+				const shs_computation *comp = m->comps[j];
+				const shs_instr *root = comp->instrs[comp->root];
+
+				for (uint32_t i = 0; i < comp->n_instrs; i++) {
+					squares += square_leaves(&comp->instrs[i]->shape, c.seq);
+					calls += comp->instrs[i]->op == SHS_OP_CUSTOM_CALL;
+				}
+				/* the forward layer's saved values: one f32 [B, N, T] */
+				if (strstr(comp->name, ".fwd") && !strstr(comp->name, "body") &&
+				    root->shape.type == SHS_TUPLE)
+					for (uint32_t t = 0; t < root->shape.n_tuple; t++) {
+						const shs_shape *l = &root->shape.tuple[t];
+
+						stats += l->type == SHS_F32 && l->rank == 3 &&
+							 l->dims[0] == c.batch &&
+							 l->dims[1] == c.heads && l->dims[2] == c.seq;
+					}
+			}
+			SHS_ASSERT_INT_EQ(squares, 0);
+			SHS_ASSERT_INT_EQ(calls, scan ? 2 : 2 * 2);
+			SHS_ASSERT_INT_EQ(stats, scan ? 1 : 2);
+			shs_module_free(m);
+
+			set(&c, "attention", "dot");
+			m = build(&c, NULL);
+			for (uint32_t j = 0; j < m->n_comps; j++)
+				for (uint32_t i = 0; i < m->comps[j]->n_instrs; i++)
+					squares += square_leaves(&m->comps[j]->instrs[i]->shape, c.seq);
+			CU_ASSERT_TRUE(squares > 0);
+			shs_module_free(m);
+		}
+	}
+}
+
 /* ---- 6. a config that cannot be built ---- */
 
 static void bad_heads_rejected(void)
@@ -833,6 +904,8 @@ CU_TestInfo gen_tests[] = {
 	{ "mlp-only step: signature, aliases, op_names", mlp_only_structure },
 	{ "f32-master: f32 weights, bf16 dots; bf16: bf16 weights", dtypes },
 	{ "heads not a multiple of kv_heads is rejected", bad_heads_rejected },
+	{ "flash attention: no [T, T] array, saves O and statistics, one kernel each way",
+	  flash_has_no_scores },
 	{ "Adam: two bias-correction powers, one sqrt per weight (+1 to clip)", adam_sanity },
 	CU_TEST_INFO_NULL,
 };

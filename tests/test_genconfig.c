@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "gen.h"
 #include "test_util.h"
 
@@ -377,6 +379,44 @@ static void json_syntax_errors_give_line_and_column(void)
 	json_fails("dup.json", "{\"layers\": 4,\n \"layers\": 5}", SHS_EPARSE, "duplicate");
 }
 
+/* attention and attention_kernel: flash and pallas by default, set by word from --set and
+ * JSON, other words refused with the choices listed, written back by shs_gen_config_json. */
+static void attention_keys(void)
+{
+	char path[PATH_MAX_LEN];
+	shs_gen_config c = shs_test_preset("llama3-8b");
+	shs_err e = { 0 };
+	json_t *j;
+
+	SHS_ASSERT_INT_EQ(c.attention, SHS_GEN_ATTN_FLASH);
+	SHS_ASSERT_INT_EQ(c.attention_kernel, SHS_GEN_KERNEL_PALLAS);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "attention", "dot", &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "attention_kernel", "cudnn", &e), &e);
+	SHS_ASSERT_INT_EQ(c.attention, SHS_GEN_ATTN_DOT);
+	SHS_ASSERT_INT_EQ(c.attention_kernel, SHS_GEN_KERNEL_CUDNN);
+	j = shs_gen_config_json(&c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+	SHS_ASSERT_STR_EQ(json_string_value(json_object_get(j, "attention")), "dot");
+	SHS_ASSERT_STR_EQ(json_string_value(json_object_get(j, "attention_kernel")), "cudnn");
+	json_decref(j);
+	set_fails("attention", "FLASH", "attention: 'FLASH' is not one of flash or dot");
+	set_fails("attention_kernel", "triton", "'triton' is not one of pallas or cudnn");
+	set_fails("attention", "", "is not one of");
+
+	write_tmp("attn.json", "{\"attention\": \"dot\", \"attention_kernel\": \"cudnn\"}", path);
+	c = shs_test_preset("llama3-8b");
+	SHS_ASSERT_OK(shs_gen_config_load_json(path, &c, &e), &e);
+	SHS_ASSERT_INT_EQ(c.attention, SHS_GEN_ATTN_DOT);
+	SHS_ASSERT_INT_EQ(c.attention_kernel, SHS_GEN_KERNEL_CUDNN);
+	json_fails("attn_bad.json", "{\"attention\": 1}", SHS_EINVAL,
+		   "member 'attention': must be a string");
+	json_fails("attn_word.json", "{\"attention\": \"sparse\"}", SHS_EINVAL,
+		   "'sparse' is not one of flash or dot");
+	c.attention = (shs_gen_attention)7;
+	SHS_ASSERT_INT_EQ(shs_gen_config_check(&c, &e), SHS_EINVAL);
+	ASSERT_HAS(e.msg, "attention 7");
+}
+
 static void json_top_level_must_be_an_object(void)
 {
 	json_fails("array.json", "[1, 2]", SHS_EINVAL,
@@ -587,6 +627,7 @@ CU_TestInfo genconfig_tests[] = {
 	{ "JSON: a missing file is an I/O error naming it", json_missing_file_is_an_io_error },
 	{ "JSON syntax errors give line and column", json_syntax_errors_give_line_and_column },
 	{ "JSON top level must be an object", json_top_level_must_be_an_object },
+	{ "attention=flash|dot and attention_kernel=pallas|cudnn", attention_keys },
 	{ "JSON unknown members are named", json_unknown_member_is_named },
 	{ "JSON members must have their key's type", json_members_must_have_the_keys_type },
 	{ "JSON values go through the key checks", json_values_go_through_the_key_checks },

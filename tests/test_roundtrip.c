@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "test_util.h"
 
 /* Loads text[0..len) as HLO text, failing the test with the message on error. */
@@ -138,7 +139,66 @@ static void files_round_trip(void)
 	shs_module_free(c);
 }
 
+/* The generated flash-attention module (LLaMA-3 8B with 2 layers, scanned and unrolled, both
+ * kernels) verifies and survives text and protobuf round trips; it holds one forward and one
+ * backward kernel per layer body with their backend_config. */
+static void generated_flash_round_trips(void)
+{
+	static const char *const kernels[] = { "pallas", "cudnn" };
+
+	for (int k = 0; k < 2; k++) {
+		for (int scan = 0; scan < 2; scan++) {
+			shs_gen_config c = shs_test_preset("llama3-8b");
+			shs_module *m = NULL, *m2 = NULL, *m3 = NULL;
+			shs_buf printed = { 0 };
+			uint8_t *pb = NULL;
+			size_t pb_len = 0;
+			uint32_t calls = 0;
+			shs_err e = { 0 };
+
+			SHS_ASSERT_OK(shs_gen_config_set(&c, "layers", "2", &e), &e);
+			SHS_ASSERT_OK(shs_gen_config_set(&c, "seq", "256", &e), &e);
+			SHS_ASSERT_OK(shs_gen_config_set(&c, "batch", "2", &e), &e);
+			SHS_ASSERT_OK(shs_gen_config_set(&c, "vocab", "1024", &e), &e);
+			SHS_ASSERT_OK(shs_gen_config_set(&c, "attention_kernel", kernels[k], &e), &e);
+			c.scan = scan;
+			SHS_ASSERT_OK(shs_gen_module(&c, &m, NULL, &e), &e);
+			SHS_ASSERT_OK(shs_module_verify(m, &e), &e);
+			for (uint32_t j = 0; j < m->n_comps; j++)
+				for (uint32_t i = 0; i < m->comps[j]->n_instrs; i++) {
+					const shs_instr *in = m->comps[j]->instrs[i];
+
+					if (in->op != SHS_OP_CUSTOM_CALL)
+						continue;
+					calls++;
+					CU_ASSERT_TRUE(in->backend_config.len > 0);
+					CU_ASSERT_PTR_NOT_NULL(strstr(in->custom_call_target,
+								      k ? "__cudnn$fmha" :
+									  "tpu_custom_call"));
+				}
+			/* a forward and a backward per layer body: 2 layers unrolled, 1 scanned */
+			SHS_ASSERT_INT_EQ(calls, scan ? 2 : 4);
+
+			shs_text_print(&printed, m, NULL);
+			CU_ASSERT_FALSE_FATAL(printed.oom);
+			m2 = load_text(printed.data, printed.len, "printed");
+			assert_same_ir(m, m2, "gen -> text -> IR", "flash");
+			SHS_ASSERT_OK(shs_proto_save(m, false, &pb, &pb_len, &e), &e);
+			SHS_ASSERT_OK(shs_proto_load(pb, pb_len, "flash.pb", &m3, &e), &e);
+			assert_same_ir(m, m3, "gen -> proto -> IR", "flash");
+			SHS_ASSERT_OK(shs_module_verify(m3, &e), &e);
+			free(pb);
+			shs_buf_free(&printed);
+			shs_module_free(m3);
+			shs_module_free(m2);
+			shs_module_free(m);
+		}
+	}
+}
+
 CU_TestInfo roundtrip_tests[] = {
+	{ "generated flash attention: verifies, text and protobuf round trips",
+	  generated_flash_round_trips },
 	{ "every shared module round-trips through text and protobuf", corpus_round_trips },
 	{ "HloProto and bare HloModuleProto are kept apart", hlo_proto_wrapper_kept },
 	{ "files round-trip by extension", files_round_trip },

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen.h"
 #include "host.h"
+#include "plan.h"
 #include "test_util.h"
 
 enum {
@@ -924,6 +926,117 @@ static void flash_attention_costs(void)
 	fx_free(&f);
 }
 
+/* Annotating a generated flash module (LLaMA-3 8B, 2 layers, scanned and unrolled) with the
+ * fsdp+tp plan on fsdp=2,tensor=4 shards every attention kernel's operands and results over
+ * batch (fsdp) and heads (tensor). */
+static void flash_attention_annotated_over_batch_and_heads(void)
+{
+	for (int scan = 0; scan < 2; scan++) {
+		shs_gen_config c = shs_test_preset("llama3-8b");
+		shs_plan_request *r = calloc(1, sizeof(*r));
+		shs_host *h = shs_test_host();
+		shs_module *m = NULL;
+		shs_plan *p = NULL;
+		shs_err e = { 0 };
+		uint32_t calls = 0;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		SHS_ASSERT_OK(shs_gen_config_set(&c, "layers", "2", &e), &e);
+		SHS_ASSERT_OK(shs_gen_config_set(&c, "seq", "256", &e), &e);
+		SHS_ASSERT_OK(shs_gen_config_set(&c, "batch", "8", &e), &e);
+		SHS_ASSERT_OK(shs_gen_config_set(&c, "vocab", "1024", &e), &e);
+		c.scan = scan;
+		SHS_ASSERT_OK(shs_gen_module(&c, &m, NULL, &e), &e);
+		r->chip = (shs_plan_chip){ .flops = 4.59e14, .hbm_bw = 2.765e12, .link_bw = 9e10 };
+		SHS_ASSERT_OK(shs_plan_parse_mesh(r, "fsdp=2,tensor=4", &e), &e);
+		SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
+		SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+		SHS_ASSERT_OK(shs_plan_annotate(p, m, &e), &e);
+		for (uint32_t j = 0; j < m->n_comps; j++) {
+			for (uint32_t i = 0; i < m->comps[j]->n_instrs; i++) {
+				const shs_instr *in = m->comps[j]->instrs[i];
+				const shs_sharding *s = in->sharding;
+
+				if (in->op != SHS_OP_CUSTOM_CALL)
+					continue;
+				calls++;
+				CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+				SHS_ASSERT_INT_EQ(s->n_tuple, in->shape.n_tuple);
+				/* every array: [batch over fsdp=2, heads over tensor=4, 1...] */
+				for (uint32_t k = 0; k < s->n_tuple; k++) {
+					const shs_sharding *l = &s->tuple[k];
+
+					SHS_ASSERT_INT_EQ(l->n_tile_dims, in->shape.tuple[k].rank);
+					CU_ASSERT_FALSE(l->replicate_on_last_tile_dim);
+					SHS_ASSERT_INT_EQ(l->tile_dims[0], 2);
+					SHS_ASSERT_INT_EQ(l->tile_dims[1], 4);
+					for (uint32_t d = 2; d < l->n_tile_dims; d++)
+						SHS_ASSERT_INT_EQ(l->tile_dims[d], 1);
+				}
+			}
+		}
+		SHS_ASSERT_INT_EQ(calls, scan ? 2 : 4);
+		shs_plan_free(p);
+		shs_module_free(m);
+		shs_host_free(h);
+		free(r);
+	}
+}
+
+/* The FLOPs and bytes of every candidate of every attention kernel of the generated module
+ * with attention_kernel=kernel, in module order, into out (n at most cap); returns n. */
+static uint32_t kernel_costs(const char *kernel, double *out, uint32_t cap)
+{
+	shs_gen_config c = shs_test_preset("llama3-8b");
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	uint32_t n = 0;
+	fixture f;
+
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "layers", "2", &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "seq", "256", &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "batch", "8", &e), &e);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "attention_kernel", kernel, &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&c, &m, NULL, &e), &e);
+	fx_init(&f, NULL, "data=2,tensor=4");
+	f.m = m;
+	for (uint32_t j = 0; j < m->n_comps; j++) {
+		for (uint32_t i = 0; i < m->comps[j]->n_instrs; i++) {
+			const shs_instr *in = m->comps[j]->instrs[i];
+
+			if (in->op != SHS_OP_CUSTOM_CALL)
+				continue;
+			shs_cands_free(&f.cands);
+			SHS_ASSERT_OK(shs_host_candidates(f.host, m, m->comps[j], in, &f.mesh, NULL,
+							  NULL, SHS_PMODE_ENUMERATE, &f.cands, &e),
+				      &e);
+			/* 7 assignments of data and tensor to batch 8 and 8 KV heads, plus
+			 * data+tensor or tensor+data on one of them: 11 */
+			SHS_ASSERT_INT_EQ(f.cands.n, 11);
+			for (uint32_t k = 0; k < f.cands.n && n + 2 <= cap; k++) {
+				out[n++] = f.cands.v[k].flops;
+				out[n++] = f.cands.v[k].bytes;
+			}
+		}
+	}
+	fx_free(&f);
+	return n;
+}
+
+/* The cuDNN and the Pallas forms of one model cost the same, candidate by candidate. */
+static void flash_attention_kernels_cost_alike(void)
+{
+	enum { CAP = 256 };
+	double pallas[CAP], cudnn[CAP];
+	uint32_t np = kernel_costs("pallas", pallas, CAP), nc = kernel_costs("cudnn", cudnn, CAP);
+
+	SHS_ASSERT_INT_EQ(np, nc);
+	SHS_ASSERT_INT_EQ(np, 4 * 11 * 2);
+	for (uint32_t k = 0; k < np && k < nc; k++)
+		CU_ASSERT_DOUBLE_EQUAL(pallas[k], cudnn[k], 1e-9 * pallas[k]);
+	CU_ASSERT_TRUE(pallas[0] > 0);
+}
+
 /* ---- No candidate is ever refused ---- */
 
 /* Specs for the leaves of shape with dim 0 on mesh axis 0 where it divides (what an
@@ -1107,6 +1220,10 @@ CU_TestInfo strategies_tests[] = {
 	{ "flash attention: batch and heads, not the sequence",
 	  flash_attention_shards_batch_and_heads },
 	{ "flash attention: kernel FLOPs and bytes per device", flash_attention_costs },
+	{ "flash attention: the cuDNN and Pallas forms cost the same",
+	  flash_attention_kernels_cost_alike },
+	{ "flash attention: annotate fsdp+tp shards the kernels over batch and heads",
+	  flash_attention_annotated_over_batch_and_heads },
 	{ "real modules: no candidate refused", real_modules_have_no_refused_candidate },
 	{ "generated modules: no candidate refused", generated_modules_have_no_refused_candidate },
 	{ "corpus modules: no candidate refused", corpus_modules_have_no_refused_candidate },
