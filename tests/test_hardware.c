@@ -1,5 +1,7 @@
 /* The hardware catalog: the book's constants, lookups, intensities and JSON hardware files. */
+#include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hardware.h"
@@ -88,13 +90,17 @@ static void rejects(const char *file, const char *text, int code, const char *pa
 	CU_ASSERT_EQUAL_FATAL(memcmp(&c, &before, sizeof(c)), 0);
 }
 
-static void check_tpu(const shs_hardware *h, double bf16, double int8, double hbm, double hbm_bw,
+static const double GIB = 1024.0 * 1024.0 * 1024.0;
+
+/* peaks: bf16, fp8, int8 */
+static void check_tpu(const shs_hardware *h, const double peaks[3], double hbm, double hbm_bw,
 		      double ici, uint32_t rank, const int64_t pod[3], int64_t wrap, bool equal,
 		      int64_t per_host, double dcn)
 {
 	CU_ASSERT_FALSE_FATAL(h->gpu);
-	ASSERT_NEAR(h->flops[SHS_HW_BF16], bf16, 0);
-	ASSERT_NEAR(h->flops[SHS_HW_FP8], int8, 0);
+	ASSERT_NEAR(h->flops[SHS_HW_BF16], peaks[0], 0);
+	ASSERT_NEAR(h->flops[SHS_HW_FP8], peaks[1], 0);
+	ASSERT_NEAR(h->flops[SHS_HW_INT8], peaks[2], 0);
 	ASSERT_NEAR(h->flops[SHS_HW_FP32], 0, 0);
 	ASSERT_NEAR(h->hbm_bytes, hbm, 0);
 	ASSERT_NEAR(h->hbm_bw, hbm_bw, 0);
@@ -112,12 +118,13 @@ static void check_tpu(const shs_hardware *h, double bf16, double int8, double hb
 	ASSERT_NEAR(h->node_egress, 0, 0);
 }
 
-static void check_gpu(const shs_hardware *h, double bf16, double fp8, double hbm, double hbm_bw,
+static void check_gpu(const shs_hardware *h, const double peaks[3], double hbm, double hbm_bw,
 		      int64_t node, double gpu_egress, double node_egress)
 {
 	CU_ASSERT_TRUE_FATAL(h->gpu);
-	ASSERT_NEAR(h->flops[SHS_HW_BF16], bf16, 0);
-	ASSERT_NEAR(h->flops[SHS_HW_FP8], fp8, 0);
+	ASSERT_NEAR(h->flops[SHS_HW_BF16], peaks[0], 0);
+	ASSERT_NEAR(h->flops[SHS_HW_FP8], peaks[1], 0);
+	ASSERT_NEAR(h->flops[SHS_HW_INT8], peaks[2], 0);
 	ASSERT_NEAR(h->flops[SHS_HW_FP32], 0, 0);
 	ASSERT_NEAR(h->hbm_bytes, hbm, 0);
 	ASSERT_NEAR(h->hbm_bw, hbm_bw, 0);
@@ -146,49 +153,80 @@ static void builtin_lists_ten_entries(void)
 		SHS_ASSERT_INT_EQ(c.hw[k].name[0], 0);
 }
 
+/* The catalog against its sources (hardware.c): capacities in the vendor's unit (Google's GiB
+ * for v4, v5p, v6e and 7x), fp8 from the vendors' fp8 rows (the bf16 rate on chips without fp8
+ * units), int8 beside it. */
 static void tpu_v4p_v5p(void)
 {
 	static const int64_t v4p_pod[3] = { 16, 16, 16 }, v5p_pod[3] = { 16, 20, 28 };
+	static const double v4p[3] = { 2.75e14, 2.75e14, 2.75e14 };
+	static const double v5p[3] = { 4.59e14, 4.59e14, 9.18e14 };
 
-	check_tpu(builtin("v4p"), 2.75e14, 2.75e14, 32e9, 1.2e12, 9e10, 3, v4p_pod, 4, false, 4,
-		  6.25e9);
-	check_tpu(builtin("v5p"), 4.59e14, 9.18e14, 96e9, 2.8e12, 1.8e11, 3, v5p_pod, 4, false, 4,
-		  6.25e9);
+	check_tpu(builtin("v4p"), v4p, 32 * GIB, 1.2e12, 9e10, 3, v4p_pod, 4, false, 4, 6.25e9);
+	check_tpu(builtin("v5p"), v5p, 95 * GIB, 2.8e12, 1.8e11, 3, v5p_pod, 4, false, 4, 6.25e9);
 	SHS_ASSERT_INT_EQ(v5p_pod[0] * v5p_pod[1] * v5p_pod[2], 8960);
+	/* 95 GiB is 102.0e9 bytes: more than the book's 96e9 */
+	ASSERT_NEAR(builtin("v5p")->hbm_bytes, 102.005e9, 1e-5);
 }
 
 static void tpu_v5e_v6e(void)
 {
 	static const int64_t pod[3] = { 16, 16, 1 };
+	static const double v5e[3] = { 1.97e14, 1.97e14, 3.94e14 };
+	static const double v6e[3] = { 9.2e14, 9.2e14, 1.84e15 };
 
-	check_tpu(builtin("v5e"), 1.97e14, 3.94e14, 16e9, 8.2e11, 9e10, 2, pod, 16, true, 8,
-		  3.125e9);
-	check_tpu(builtin("v6e"), 9.2e14, 1.84e15, 32e9, 1.6e12, 1.8e11, 2, pod, 16, true, 8,
-		  12.5e9);
+	check_tpu(builtin("v5e"), v5e, 16e9, 8.2e11, 9e10, 2, pod, 16, true, 8, 3.125e9);
+	check_tpu(builtin("v6e"), v6e, 32 * GIB, 1.6e12, 1.8e11, 2, pod, 16, true, 8, 12.5e9);
 }
 
 static void tpu_7x(void)
 {
 	static const int64_t pod[3] = { 4, 4, 576 };
+	static const double peaks[3] = { 2.3e15, 4.614e15, 4.61e15 };
 
-	check_tpu(builtin("7x"), 2.3e15, 4.61e15, 192e9, 7.4e12, 1.8e11, 3, pod, 4, false, 4,
-		  12.5e9);
+	check_tpu(builtin("7x"), peaks, 192 * GIB, 7.4e12, 1.8e11, 3, pod, 4, false, 4, 12.5e9);
 }
 
 static void gpu_a100_h100_h200(void)
 {
-	check_gpu(builtin("a100"), 3.1e14, 6.2e14, 80e9, 2.0e12, 8, 300e9, 200e9);
-	check_gpu(builtin("h100"), 9.9e14, 2.0e15, 80e9, 3.4e12, 8, 450e9, 400e9);
-	check_gpu(builtin("h200"), 9.9e14, 2.0e15, 141e9, 4.8e12, 8, 450e9, 400e9);
+	static const double a100[3] = { 3.1e14, 3.1e14, 6.2e14 };
+	static const double hopper[3] = { 9.9e14, 1.979e15, 1.979e15 };
+
+	check_gpu(builtin("a100"), a100, 80e9, 2.0e12, 8, 300e9, 200e9);
+	check_gpu(builtin("h100"), hopper, 80e9, 3.4e12, 8, 450e9, 400e9);
+	check_gpu(builtin("h200"), hopper, 141e9, 4.8e12, 8, 450e9, 400e9);
 }
 
 static void gpu_b200_gb200(void)
 {
-	check_gpu(builtin("b200"), 2.25e15, 4.5e15, 192e9, 8.0e12, 8, 900e9, 400e9);
-	check_gpu(builtin("gb200-nvl72"), 2.25e15, 4.5e15, 192e9, 8.0e12, 72, 900e9, 3.6e12);
+	static const double b200[3] = { 2.25e15, 4.5e15, 4.5e15 };
+	static const double gb200[3] = { 2.5e15, 5.0e15, 5.0e15 };
+
+	check_gpu(builtin("b200"), b200, 180e9, 8.0e12, 8, 900e9, 400e9);
+	check_gpu(builtin("gb200-nvl72"), gb200, 186e9, 8.0e12, 72, 900e9, 3.6e12);
+	/* DGX B200: 1440 GB over 8 GPUs; GB200 NVL72: 13.4 TB over 72 (to N's three digits) */
+	ASSERT_NEAR(8 * builtin("b200")->hbm_bytes, 1440e9, 0);
+	ASSERT_NEAR(72 * builtin("gb200")->hbm_bytes, 13.4e12, 0.001);
 	/* the node caps: 8 x 450e9 = 3.6 TB/s on H100; NVL72 scale-out 50 GB/s per GPU */
 	ASSERT_NEAR(builtin("h100")->gpu_egress * (double)builtin("h100")->node_size, 3.6e12, 0);
 	ASSERT_NEAR(builtin("gb200")->dcn_bw, 50e9, 1e-12);
+}
+
+/* No chip runs fp8 slower than bf16, and fp8 is never the int8 figure on a chip that has no fp8
+ * units (where fp8 is the bf16 rate). */
+static void fp8_never_below_bf16(void)
+{
+	shs_hw_catalog c;
+
+	shs_hw_catalog_builtin(&c);
+	for (uint32_t k = 0; k < c.n; k++) {
+		const double *f = c.hw[k].flops;
+		CU_ASSERT_TRUE(f[SHS_HW_FP8] >= f[SHS_HW_BF16]);
+		CU_ASSERT_TRUE(f[SHS_HW_INT8] >= f[SHS_HW_BF16]);
+	}
+	CU_ASSERT_TRUE(builtin("a100")->flops[SHS_HW_FP8] < builtin("a100")->flops[SHS_HW_INT8]);
+	SHS_ASSERT_STR_EQ(shs_hw_dtype_name(SHS_HW_INT8), "int8");
+	SHS_ASSERT_STR_EQ(shs_hw_dtype_name(SHS_HW_N_DTYPES), "?");
 }
 
 static void find_ignores_case_and_tpu_prefix(void)
@@ -253,8 +291,9 @@ static void gpu_intensities(void)
 	ASSERT_NEAR(shs_hw_scaleout_intensity(builtin("h200")), 2475, book_tol);
 	ASSERT_NEAR(shs_hw_nvlink_intensity(builtin("b200")), 2500, book_tol);
 	ASSERT_NEAR(shs_hw_scaleout_intensity(builtin("b200")), 5625, book_tol);
-	ASSERT_NEAR(shs_hw_nvlink_intensity(builtin("gb200")), 2500, book_tol);
-	ASSERT_NEAR(shs_hw_scaleout_intensity(builtin("gb200")), 625, book_tol);
+	/* GB200 at NVIDIA's 2.5e15 (the book's B200 peak gives 2500 and 625) */
+	ASSERT_NEAR(shs_hw_nvlink_intensity(builtin("gb200")), 2778, book_tol);
+	ASSERT_NEAR(shs_hw_scaleout_intensity(builtin("gb200")), 694.4, book_tol);
 	ASSERT_NEAR(shs_hw_nvlink_intensity(builtin("a100")), 1033, book_tol);
 	ASSERT_NEAR(shs_hw_scaleout_intensity(builtin("a100")), 1550, book_tol);
 	ASSERT_NEAR(shs_hw_dcn_intensity(builtin("h100")), 19800, book_tol);
@@ -327,7 +366,7 @@ static void json_adds_from_base(void)
 	ASSERT_NEAR(h->ici_bw, 1.8e11, 0);
 	SHS_ASSERT_INT_EQ(h->pod[2], 56);
 	CU_ASSERT_TRUE(h->wrap_needs_equal);
-	ASSERT_NEAR(need(&c, "v5p")->hbm_bytes, 96e9, 0);
+	ASSERT_NEAR(need(&c, "v5p")->hbm_bytes, 95 * GIB, 0);
 	CU_ASSERT_TRUE(need(&c, "h100-ib")->gpu);
 	ASSERT_NEAR(need(&c, "h100-ib")->gpu_egress, 450e9, 0);
 	h = need(&c, "h100-fast");
@@ -486,13 +525,45 @@ static void json_catalog_full(void)
 		"hardware[54] 'c54': the catalog is full");
 }
 
+/* Every built-in entry as JSON, renamed, loads back as a new entry equal to it (every member is
+ * written, in the file's names). */
+static void json_round_trips_every_entry(void)
+{
+	shs_hw_catalog c;
+	json_t *list = json_array(), *root = json_object();
+	const char *path = shs_test_tmp_path("hw_round_trip.json");
+	shs_err e = { 0 };
+
+	shs_hw_catalog_builtin(&c);
+	for (uint32_t k = 0; k < c.n; k++) {
+		json_t *o = shs_hw_to_json(&c.hw[k]);
+		char name[SHS_HW_NAME_MAX + 4];
+		CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+		snprintf(name, sizeof(name), "rt-%s", c.hw[k].name);
+		json_object_set_new(o, "name", json_string(name));
+		json_array_append_new(list, o);
+	}
+	json_object_set_new(root, "hardware", list);
+	CU_ASSERT_EQUAL_FATAL(json_dump_file(root, path, JSON_REAL_PRECISION(17)), 0);
+	json_decref(root);
+	SHS_ASSERT_OK(shs_hw_catalog_load_json(&c, path, &e), &e);
+	SHS_ASSERT_INT_EQ(c.n, 20);
+	for (uint32_t k = 0; k < 10; k++) {
+		shs_hardware copy = c.hw[10 + k];
+		memcpy(copy.name, c.hw[k].name, sizeof(copy.name));
+		CU_ASSERT_EQUAL(memcmp(&copy, &c.hw[k], sizeof(copy)), 0);
+	}
+}
+
 CU_TestInfo hardware_tests[] = {
 	{ "built-in catalog: ten entries in order", builtin_lists_ten_entries },
-	{ "TPU v4p and v5p have the book's numbers", tpu_v4p_v5p },
-	{ "TPU v5e and v6e have the book's numbers", tpu_v5e_v6e },
-	{ "TPU7x has the book's numbers", tpu_7x },
-	{ "A100, H100, H200 have the book's numbers", gpu_a100_h100_h200 },
-	{ "B200 and GB200 NVL72 have the book's numbers", gpu_b200_gb200 },
+	{ "TPU v4p and v5p: the book's and Google's numbers", tpu_v4p_v5p },
+	{ "TPU v5e and v6e: the book's and Google's numbers", tpu_v5e_v6e },
+	{ "TPU7x: the book's and Google's numbers", tpu_7x },
+	{ "A100, H100, H200: the book's and NVIDIA's numbers", gpu_a100_h100_h200 },
+	{ "B200 and GB200 NVL72: NVIDIA's numbers", gpu_b200_gb200 },
+	{ "fp8 never below bf16, never int8's without fp8 units", fp8_never_below_bf16 },
+	{ "JSON round-trips every built-in entry", json_round_trips_every_entry },
 	{ "find ignores case and a tpu prefix; gb200 alias", find_ignores_case_and_tpu_prefix },
 	{ "find rejects unknown names", find_rejects_unknown_names },
 	{ "ICI intensities of every TPU", tpu_ici_intensities },

@@ -1,4 +1,4 @@
-/* Hardware files: JSON entries that override or extend the built-in catalog. */
+/* Hardware files: JSON entries that override or extend the built-in catalog, and an entry as JSON. */
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
@@ -44,6 +44,7 @@ static const member members[] = {
 	{ "flops_bf16", POSITIVE, AT(flops[SHS_HW_BF16]), BOTH, true },
 	{ "flops_fp8", NONNEGATIVE, AT(flops[SHS_HW_FP8]), BOTH, false },
 	{ "flops_fp32", NONNEGATIVE, AT(flops[SHS_HW_FP32]), BOTH, false },
+	{ "flops_int8", NONNEGATIVE, AT(flops[SHS_HW_INT8]), BOTH, false },
 	{ "hbm_bytes", POSITIVE, AT(hbm_bytes), BOTH, true },
 	{ "hbm_bw", POSITIVE, AT(hbm_bw), BOTH, true },
 	{ "torus_rank", RANK, AT(torus_rank), TPU_ONLY, true },
@@ -420,4 +421,47 @@ int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e)
 out_free:
 	free(copy);
 	return rc;
+}
+
+/* Member m of h as a JSON value. */
+static json_t *member_json(const shs_hardware *h, const member *m)
+{
+	const char *p = (const char *)h + m->offset;
+	json_t *pod;
+
+	switch (m->kind) {
+	case POSITIVE:
+	case NONNEGATIVE:
+		return json_real(*(const double *)(const void *)p);
+	case INTEGER:
+		return json_integer((json_int_t)*(const int64_t *)(const void *)p);
+	case RANK:
+		return json_integer((json_int_t)h->torus_rank);
+	case BOOLEAN:
+		return json_boolean(*(const bool *)(const void *)p);
+	case POD:
+		pod = json_array();
+		for (uint32_t d = 0; pod && d < h->torus_rank && d < POD_DIMS; d++)
+			json_array_append_new(pod, json_integer((json_int_t)h->pod[d]));
+		return pod;
+	}
+	return NULL;
+}
+
+json_t *shs_hw_to_json(const shs_hardware *h)
+{
+	json_t *o = json_object();
+	bool ok = o && !json_object_set_new(o, "name", json_string(h->name));
+
+	for (size_t k = 0; ok && k < N_MEMBERS; k++) {
+		const member *m = &members[k];
+		if (m->scope != BOTH && (m->scope == GPU_ONLY) != h->gpu)
+			continue;
+		ok = !json_object_set_new(o, m->name, member_json(h, m));
+	}
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }

@@ -10,20 +10,26 @@
 
 enum { SHS_HW_NAME_MAX = 32, SHS_HW_MAX = 64 };
 
-/* Element widths a chip computes in (peak FLOP/s each). */
+/* Element widths a chip computes in (peak FLOP/s, dense, each). A chip without a unit for a
+ * float width runs it at the rate of the next wider one it has (fp8 at the bf16 rate): XLA
+ * converts operands of a type the chip lacks (FloatNormalization). */
 typedef enum shs_hw_dtype {
 	SHS_HW_BF16 = 0, /* bf16 / fp16 */
-	SHS_HW_FP8 = 1,  /* fp8 / int8 */
+	SHS_HW_FP8 = 1,  /* fp8 (e4m3, e5m2) */
 	SHS_HW_FP32 = 2,
+	SHS_HW_INT8 = 3, /* int8 (OP/s) */
 	SHS_HW_N_DTYPES
 } shs_hw_dtype;
+
+/* The name of a width: "bf16", "fp8", "fp32", "int8" ("?" for none). */
+const char *shs_hw_dtype_name(shs_hw_dtype dt);
 
 /* One accelerator and its links. Bandwidths in bytes/s, latencies in seconds, sizes in bytes.
  * TPU links are ICI torus axes; GPU links are an NVLink domain (node) and scale-out NICs. */
 typedef struct shs_hardware {
 	char name[SHS_HW_NAME_MAX];   /* "v5p", "h100", ... (lower case) */
 	bool gpu;
-	double flops[SHS_HW_N_DTYPES]; /* peak per chip; 0 when the chip has no such unit */
+	double flops[SHS_HW_N_DTYPES]; /* dense peak per chip; 0 when the chip has no such unit */
 	double hbm_bytes, hbm_bw;
 	/* TPU */
 	uint32_t torus_rank;          /* 2 (v5e, v6e) or 3 (v4p, v5p, 7x) */
@@ -50,7 +56,9 @@ typedef struct shs_hardware {
 } shs_hardware;
 
 /* The built-in catalog: TPU v4p, v5e, v5p, v6e, 7x; A100, H100, H200, B200, GB200 NVL72, with
- * the numbers of ../shared/reference/scaling-book.md. Plus entries added by JSON files. */
+ * the numbers of ../shared/reference/scaling-book.md where the vendors agree, the vendors'
+ * (Google Cloud TPU docs, NVIDIA datasheets) where they state more or otherwise (each entry
+ * says which). Plus entries added by JSON files. */
 typedef struct shs_hw_catalog {
 	uint32_t n;
 	shs_hardware hw[SHS_HW_MAX];
@@ -69,6 +77,13 @@ const shs_hardware *shs_hw_find(const shs_hw_catalog *c, const char *name);
  * list. Errors give path:LINE:COL for syntax and the member for values. Returns SHS_OK, SHS_EIO,
  * SHS_EPARSE or SHS_EINVAL; c is unchanged on error. */
 int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e);
+
+/* Entry h as a new JSON object with the members a hardware file takes (name, gpu, flops_bf16,
+ * flops_fp8, flops_fp32, flops_int8, hbm_bytes, hbm_bw, then the TPU or the GPU members, then
+ * dcn_bw), in that order: {"hardware": [it]} loads back as the same entry. Caller releases;
+ * NULL when out of memory. */
+struct json_t;
+struct json_t *shs_hw_to_json(const shs_hardware *h);
 
 /* The names of the catalog, comma-separated, into buf (for messages). */
 void shs_hw_names(const shs_hw_catalog *c, char *buf, size_t cap);
