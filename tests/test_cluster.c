@@ -99,7 +99,8 @@ static void standard_3d_slices(void)
 	} cases[] = {
 		{ 4, "2x2x1" },     { 8, "2x2x2" },     { 16, "2x2x4" },   { 32, "2x4x4" },
 		{ 64, "4x4x4" },    { 128, "4x4x8" },   { 256, "4x8x8" },  { 512, "8x8x8" },
-		{ 768, "8x8x12" },  { 4096, "16x16x16" }, { 8960, "16x20x28" },
+		{ 768, "8x8x12" },  { 1024, "8x8x16" }, { 2048, "8x16x16" },
+		{ 4096, "16x16x16" }, { 6144, "16x16x24" }, { 8960, "16x20x28" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		shs_cluster c = make("v5p", NULL, cases[i].n, 1, NULL);
@@ -123,18 +124,75 @@ static void standard_2d_slices(void)
 	}
 }
 
+/* v5p's message, the rule of topology.c: Google's slices (a box of whole cubes up to 16x16x24)
+ * and the book's pod. */
+#define V5P_COUNTS "standard slices are a power of two up to 32 (2x4x4), or a multiple of 64 " \
+	"that whole 4x4x4 cubes fill as a box within 16x16x24 (64 x a x b x c, a <= 4, b <= 4, " \
+	"c <= 6: up to 6144 chips), or 8960 (the whole pod, 16x20x28); give a topology"
+
 static void no_standard_slice(void)
 {
-	make_fails("v5p", NULL, 96, 1, NULL, "v5p has no standard slice of 96 chips (pod 16x20x28; "
-		   "a multiple of 64 or a power of two up to 32); give a topology");
-	make_fails("v5e", NULL, 48, 1, NULL, "v5e has no standard slice of 48 chips (pod 16x16; "
-		   "a power of two); give a topology");
-	make_fails("v5p", NULL, 8960 * 2, 1, NULL, "v5p has no standard slice of 17920 chips "
-		   "(pod 16x20x28; a multiple of 64 or a power of two up to 32); give a topology");
+	make_fails("v5p", NULL, 96, 1, NULL, "v5p has no standard slice of 96 chips: " V5P_COUNTS);
+	make_fails("v5e", NULL, 48, 1, NULL, "v5e has no standard slice of 48 chips: standard "
+		   "slices are a power of two from 1 to 256 (1x1 to 16x16); give a topology");
+	make_fails("v5e", NULL, 512, 1, NULL, "v5e has no standard slice of 512 chips: standard "
+		   "slices are a power of two from 1 to 256 (1x1 to 16x16); give a topology");
+	make_fails("v5p", NULL, 8960 * 2, 1, NULL, "v5p has no standard slice of 17920 chips: "
+		   V5P_COUNTS);
+	/* 128 cubes make no box within 16x16x24 (96 cubes) nor within the pod (4 x 5 x 7) */
+	make_fails("v5p", NULL, 8192, 1, NULL, "v5p has no standard slice of 8192 chips: "
+		   V5P_COUNTS);
 	make_fails("v5p", NULL, 0, 1, NULL, "v5p needs a topology or a device count");
 	make_fails("v5p", NULL, INT64_MAX, 1, NULL, "v5p has no standard slice of "
-		   "9223372036854775807 chips (pod 16x20x28; a multiple of 64 or a power of two "
-		   "up to 32); give a topology");
+		   "9223372036854775807 chips: " V5P_COUNTS);
+	make_fails("v4p", NULL, 8192, 1, NULL, "v4p has no standard slice of 8192 chips: "
+		   "standard slices are a power of two up to 32 (2x4x4), or a multiple of 64 that "
+		   "whole 4x4x4 cubes fill as a box within 16x16x16 (64 x a x b x c, a <= 4, b <= 4, "
+		   "c <= 4: up to 4096 chips); give a topology");
+}
+
+/* The message's rule is the behaviour: every count up to the pod is taken exactly when it is a
+ * power of two up to 32, 64 a b c with a, b <= 4, c <= 6, or 8960; and a taken count makes a
+ * slice of that many chips within Google's 16x16x24 (or the whole pod). 8192 chips are two
+ * slices of 16x16x16. */
+static void v5p_counts_match_the_message(void)
+{
+	shs_hw_catalog cat = catalog();
+	const int64_t cube = 64;
+	uint32_t taken = 0;
+
+	for (int64_t n = 1; n <= 8960; n++) {
+		shs_cluster_spec spec = { "v5p", NULL, n, 1, NULL };
+		shs_cluster c;
+		shs_err e = { 0 };
+		bool box = false, want;
+		for (int64_t a = 1; a <= 4 && !box; a++)
+			for (int64_t b = 1; b <= 4 && !box; b++)
+				for (int64_t k = 1; k <= 6 && !box; k++)
+					box = n == cube * a * b * k;
+		want = (n < cube && !(n & (n - 1))) || box || n == 8960;
+		if ((shs_cluster_make(&cat, &spec, &c, &e) == SHS_OK) != want) {
+			fprintf(stderr, "\n  %lld chips: %s\n", (long long)n, want ? e.msg : "taken");
+			CU_FAIL_FATAL("the rule and the message disagree");
+		}
+		if (!want)
+			continue;
+		taken++;
+		SHS_ASSERT_INT_EQ(c.devices, n);
+		if (n != 8960)
+			for (uint32_t p = 0; p < c.n_phys; p++)
+				CU_ASSERT_TRUE(c.phys[p].size <= 24);
+	}
+	/* 6 powers of two, the distinct products 64 a b c, the pod */
+	CU_ASSERT_TRUE(taken > 6 + 20);
+	shs_cluster c = make("v5p", NULL, 8192, 2, NULL);
+	SHS_ASSERT_STR_EQ(shape_of(&c), "16x16x16");
+	SHS_ASSERT_INT_EQ(c.devices, 8192);
+	c = make("v5p", NULL, 6144, 1, NULL);
+	SHS_ASSERT_STR_EQ(shape_of(&c), "16x16x24");
+	/* a topology still takes any box within the pod */
+	c = make("v5p", "16x20x24", 0, 1, NULL);
+	SHS_ASSERT_INT_EQ(c.devices, 7680);
 }
 
 static void wraparound_3d_needs_whole_cubes(void)
@@ -646,6 +704,7 @@ CU_TestInfo cluster_tests[] = {
 	{ "3D standard slices are the most cubic", standard_3d_slices },
 	{ "2D standard slices are the most square", standard_2d_slices },
 	{ "counts without a standard slice are refused", no_standard_slice },
+	{ "v5p: --devices takes what its message says", v5p_counts_match_the_message },
 	{ "3D slices wrap when made of whole cubes", wraparound_3d_needs_whole_cubes },
 	{ "2D slices wrap on an axis of 16", wraparound_2d_needs_16 },
 	{ "bad topologies name the problem", topology_errors },

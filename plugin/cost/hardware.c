@@ -81,6 +81,8 @@ static const shs_hardware builtin[] = {
 		.ici_bw = 1.8e11,
 		.ici_latency = 1e-6,
 		.pod = { 16, 20, 28 },   /* 8960 chips (the book, G "8960 chips per pod") */
+		/* G v5p: "The maximum v5p shape is 16x16x24 (6144 chips, 96 cubes)" */
+		.max_slice = { 16, 16, 24 },
 		.wrap_unit = 4,
 		.chips_per_host = 4,     /* host 2x2x1 */
 		.dcn_bw = 6.25e9,        /* DCN egress per TPU (G: 50 Gbps) */

@@ -51,6 +51,7 @@ static const member members[] = {
 	{ "ici_bw", POSITIVE, AT(ici_bw), TPU_ONLY, true },
 	{ "ici_latency", POSITIVE, AT(ici_latency), TPU_ONLY, true },
 	{ "pod", POD, AT(pod), TPU_ONLY, true },
+	{ "max_slice", POD, AT(max_slice), TPU_ONLY, false },
 	{ "wrap_unit", INTEGER, AT(wrap_unit), TPU_ONLY, true },
 	{ "wrap_needs_equal", BOOLEAN, AT(wrap_needs_equal), TPU_ONLY, false },
 	{ "chips_per_host", INTEGER, AT(chips_per_host), TPU_ONLY, true },
@@ -151,10 +152,11 @@ static int set_integer(shs_hardware *h, const member *m, const json_t *v, const 
 	return SHS_OK;
 }
 
-/* "pod": [16, 20, 28]; dims past the list are 1. */
+/* "pod": [16, 20, 28] (or "max_slice"); dims past the list are 1. */
 static int set_pod(shs_hardware *h, const member *m, const json_t *v, const where *w)
 {
 	size_t n = json_is_array(v) ? json_array_size(v) : 0;
+	int64_t *dims = (int64_t *)(void *)((char *)h + m->offset);
 	char want[96];
 
 	snprintf(want, sizeof(want), "a list of 1 to %d integers from 1 to %d", POD_DIMS,
@@ -165,7 +167,7 @@ static int set_pod(shs_hardware *h, const member *m, const json_t *v, const wher
 		if (!int_in(json_array_get(v, d), 1, INT_MAX_VALUE))
 			return bad(w, "member '%s' must be %s; dim %zu is not", m->name, want, d);
 	for (size_t d = 0; d < POD_DIMS; d++)
-		h->pod[d] = d < n ? (int64_t)json_integer_value(json_array_get(v, d)) : 1;
+		dims[d] = d < n ? (int64_t)json_integer_value(json_array_get(v, d)) : 1;
 	return SHS_OK;
 }
 
@@ -216,7 +218,7 @@ static void clear_other_kind(shs_hardware *h)
 		if (members[k].scope != other)
 			continue;
 		if (members[k].kind == POD)
-			memset(h->pod, 0, sizeof(h->pod));
+			memset((char *)h + members[k].offset, 0, sizeof(h->pod));
 		else if (members[k].kind == BOOLEAN)
 			*(bool *)((char *)h + members[k].offset) = false;
 		else if (members[k].kind == RANK)
@@ -242,16 +244,40 @@ static bool has_member(const shs_hardware *h, const member *m)
 	case RANK:
 		return h->torus_rank > 0;
 	case POD:
-		return h->pod[0] > 0;
+		return *(const int64_t *)(const void *)p > 0;
 	case BOOLEAN:
 		return true;
 	}
 	return false;
 }
 
+/* Whether box a fits box b in some orientation (both POD_DIMS long). */
+static bool fits_sorted(const int64_t *a, const int64_t *b)
+{
+	int64_t x[POD_DIMS], y[POD_DIMS];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	for (int i = 1; i < POD_DIMS; i++)
+		for (int j = i; j > 0; j--) {
+			int64_t t;
+			if (x[j - 1] > x[j]) {
+				t = x[j], x[j] = x[j - 1], x[j - 1] = t;
+			}
+			if (y[j - 1] > y[j]) {
+				t = y[j], y[j] = y[j - 1], y[j - 1] = t;
+			}
+		}
+	for (int i = 0; i < POD_DIMS; i++)
+		if (x[i] > y[i])
+			return false;
+	return true;
+}
+
 /* The finished entry: every member its kind needs; a pod of torus_rank dims (pod_len: the
- * length of the list this entry gave, 0 when it gave none). */
-static int check_entry(shs_hardware *h, size_t pod_len, const where *w)
+ * length of the list this entry gave, 0 when it gave none); a max_slice, when there is one, of
+ * as many dims and inside the pod. */
+static int check_entry(shs_hardware *h, size_t pod_len, size_t slice_len, const where *w)
 {
 	if (h->gpu && !(h->dcn_bw > 0) && h->node_egress > 0 && h->node_size > 0)
 		h->dcn_bw = h->node_egress / (double)h->node_size;
@@ -272,6 +298,14 @@ static int check_entry(shs_hardware *h, size_t pod_len, const where *w)
 			return bad(w, "torus_rank %u needs a pod of %u dims, not %lldx%lldx%lld",
 				   h->torus_rank, h->torus_rank, (long long)h->pod[0],
 				   (long long)h->pod[1], (long long)h->pod[2]);
+	if (slice_len && slice_len != h->torus_rank)
+		return bad(w, "member 'max_slice' has %zu dims but torus_rank is %u", slice_len,
+			   h->torus_rank);
+	if (h->max_slice[0] > 0 && !fits_sorted(h->max_slice, h->pod))
+		return bad(w, "member 'max_slice' %lldx%lldx%lld does not fit the pod "
+			   "%lldx%lldx%lld", (long long)h->max_slice[0],
+			   (long long)h->max_slice[1], (long long)h->max_slice[2],
+			   (long long)h->pod[0], (long long)h->pod[1], (long long)h->pod[2]);
 	return SHS_OK;
 }
 
@@ -329,6 +363,7 @@ static int start_entry(shs_hw_catalog *c, const char *name, const json_t *base, 
 static int load_entry(shs_hw_catalog *c, const json_t *obj, where *w)
 {
 	const json_t *name = json_object_get(obj, "name"), *gpu = json_object_get(obj, "gpu"), *v;
+	const json_t *slice = json_object_get(obj, "max_slice");
 	const char *key;
 	shs_hardware *h = NULL;
 	int rc;
@@ -366,7 +401,7 @@ static int load_entry(shs_hw_catalog *c, const json_t *obj, where *w)
 			return rc;
 	}
 	v = json_object_get(obj, "pod");
-	return check_entry(h, v ? json_array_size(v) : 0, w);
+	return check_entry(h, v ? json_array_size(v) : 0, slice ? json_array_size(slice) : 0, w);
 }
 
 static int load_root(shs_hw_catalog *c, const json_t *root, const char *path, shs_err *e)
@@ -442,7 +477,8 @@ static json_t *member_json(const shs_hardware *h, const member *m)
 	case POD:
 		pod = json_array();
 		for (uint32_t d = 0; pod && d < h->torus_rank && d < POD_DIMS; d++)
-			json_array_append_new(pod, json_integer((json_int_t)h->pod[d]));
+			json_array_append_new(pod, json_integer(
+				(json_int_t)((const int64_t *)(const void *)p)[d]));
 		return pod;
 	}
 	return NULL;
@@ -455,7 +491,8 @@ json_t *shs_hw_to_json(const shs_hardware *h)
 
 	for (size_t k = 0; ok && k < N_MEMBERS; k++) {
 		const member *m = &members[k];
-		if (m->scope != BOTH && (m->scope == GPU_ONLY) != h->gpu)
+		if ((m->scope != BOTH && (m->scope == GPU_ONLY) != h->gpu) ||
+		    (!m->required && m->kind == POD && !has_member(h, m)))
 			continue;
 		ok = !json_object_set_new(o, m->name, member_json(h, m));
 	}

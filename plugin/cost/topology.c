@@ -12,14 +12,17 @@
  *
  * Topology (TPU): "AxB" on 2D tori, "AxBxC" on 3D ones, fitting the pod in some orientation.
  * Without a topology, devices (the total; each slice gets devices / slices) picks the standard
- * slice:
- *   3D: a multiple of wrap_unit^3 (64) chips is the most cubic shape of multiples of wrap_unit
- *       (4): the least max/min ratio, then the smallest longest side, sides ascending (64 4x4x4,
- *       128 4x4x8, 256 4x8x8, 8960 16x20x28); a smaller power of two is the most cubic shape of
- *       powers of two, sides above 1 ascending then the 1s (4 2x2x1, 8 2x2x2, 16 2x2x4, 32
- *       2x4x4).
+ * slice, within the largest slice the vendor sells (max_slice; the pod when the catalog gives
+ * none):
+ *   3D: a multiple of wrap_unit^3 (64) chips is the most cubic box of whole wrap_unit cubes
+ *       (4x4x4) that fits that slice: the least max/min ratio, then the smallest longest side,
+ *       sides ascending (64 4x4x4, 128 4x4x8, 256 4x8x8, 768 8x8x12, 4096 16x16x16, 6144
+ *       16x16x24: Google's v5p table); a smaller power of two is the most cubic shape of powers
+ *       of two, sides above 1 ascending then the 1s (4 2x2x1, 8 2x2x2, 16 2x2x4, 32 2x4x4); the
+ *       pod's own chip count is the whole pod (v5p 8960: the book's 16x20x28).
  *   2D: a power of two, the most square shape, short side first (16 4x4, 32 4x8, 128 8x16).
- *   Any other count has no standard slice: give a topology.
+ *   Any other count has no standard slice (v5p 8192: 128 cubes make no box within 16x16x24, nor
+ *   within the pod): the message says exactly which counts are taken; give a topology.
  * Wraparound: on 3D tori (wrap_needs_equal false) every axis wraps when every axis is a multiple
  * of wrap_unit (the slice is made of whole 4x4x4 cubes), none otherwise; on 2D tori an axis
  * wraps only when its size is exactly wrap_unit (16).
@@ -41,19 +44,40 @@ static void sort_dims(int64_t *d, uint32_t rank)
 		}
 }
 
-/* Whether dims fit the pod in some orientation (a pod side of 0 means no limit). */
-static bool fits_pod(const shs_hardware *hw, const int64_t *dims, uint32_t rank)
+/* Whether dims fit box in some orientation (a box side of 0 means no limit). */
+static bool fits_box(const int64_t *box, const int64_t *dims, uint32_t rank)
 {
-	int64_t d[SHS__RANK_MAX], pod[SHS__RANK_MAX];
+	int64_t d[SHS__RANK_MAX], b[SHS__RANK_MAX];
 
 	memcpy(d, dims, rank * sizeof(*d));
-	memcpy(pod, hw->pod, rank * sizeof(*pod));
+	memcpy(b, box, rank * sizeof(*b));
 	sort_dims(d, rank);
-	sort_dims(pod, rank);
+	sort_dims(b, rank);
 	for (uint32_t i = 0; i < rank; i++)
-		if (pod[i] > 0 && d[i] > pod[i])
+		if (b[i] > 0 && d[i] > b[i])
 			return false;
 	return true;
+}
+
+static bool fits_pod(const shs_hardware *hw, const int64_t *dims, uint32_t rank)
+{
+	return fits_box(hw->pod, dims, rank);
+}
+
+/* The box standard slices fit: the largest slice sold, else the pod. */
+static const int64_t *slice_limit(const shs_hardware *hw)
+{
+	return hw->max_slice[0] > 0 ? hw->max_slice : hw->pod;
+}
+
+/* Chips in a box of rank sides. */
+static int64_t box_chips(const int64_t *box, uint32_t rank)
+{
+	int64_t n = 1;
+
+	for (uint32_t i = 0; i < rank; i++)
+		n *= box[i];   /* sides of at most 2^20, rank 3: no overflow */
+	return n;
 }
 
 /* Whether shape (a <= b <= c) is more cubic than the best so far: ratio c/a, then c. */
@@ -66,7 +90,7 @@ static bool more_cubic(const int64_t *shape, const int64_t *best)
 	return lhs < rhs || (lhs == rhs && shape[2] < best[2]);
 }
 
-/* The most cubic a <= b <= c with a*b*c == n, each scaled by unit, fitting the pod. */
+/* The most cubic a <= b <= c with a*b*c == n, each scaled by unit, fitting the largest slice. */
 static bool most_cubic(const shs_hardware *hw, int64_t n, int64_t unit, int64_t best[3])
 {
 	best[0] = best[1] = best[2] = 0;
@@ -75,7 +99,7 @@ static bool most_cubic(const shs_hardware *hw, int64_t n, int64_t unit, int64_t 
 			continue;
 		for (int64_t b = a; a * b * b <= n; b++) {
 			int64_t c = n / (a * b), shape[3] = { a * unit, b * unit, c * unit };
-			if ((n / a) % b || !fits_pod(hw, shape, SHS__RANK_MAX) ||
+			if ((n / a) % b || !fits_box(slice_limit(hw), shape, SHS__RANK_MAX) ||
 			    !more_cubic(shape, best))
 				continue;
 			memcpy(best, shape, sizeof(shape));
@@ -91,6 +115,10 @@ static bool standard_3d(const shs_hardware *hw, int64_t n, int64_t dims[3])
 
 	if (n > SHS__CHIPS_MAX)
 		return false;
+	if (hw->max_slice[0] > 0 && n == box_chips(hw->pod, SHS__RANK_MAX)) {
+		memcpy(dims, hw->pod, 3 * sizeof(*dims));   /* the whole pod */
+		return true;
+	}
 	if (u >= 2 && n % cube == 0)
 		return most_cubic(hw, n / cube, u, dims);
 	if (!is_pow2(n) || (u >= 2 && n > cube) || !most_cubic(hw, n, 1, dims))
@@ -115,7 +143,48 @@ static bool standard_2d(const shs_hardware *hw, int64_t n, int64_t dims[2])
 		a *= 2;
 	dims[0] = a;
 	dims[1] = n / a;
-	return fits_pod(hw, dims, 2);
+	return fits_box(slice_limit(hw), dims, 2);
+}
+
+/* What --devices takes on hw, exactly (the rule in the top comment), into buf. */
+static void standard_counts(const shs_hardware *hw, char *buf, size_t cap)
+{
+	const int64_t *lim = slice_limit(hw);
+	int64_t u = hw->wrap_unit, cube = u * u * u, l[SHS__RANK_MAX], dims[SHS__RANK_MAX];
+	int64_t biggest = 0;
+	char box[SHS__TOPO_TEXT_MAX], pod[SHS__TOPO_TEXT_MAX], small[SHS__TOPO_TEXT_MAX] = "";
+	size_t used;
+
+	shs__shape_text(lim, hw->torus_rank, box, sizeof(box));
+	shs__shape_text(hw->pod, hw->torus_rank, pod, sizeof(pod));
+	if (hw->torus_rank != SHS__RANK_MAX) {
+		for (int64_t n = 1; n <= SHS__CHIPS_MAX && standard_2d(hw, n, dims); n *= 2)
+			biggest = n;
+		snprintf(buf, cap, "a power of two from 1 to %" PRId64 " (1x1 to %s)", biggest,
+			 box);
+		return;
+	}
+	if (u < 2 || u > SHS__WRAP_UNIT_MAX) {
+		snprintf(buf, cap, "a power of two whose most cubic shape fits %s", box);
+		return;
+	}
+	for (int64_t n = 1; n < cube && standard_3d(hw, n, dims); n *= 2)
+		biggest = n;
+	if (biggest) {
+		standard_3d(hw, biggest, dims);
+		shs__shape_text(dims, SHS__RANK_MAX, small, sizeof(small));
+	}
+	memcpy(l, lim, sizeof(l));
+	sort_dims(l, SHS__RANK_MAX);
+	used = (size_t)snprintf(buf, cap, "a power of two up to %" PRId64 " (%s), or a multiple "
+				"of %" PRId64 " that whole %" PRId64 "x%" PRId64 "x%" PRId64 " cubes "
+				"fill as a box within %s (%" PRId64 " x a x b x c, a <= %" PRId64
+				", b <= %" PRId64 ", c <= %" PRId64 ": up to %" PRId64 " chips)",
+				biggest, small, cube, u, u, u, box, cube, l[0] / u, l[1] / u,
+				l[2] / u, box_chips(l, SHS__RANK_MAX) / cube * cube);
+	if (hw->max_slice[0] > 0 && used < cap)
+		snprintf(buf + used, cap - used, ", or %" PRId64 " (the whole pod, %s)",
+			 box_chips(hw->pod, SHS__RANK_MAX), pod);
 }
 
 /* Parses "AxB[xC]" into dims; the rank found goes to *rank. */
@@ -162,12 +231,13 @@ static int tpu_shape(const shs_hardware *hw, const shs_cluster_spec *spec, int64
 					  PRId64 " equal slices", spec->devices, slices);
 		ok = hw->torus_rank == SHS__RANK_MAX ? standard_3d(hw, n, dims) :
 		     standard_2d(hw, n, dims);
-		if (!ok)
+		if (!ok) {
+			char counts[SHS_ERRMSG_MAX / 2];
+			standard_counts(hw, counts, sizeof(counts));
 			return shs_seterr(e, SHS_EINVAL, "%s has no standard slice of %" PRId64
-					  " chips (pod %s; %s); give a topology", hw->name, n, pod,
-					  hw->torus_rank == SHS__RANK_MAX ?
-					  "a multiple of 64 or a power of two up to 32" :
-					  "a power of two");
+					  " chips: standard slices are %s; give a topology",
+					  hw->name, n, counts);
+		}
 		return SHS_OK;
 	}
 	rc = parse_topology(spec->topology, dims, &rank, e);

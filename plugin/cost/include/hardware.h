@@ -35,7 +35,9 @@ typedef struct shs_hardware {
 	uint32_t torus_rank;          /* 2 (v5e, v6e) or 3 (v4p, v5p, 7x) */
 	double ici_bw;                /* per axis per chip, bidirectional (the book's W_ici) */
 	double ici_latency;           /* per hop */
-	int64_t pod[3];               /* the largest slice, e.g. 16x20x28 */
+	int64_t pod[3];               /* the whole pod, e.g. 16x20x28 (a topology must fit it) */
+	int64_t max_slice[3];         /* the largest slice the vendor sells, e.g. v5p 16x16x24;
+				       * {0}: the pod (standard slices of --devices fit it) */
 	int64_t wrap_unit;            /* an axis wraps when its size is a multiple of this (4 on
 				       * v4p/v5p/7x cubes), or equals it (16 on v5e/v6e) */
 	bool wrap_needs_equal;        /* v5e/v6e: only an axis of exactly wrap_unit wraps */
@@ -73,13 +75,13 @@ const shs_hardware *shs_hw_find(const shs_hw_catalog *c, const char *name);
 /* Reads a JSON file: {"hardware": [{"name": "v5p", "hbm_bw": 3e12, ...}, ...]}: an entry whose
  * name exists overrides the members it gives (the rest stay), a new name adds an entry (from
  * "base": NAME when given, else all zero and every required member must be there). Members are
- * the field names of shs_hardware, flops as "flops_bf16", "flops_fp8", "flops_fp32", pod as a
- * list. Errors give path:LINE:COL for syntax and the member for values. Returns SHS_OK, SHS_EIO,
+ * the field names of shs_hardware, flops as "flops_bf16", "flops_fp8", "flops_fp32",
+ * "flops_int8", pod and max_slice as lists. Errors give path:LINE:COL for syntax and the member for values. Returns SHS_OK, SHS_EIO,
  * SHS_EPARSE or SHS_EINVAL; c is unchanged on error. */
 int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e);
 
 /* Entry h as a new JSON object with the members a hardware file takes (name, gpu, flops_bf16,
- * flops_fp8, flops_fp32, flops_int8, hbm_bytes, hbm_bw, then the TPU or the GPU members, then
+ * flops_fp8, flops_fp32, flops_int8, hbm_bytes, hbm_bw, then the TPU or the GPU members (max_slice only when set), then
  * dcn_bw), in that order: {"hardware": [it]} loads back as the same entry. Caller releases;
  * NULL when out of memory. */
 struct json_t;
