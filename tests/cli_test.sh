@@ -158,6 +158,47 @@ has "$tmp/err" "x.pb"
 [ -e "$tmp/no/such/dir/x.pb" ] && bad "gen left output in a missing directory" || ok
 ls -A "$tmp" | grep -q '^\.' && bad "gen left temporary files behind" || ok
 
+# hardware: the catalog as a table, one entry in full, JSON that loads back, unknown names
+expect 0 "$ss" hardware --help
+has "$tmp/out" "--hardware-file"
+expect 0 "$ss" --help
+has "$tmp/out" "hardware [NAME]"
+expect 0 "$ss" hardware
+for name in v4p v5e v5p v6e 7x a100 h100 h200 b200 gb200-nvl72; do has "$tmp/out" "$name"; done
+[ "$(grep -c ' [TG]PU ' "$tmp/out")" = 10 ] && ok || bad "hardware table lacks rows: $(cat "$tmp/out")"
+expect 0 "$ss" hardware TPU-V5P
+has "$tmp/out" "102005473280 bytes (95.00 GiB"
+has "$tmp/out" "largest slice   16x16x24 (6144 chips)"
+has "$tmp/out" "pod             16x20x28 (8960 chips)"
+has "$tmp/out" "peak fp8        4.59e+14 FLOP/s (459 TFLOP/s), the bf16 rate"
+expect 0 "$ss" hardware gb200 --json
+for key in '"name": "gb200-nvl72"' '"gpu": true' '"flops_bf16": 2.5e15' '"hbm_bytes": 186000000000' \
+	'"node_size": 72' '"gpu_egress":' '"node_egress":' '"dcn_bw":'; do
+	has "$tmp/out" "$key"
+done
+# the JSON is a hardware file: renamed, it loads back as an equal entry
+expect 0 "$ss" hardware v5p --json
+sed 's/"name": "v5p"/"name": "v5p-copy"/' "$tmp/out" >"$tmp/hw-copy.json"
+expect 0 "$ss" hardware v5p-copy --hardware-file "$tmp/hw-copy.json"
+sed 's/v5p-copy/v5p/' "$tmp/out" >"$tmp/hw-copy.txt"
+expect 0 "$ss" hardware v5p
+if cmp -s "$tmp/out" "$tmp/hw-copy.txt"; then ok; else bad "hardware --json does not load back as the same entry"; fi
+printf '{"hardware": [{"name": "v5p", "hbm_bytes": 1e11}]}\n' >"$tmp/hw-over.json"
+expect 0 "$ss" hardware v5p --hardware-file "$tmp/hw-over.json" --json
+has "$tmp/out" '"hbm_bytes": 100000000000'
+expect 1 "$ss" hardware v9
+has "$tmp/err" "unknown hardware 'v9' (known: v4p, v5e, v5p, v6e, 7x, a100, h100, h200, b200, gb200-nvl72)"
+[ -s "$tmp/out" ] && bad "hardware printed output for an unknown name" || ok
+expect 1 "$ss" hardware --hardware-file "$tmp/missing.json"
+has "$tmp/err" "missing.json"
+expect 2 "$ss" hardware v5p h100
+expect 2 "$ss" hardware --bogus
+
+# --devices: what the refusal says is what is taken
+expect 2 "$ss" evaluate "$mha" --hardware v5p --devices 8192 --mesh data=8192 --plan dp
+has "$tmp/err" "v5p has no standard slice of 8192 chips: standard slices are"
+has "$tmp/err" "within 16x16x24"
+
 # every preset at its published size, unrolled (protobuf) and scanned (text), agrees with info;
 # under sanitizers at its published width with 3 layers (the normal build runs every layer: up
 # to 126 unrolled)

@@ -23,6 +23,8 @@ static const char usage[] =
 	"                   the XLA sharding annotations\n"
 	"  evaluate IN --hardware NAME --topology AxBxC --mesh AXIS=N@PHYS,... --plan NAME\n"
 	"                   predict the step time, exposed communication and memory of a plan\n"
+	"  hardware [NAME]  the hardware catalog: every entry as a table, or NAME in full (peaks per\n"
+	"                   width, HBM, links, latencies, pod, hosts, DCN; --json, --hardware-file)\n"
 	"  explain IN --mesh AXIS=N,... --op NAME\n"
 	"                   the candidates every strategy plugin proposes for one instruction\n"
 	"  gen PRESET -o OUT  write the training step of a transformer preset (or --config\n"
@@ -43,6 +45,7 @@ static const struct command {
 	{ "annotate", shs_cmd_annotate },
 	{ "explain", shs_cmd_explain },
 	{ "evaluate", shs_cmd_evaluate },
+	{ "hardware", shs_cmd_hardware },
 };
 
 bool shs_cli_format(const char *s, shs_format *fmt)
