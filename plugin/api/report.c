@@ -136,8 +136,8 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "mesh            %s\n", describe);
 	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
 	       shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
-	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s, ev->bound,
-	       100 * ev->mfu);
+	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
+		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
 	       ev->hbm_bytes / GIB, ev->fits ? "fits" : "does not fit");
 	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);

@@ -15,8 +15,8 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 
 	shs_cluster_describe(c, describe, sizeof(describe));
 	fprintf(out, "cluster         %s\n", describe);
-	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%\n", ev->step_time_s,
-		ev->bound, 100 * ev->mfu);
+	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
+		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
 		ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
 	fprintf(out, "communication   %.4g s in all, %.4g s exposed:", ev->comm_s,
@@ -66,6 +66,8 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "exposed_comm_total_s", json_real(ev->exposed_comm_s));
 	json_object_set_new(o, "bound", json_string(ev->bound));
 	json_object_set_new(o, "mfu", json_real(ev->mfu));
+	json_object_set_new(o, "hfu", json_real(ev->hfu));
+	json_object_set_new(o, "model_flops_per_device", json_real(ev->model_flops));
 	json_object_set_new(o, "flops_per_device", json_real(ev->flops));
 	json_object_set_new(o, "memory_bytes_per_device", json_real(ev->memory_bytes));
 	json_object_set_new(o, "params_bytes", json_real(ev->params_bytes));

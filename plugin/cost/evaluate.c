@@ -109,17 +109,20 @@ double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_ps
 	return shs_spec_local_bytes(from, a, mesh);
 }
 
-/* Puts a site's time on its segment: on each of its axes' link streams, or blocking; a weight
- * gather also counts as prefetchable. */
+/* Puts a site's time on its segment: on each of its axes' link streams, or blocking (booked to
+ * the one axis that bounds it, shs__wait_axis); a weight gather also counts as prefetchable. */
 static void charge(evaluator *x, segment *seg, const shs_eval_coll *s, bool weight)
 {
+	uint32_t one = s->overlapped ? SHS_MESH_MAX_AXES :
+		       shs__wait_axis(x->c, s->kind, s->axes_mask, s->bytes, SHS_MESH_MAX_AXES);
+
 	x->ev->comm_s += s->time_s;
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
 		if (!(s->axes_mask & (1u << a)))
 			continue;
 		if (s->overlapped)
 			seg->overlapped[a] += s->time_s;
-		else
+		else if (a == one)
 			seg->blocking_axis[a] += s->time_s;
 		if (s->overlapped && weight)
 			seg->weights[a] += s->time_s;
@@ -202,6 +205,10 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	seg->compute += (t_flops > t_hbm ? t_flops : t_hbm) * count;
 	x->ev->flops_s += t_flops * count;
 	x->ev->hbm_s += t_hbm * count;
+	if (t_flops >= t_hbm)
+		x->ev->flop_bound_s += t_flops * count;
+	else
+		x->ev->hbm_bound_s += t_hbm * count;
 	x->ev->flops += d->flops * count;
 	own_collectives(x, seg, in, d, count);
 	if (!shs__reshards_at(&x->edges, comp, c, i))
@@ -248,28 +255,40 @@ static void prefetch(evaluator *x, segment *seg)
 /* Closes a segment: adds its time to the step and splits its exposure over its sites. */
 static void close_segment(evaluator *x, segment *seg)
 {
-	double comm = 0, exposed;
+	double comm = 0, exposed, waited = 0;
+	uint32_t longest = SHS_MESH_MAX_AXES;
 
 	prefetch(x, seg);
 	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
-		if (seg->overlapped[a] > comm)
+		if (seg->overlapped[a] > comm) {
 			comm = seg->overlapped[a];
+			longest = a;
+		}
 	exposed = comm > seg->compute ? comm - seg->compute : 0;
 	memmove(&x->slack[1], &x->slack[0], (SHS_MAX_PREFETCH - 1) * sizeof(x->slack[0]));
 	x->slack[0] = seg->compute > comm ? seg->compute - comm : 0;
 	x->ev->compute_s += seg->compute;
 	x->ev->step_time_s += seg->compute + exposed + seg->blocking;
-	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++) {
-		double own = seg->overlapped[a] > seg->compute ?
-			     seg->overlapped[a] - seg->compute : 0;
-		x->ev->exposed_by_axis[a] += own + seg->blocking_axis[a];
+	/* the segment waits for its longest link stream: its exposure is that axis's alone (the
+	 * other axes ran under it); each blocking collective is on the axis that bounds it */
+	x->ev->exposed_comm_s += exposed + seg->blocking;
+	if (longest < x->c->mesh.n_axes)
+		x->ev->exposed_by_axis[longest] += exposed;
+	for (uint32_t a = 0; a < x->c->mesh.n_axes; a++)
+		x->ev->exposed_by_axis[a] += seg->blocking_axis[a];
+	/* the segment's exposure goes to the overlapped sites of the axis it waited on, by their
+	 * times (the other axes' sites ran under it) */
+	for (uint32_t k = seg->first_coll; k < x->n_colls; k++) {
+		const shs_eval_coll *s = &x->colls[k];
+		if (s->overlapped && longest < x->c->mesh.n_axes && (s->axes_mask & (1u << longest)))
+			waited += s->time_s;
 	}
 	for (uint32_t k = seg->first_coll; k < x->n_colls; k++) {
 		shs_eval_coll *s = &x->colls[k];
 		if (!s->overlapped)
 			s->exposed_s = s->time_s;
-		else if (comm > 0)
-			s->exposed_s = exposed * s->time_s / comm;
+		else if (waited > 0 && (s->axes_mask & (1u << longest)))
+			s->exposed_s = exposed * s->time_s / waited;
 	}
 }
 
@@ -313,19 +332,128 @@ static int cmp_sites(const void *a, const void *b)
 	return strcmp(x->where, y->where);
 }
 
-/* MFU and the bound from the figures (ev->model_flops already set). */
+/* MFU, HFU and the bound from the figures (ev->model_flops already set): the bound is what the
+ * critical path (the compute stream) spent its time on: waiting for collectives (2 % of the
+ * compute or more), else HBM-bound or FLOP-bound instructions, the longer. Recomputation
+ * (remat_s, in compute_s) counts with the instructions it repeats, in their shares. */
 static void finish(evaluator *x)
 {
 	shs_eval *ev = x->ev;
+	double base = ev->flop_bound_s + ev->hbm_bound_s;
+	double hbm = ev->hbm_bound_s, flop = ev->flop_bound_s;
 
-	ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
+	if (base > 0) {
+		hbm += ev->remat_s * ev->hbm_bound_s / base;
+		flop += ev->remat_s * ev->flop_bound_s / base;
+	}
 	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * x->peak) : 0;
+	ev->hfu = ev->step_time_s > 0 ? ev->flops / (ev->step_time_s * x->peak) : 0;
 	if (ev->exposed_comm_s >= COMM_BOUND_SHARE * ev->compute_s)
 		ev->bound = "communication";
-	else if (ev->hbm_s > ev->flops_s)
+	else if (hbm > flop)
 		ev->bound = "memory bandwidth";
 	else
 		ev->bound = "compute";
+}
+
+/* A dot of attention (scores, context, and their gradients): batch dimensions (batch, heads)
+ * and the sequence twice, a free dimension of one side as long as a free one of the other or as
+ * the contraction (query against key positions). Weight matmuls and their gradients have no
+ * batch dimensions; an expert's has one but no such pair unless its sizes happen to agree. */
+static bool attention_dot(const shs_computation *c, const shs_instr *in)
+{
+	const shs_dot_dims *dd = in->dot;
+	const shs_shape *side[2];
+	int64_t contract = 0;
+
+	if (!dd || !dd->lhs_batch.n || in->n_operands < 2 || !dd->lhs_contracting.n ||
+	    in->operands[0] >= c->n_instrs || in->operands[1] >= c->n_instrs)
+		return false;
+	side[0] = &c->instrs[in->operands[0]]->shape;
+	side[1] = &c->instrs[in->operands[1]]->shape;
+	if (dd->lhs_contracting.v[0] >= 0 && (uint64_t)dd->lhs_contracting.v[0] < side[0]->rank)
+		contract = side[0]->dims[dd->lhs_contracting.v[0]];
+	for (uint32_t s = 0; s < 2; s++) {
+		const shs_i64s *batch = s ? &dd->rhs_batch : &dd->lhs_batch;
+		const shs_i64s *con = s ? &dd->rhs_contracting : &dd->lhs_contracting;
+		for (uint32_t d = 0; d < side[s]->rank; d++) {
+			int64_t n = side[s]->dims[d];
+			bool free_dim = true;
+			for (uint32_t k = 0; k < batch->n; k++)
+				free_dim = free_dim && batch->v[k] != (int64_t)d;
+			for (uint32_t k = 0; k < con->n; k++)
+				free_dim = free_dim && con->v[k] != (int64_t)d;
+			if (!free_dim || n <= 1)
+				continue;
+			if (n == contract)
+				return true;
+			for (uint32_t e = 0; s == 0 && e < side[1]->rank; e++) {
+				bool other_free = true;
+				for (uint32_t k = 0; k < dd->rhs_batch.n; k++)
+					other_free = other_free && dd->rhs_batch.v[k] != (int64_t)e;
+				for (uint32_t k = 0; k < dd->rhs_contracting.n; k++)
+					other_free = other_free &&
+						     dd->rhs_contracting.v[k] != (int64_t)e;
+				if (other_free && side[1]->dims[e] == n)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The model's FLOPs of the module (the MFU numerator), computations callees first: every dot
+ * once per execution (while bodies times their trip count, a conditional's dearest branch), the
+ * attention dots halved. The field's definition, 6 x matmul parameters x tokens + the attention
+ * term, needs the model's configuration; the module holds its dots instead, and a step's dots
+ * are exactly 6 x (matmul parameters) x tokens plus attention's 12 x layers x heads x head_dim x
+ * seq x tokens (scores and context, forward and backward). A causal mask halves the useful
+ * attention work: MaxText's calculate_tflops_training_per_device (src/maxtext/utils/
+ * maxtext_utils.py: "Divide attention flops by 2 due to causal mask", after Megatron-LM and
+ * NeMo) and the book ("A causal mask halves the useful FLOPs") count 6 x ..., so attention dots
+ * count half. The module has no recomputation (remat is the evaluator's policy). -1 when out of
+ * memory. */
+static double model_dot_flops(const shs_module *m)
+{
+	double *done = calloc(m->n_comps + 1, sizeof(*done)), total = -1;
+
+	if (!done)
+		return -1;
+	for (uint32_t k = 0; k < m->n_comps; k++) {
+		const shs_computation *c = m->comps[k];
+		for (uint32_t j = 0; j < c->n_instrs; j++) {
+			const shs_instr *in = c->instrs[j];
+			double best = 0, scale = 1;
+			int64_t trips;
+			if (in->op == SHS_OP_DOT) {
+				done[k] += shs_dot_flops(c, in) * (attention_dot(c, in) ? 0.5 : 1);
+				continue;
+			}
+			if (in->op != SHS_OP_WHILE && in->op != SHS_OP_CONDITIONAL &&
+			    in->op != SHS_OP_CALL && in->op != SHS_OP_FUSION &&
+			    in->op != SHS_OP_ASYNC_START)
+				continue;
+			if (in->op == SHS_OP_WHILE && shs_while_trip_count(m, c, in, &trips))
+				scale = (double)trips;
+			for (uint32_t b = 0; b < in->n_called && !(in->op == SHS_OP_WHILE && b > 0);
+			     b++) {
+				uint32_t callee = in->called[b];
+				if (callee >= k)
+					continue;   /* not verified: no recursion, no loop */
+				if (in->op == SHS_OP_CONDITIONAL)
+					best = done[callee] > best ? done[callee] : best;
+				else
+					done[k] += scale * done[callee];
+			}
+			done[k] += best;
+		}
+		if (c == shs_module_entry(m)) {
+			total = done[k];
+			break;
+		}
+	}
+	free(done);
+	return total;
 }
 
 /* Hands the collective sites to ev, largest first. */
@@ -412,7 +540,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, out,
 					      e);
 	}
-	out->model_flops = shs_comp_dot_flops(m, shs_module_entry(m), NULL) / (double)c->devices;
+	out->model_flops = model_dot_flops(m) / (double)c->devices;
+	if (out->model_flops < 0 && rc == SHS_OK)
+		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	base = *out;
 	for (; rc == SHS_OK; policy = (shs_remat)(policy + 1)) {
 		rc = with_remat(&x, &base, policy, e);

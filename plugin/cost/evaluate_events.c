@@ -33,27 +33,29 @@ static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uin
 {
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
 	double dur = shs_coll_time(s->c, kind, mask, v);
+	uint32_t blocker = SHS_MESH_MAX_AXES;
 
 	if (s->recording && t < s->min_start)
 		s->min_start = t;
 
-	if (s->rc == SHS_OK &&
-	    shs__links_place(s->link, s->c->mesh.n_axes, mask, t, dur, &out.t) != SHS_OK)
+	if (s->rc == SHS_OK && shs__links_place(s->link, s->c->mesh.n_axes, mask, t, dur, &out.t,
+						&blocker) != SHS_OK)
 		s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+	out.axis = shs__wait_axis(s->c, kind, mask, v, blocker);
 	if (out.t > s->tail.t)
 		s->tail = out;
 	return out;
 }
 
-/* Charges w seconds of waiting to the axes and the site of collective a (and records it while
- * a loop trip is recorded). */
+/* Charges w seconds of waiting to the one axis whose link the stream waited on and to the site
+ * of collective a (and records it while a loop trip is recorded). A wait is booked once: a
+ * collective over two axes does not expose its wait twice. */
 static void charge(sim *s, const avail *a, double w)
 {
-	for (uint32_t x = 0; x < s->c->mesh.n_axes; x++)
-		if (a->mask & (1u << x))
-			s->exposed[x] += w;
-	if (!a->mask)
+	if (!a->mask || !(w > 0))
 		return;
+	if (a->axis < s->c->mesh.n_axes)
+		s->exposed[a->axis] += w;
 	s->waits[a->comp][a->instr] += w;
 	if (!s->recording)
 		return;
@@ -372,13 +374,16 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 			charge(&s, &s.tail, s.tail.t - end);
 			end = s.tail.t;
 		}
-		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+		/* the exposure is the stream's waits, booked one axis each: summed from them it
+		 * is never negative (step time - compute time, two sums of the same compute in
+		 * different orders, can be -1e-10 s) */
+		ev->exposed_comm_s = 0;
+		for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
 			ev->exposed_by_axis[a] = s.exposed[a];
+			ev->exposed_comm_s += s.exposed[a];
+		}
 		ev->step_time_s = end + ev->remat_s;
 		ev->trips_skipped = s.skipped;
-		ev->exposed_comm_s = ev->step_time_s - ev->compute_s;
-		if (ev->exposed_comm_s < 0)
-			ev->exposed_comm_s = 0;
 		rc = site_exposure(&s, ev, e);
 	}
 	for (uint32_t a = 0; a < SHS_MESH_MAX_AXES; a++)

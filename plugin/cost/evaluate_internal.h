@@ -54,10 +54,16 @@ typedef struct shs__link {
 	double floor;     /* nothing starts before this (older intervals were forgotten) */
 } shs__link;
 /* Places dur seconds of transfer on the links of the axes in mask, in their earliest common
- * idle time from t on (in pieces around what is already placed); *end gets when it finishes.
- * SHS_OK or SHS_ENOMEM. */
+ * idle time from t on (in pieces around what is already placed); *end gets when it finishes,
+ * *blocker (may be NULL) the axis whose earlier traffic delayed it last (SHS_MESH_MAX_AXES
+ * when none did). SHS_OK or SHS_ENOMEM. */
 int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
-		     double *end);
+		     double *end, uint32_t *blocker);
+/* The one axis a wait for a collective of kind over mask (V = bytes) is booked to: blocker
+ * when it is in mask, else the axis of mask whose links alone would take longest (the slowest
+ * link bounds the transfer), the first of equals. SHS_MESH_MAX_AXES for an empty mask. */
+uint32_t shs__wait_axis(const shs_cluster *c, int kind, uint32_t mask, double bytes,
+			uint32_t blocker);
 void shs__link_free(shs__link *l);
 
 /* Loops in steady state (evaluate_loop.c): a window of a timeline, copied and compared. */

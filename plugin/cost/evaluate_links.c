@@ -1,4 +1,5 @@
-/* Link timelines: the busy intervals of each mesh axis's links, filled earliest gap first.
+/* Link timelines: the busy intervals of each mesh axis's links, filled earliest gap first, and
+ * the one axis a wait is booked to.
  *
  * A collective runs on the links of all its axes at once. It is placed in the earliest time,
  * from when its input is ready, that all those links are idle, in pieces when the idle time
@@ -82,14 +83,17 @@ static int mark(shs__link *l, double a, double b)
 }
 
 int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
-		     double *end)
+		     double *end, uint32_t *blocker)
 {
 	double cursor = t, left = dur;
+	uint32_t last = SHS_MESH_MAX_AXES;
 	int rc = SHS_OK;
 
 	for (uint32_t a = 0; a < n_axes; a++)
-		if ((mask & (1u << a)) && links[a].floor > cursor)
+		if ((mask & (1u << a)) && links[a].floor > cursor) {
 			cursor = links[a].floor;
+			last = a;
+		}
 	while (left > EPS && rc == SHS_OK) {
 		double gap = -1;
 		bool busy = true;
@@ -102,6 +106,7 @@ int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t,
 				    links[a].lo[k] <= cursor + EPS) {
 					cursor = links[a].hi[k];
 					busy = true;
+					last = a;
 				}
 			}
 		}
@@ -120,7 +125,30 @@ int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t,
 		left -= gap;
 	}
 	*end = cursor;
+	if (blocker)
+		*blocker = last;
 	return rc;
+}
+
+uint32_t shs__wait_axis(const shs_cluster *c, int kind, uint32_t mask, double bytes,
+			uint32_t blocker)
+{
+	uint32_t best = SHS_MESH_MAX_AXES;
+	double slowest = -1;
+
+	if (blocker < c->mesh.n_axes && (mask & (1u << blocker)))
+		return blocker;
+	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
+		double t;
+		if (!(mask & (1u << a)))
+			continue;
+		t = shs_coll_time(c, kind, 1u << a, bytes);
+		if (t > slowest) {
+			slowest = t;
+			best = a;
+		}
+	}
+	return best;
 }
 
 void shs__link_free(shs__link *l)

@@ -7,11 +7,13 @@
 
 enum { SHS__MAX_LAYERS_BACK = 17 };
 
-/* When a value is usable, and the collective that made it that late: its axes (0: none) and
- * its site (the instruction it is listed at). */
+/* When a value is usable, and the collective that made it that late: its axes (0: none), the
+ * one axis a wait for it is booked to (shs__wait_axis) and its site (the instruction it is
+ * listed at). */
 typedef struct shs__avail {
 	double t;
 	uint32_t mask;
+	uint32_t axis;
 	uint32_t comp, instr;
 } shs__avail;
 

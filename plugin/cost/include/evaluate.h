@@ -60,15 +60,24 @@ typedef struct shs_eval {
 					   * per op */
 	double flops_s, hbm_s;            /* its two parts summed separately */
 	double comm_s;                    /* all collectives, if they ran alone */
-	double exposed_comm_s;            /* step time - compute time */
-	double exposed_by_axis[SHS_MESH_MAX_AXES];
-	double flops;                     /* per device per step (local, loops counted) */
-	double model_flops;               /* the graph's dot FLOPs / devices */
+	double exposed_comm_s;            /* the compute stream's waits for collectives: step time
+					   * - compute time, summed from the waits (never < 0) */
+	double exposed_by_axis[SHS_MESH_MAX_AXES]; /* each wait on one axis: the one whose link
+						    * it waited on; they sum to exposed_comm_s */
+	double flops;                     /* per device per step (local, loops counted, with
+					   * recomputation: the hardware's FLOPs) */
+	double model_flops;               /* the model's FLOPs per device: the graph's dot FLOPs
+					   * (no recomputation) with attention's halved (causal),
+					   * / devices (evaluate.c) */
 	double remat_s;                   /* compute added by recomputation (in compute_s) */
 	double mfu;                       /* model_flops / (step time * peak bf16) */
-	const char *bound;                /* "communication" when the exposed communication is 2 %
-					   * of the compute time or more, else "memory bandwidth"
-					   * when HBM time exceeds FLOP time, else "compute" */
+	double hfu;                       /* flops / (step time * peak bf16) */
+	double flop_bound_s, hbm_bound_s; /* compute_s split by what bound each instruction:
+					   * FLOPs or HBM bytes (the critical path's compute) */
+	const char *bound;                /* what the critical path waited on most: "communication"
+					   * when the stream's waits are 2 % of the compute time or
+					   * more, else "memory bandwidth" when HBM-bound instructions
+					   * take longer than FLOP-bound ones, else "compute" */
 	/* memory per device */
 	double memory_bytes;              /* peak live bytes */
 	double state_bytes;               /* the entry parameters (weights, mu, nu, step, batch) */
