@@ -1,6 +1,7 @@
 /* Helpers shared by the built-in strategy plugins: specs, enumeration, partial sums, labels. */
 #include "common.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,6 +109,23 @@ int sc_axis_dim(const shs_pspec *s, uint32_t axis)
 	return -1;
 }
 
+bool sc_split_shrinks(int64_t size, int64_t shards, int64_t n)
+{
+	if (size <= 0 || shards <= 0 || n <= 1 || shards > INT64_MAX / n)
+		return false;
+	return (size + shards * n - 1) / (shards * n) < (size + shards - 1) / shards;
+}
+
+void sc_mark_padded(shs_pspec *s, const shs_pshape *shape, const shs_pmesh *mesh)
+{
+	s->padded = false;
+	if (shape->type == SHS_PTYPE_TUPLE)
+		return;
+	for (uint32_t d = 0; d < s->rank && d < shape->rank; d++)
+		if (!dim_divides(shape->dims[d], &s->dims[d], mesh))
+			s->padded = true;
+}
+
 double sc_local_elems(const shs_pshape *shape, const shs_pspec *s, const shs_pmesh *mesh)
 {
 	double elems = 1.0;
@@ -153,6 +171,7 @@ typedef struct assign_walk {
 	uint32_t n_slots;
 	const int64_t *sizes;
 	const uint64_t *allowed;
+	const uint64_t *pad;
 	const shs_pmesh *mesh;
 	sc_assign_fn fn;
 	void *user;
@@ -172,9 +191,12 @@ static bool slot_takes(const assign_walk *w, uint32_t s, uint32_t a, int64_t n)
 	size = w->sizes[s];
 	if (size == 0)
 		return true;
-	if (size < 0 || w->prod[s] > size / n)
+	if (size < 0)
 		return false;
-	return size % (w->prod[s] * n) == 0;
+	if (w->prod[s] <= size / n && size % (w->prod[s] * n) == 0)
+		return true;
+	/* XLA pads a dim that does not divide: offered where a hint put the axis */
+	return w->pad && (w->pad[a] & ((uint64_t)1 << s)) && sc_split_shrinks(size, w->prod[s], n);
 }
 
 /* Places axis a and the ones after it in every way, then calls back. */
@@ -214,6 +236,13 @@ static int assign_from(assign_walk *w, uint32_t a)
 int sc_enum_assign(uint32_t n_slots, const int64_t *sizes, const uint64_t *allowed,
 		   const shs_pmesh *mesh, sc_assign_fn fn, void *user)
 {
+	return sc_enum_assign_padded(n_slots, sizes, allowed, NULL, mesh, fn, user);
+}
+
+int sc_enum_assign_padded(uint32_t n_slots, const int64_t *sizes, const uint64_t *allowed,
+			  const uint64_t *pad, const shs_pmesh *mesh, sc_assign_fn fn,
+			  void *user)
+{
 	assign_walk w;
 
 	if (n_slots > SC_MAX_SLOTS || mesh->n_axes > SHS_PLUGIN_MAX_AXES)
@@ -222,6 +251,7 @@ int sc_enum_assign(uint32_t n_slots, const int64_t *sizes, const uint64_t *allow
 	w.n_slots = n_slots;
 	w.sizes = sizes;
 	w.allowed = allowed;
+	w.pad = pad;
 	w.mesh = mesh;
 	w.fn = fn;
 	w.user = user;
@@ -274,6 +304,13 @@ uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 			  const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
 			  sc_psum *out)
 {
+	return sc_psum_variants_padded(result, partial, shape, mesh, with_cm, 0, out);
+}
+
+uint32_t sc_psum_variants_padded(const shs_pspec *result, const shs_pdim *partial,
+				 const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
+				 uint64_t pad_dims, sc_psum *out)
+{
 	uint32_t n = 0;
 
 	if (partial->n == 0)
@@ -293,8 +330,14 @@ uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 		dim = &out[n].result.dims[d];
 		memcpy(&dim->axes[dim->n], partial->axes, partial->n);
 		dim->n = (uint8_t)(dim->n + partial->n);
-		if (!dim_divides(shape->dims[d], dim, mesh))
-			continue;
+		if (!dim_divides(shape->dims[d], dim, mesh)) {
+			if (!(pad_dims & ((uint64_t)1 << d)) ||
+			    !sc_split_shrinks(shape->dims[d],
+					      sc_dim_shards(&result->dims[d], mesh),
+					      sc_dim_shards(partial, mesh)))
+				continue;
+			out[n].result.padded = true;
+		}
 		rs_suffix(out[n].suffix, d);
 		n++;
 		if (!with_cm)

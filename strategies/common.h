@@ -39,6 +39,15 @@ uint32_t sc_axes_mask(const shs_pspec *s);
 /* The dim of s that holds mesh axis `axis`, or -1 when none does. */
 int sc_axis_dim(const shs_pspec *s, uint32_t axis);
 
+/* Whether a dim of `size` elements split `shards` ways (> 0) then `n` more ways (> 0) holds
+ * fewer elements per device than before: ceil(size / (shards * n)) < ceil(size / shards). A
+ * split that does not divide is padded by XLA's partitioner (each device holds the ceil, the
+ * last ones padding or nothing); it is worth offering only when it shrinks the piece. */
+bool sc_split_shrinks(int64_t size, int64_t shards, int64_t n);
+
+/* Sets s->padded to whether some dim of the array shape does not divide by its axes' sizes. */
+void sc_mark_padded(shs_pspec *s, const shs_pshape *shape, const shs_pmesh *mesh);
+
 /* Elements per device of an array shape under s (each dim divided by its axes' sizes, rounded
  * up when it does not divide). s must have the shape's rank and existing axes. */
 double sc_local_elems(const shs_pshape *shape, const shs_pspec *s, const shs_pmesh *mesh);
@@ -71,6 +80,14 @@ typedef int (*sc_assign_fn)(const shs_pdim *slots, void *user);
 int sc_enum_assign(uint32_t n_slots, const int64_t *sizes, const uint64_t *allowed,
 		   const shs_pmesh *mesh, sc_assign_fn fn, void *user);
 
+/* As sc_enum_assign, and axis k may also join slot s where it does not divide when bit s of
+ * pad[k] is set and the split shrinks the slot's piece (sc_split_shrinks): XLA pads such a dim.
+ * pad NULL: none. Padded placements come from hints (an operand already split that way), so
+ * they add few assignments. */
+int sc_enum_assign_padded(uint32_t n_slots, const int64_t *sizes, const uint64_t *allowed,
+			  const uint64_t *pad, const shs_pmesh *mesh, sc_assign_fn fn,
+			  void *user);
+
 /* Called once per spec; return non-zero to stop. */
 typedef int (*sc_spec_fn)(const shs_pspec *s, void *user);
 
@@ -99,6 +116,19 @@ typedef struct sc_psum {
 uint32_t sc_psum_variants(const shs_pspec *result, const shs_pdim *partial,
 			  const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
 			  sc_psum *out);
+
+/* pad_dims of sc_psum_variants_padded: a partial sum may be scattered, padded, onto any dim
+ * whose piece it shrinks (at most one more variant per dim: bounded by the rank). The plugins
+ * offer it when propagating; ENUMERATE keeps the dividing variants (the search's choices). */
+#define SC_PAD_ANY_DIM (~(uint64_t)0)
+
+/* As sc_psum_variants, and a reduce-scatter also onto a result dim d that does not divide (its
+ * result spec padded) when bit d of pad_dims is set and the split shrinks the piece, as XLA pads it
+ * (reduce-scatter of a padded shape: the partitioner pads the input to the padded result
+ * size first). */
+uint32_t sc_psum_variants_padded(const shs_pspec *result, const shs_pdim *partial,
+				 const shs_pshape *shape, const shs_pmesh *mesh, bool with_cm,
+				 uint64_t pad_dims, sc_psum *out);
 
 /* Bit k set for each axis in d. */
 uint32_t sc_dim_mask(const shs_pdim *d);

@@ -28,6 +28,7 @@ typedef struct dot_gen {
 	shs_pemit *out;
 	const shs_host_api *api;
 	dot_layout lay;
+	uint64_t pad_dims;     /* result dims a reduce-scatter may pad (sc_psum_variants_padded) */
 } dot_gen;
 
 /* Marks the dims of list as slots first.. of operand side; fails on a bad or repeated dim. */
@@ -151,6 +152,7 @@ static void operand_spec(const dot_gen *g, int side, const shs_pdim *slots, shs_
 	sc_replicated(op->rank, out);
 	for (uint32_t d = 0; d < op->rank; d++)
 		out->dims[d] = slots[g->lay.slot_of[side][d]];
+	sc_mark_padded(out, op, g->q->mesh);
 }
 
 /* Appends " name=a:b" for the slots [first, first + n) to the label, nothing when n is 0. */
@@ -225,10 +227,12 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	operand_spec(g, DOT_RHS, slots, &specs[DOT_RHS]);
 	sc_replicated(g->q->instr->shape.rank, &result);
 	memcpy(result.dims, slots, result.rank * sizeof(result.dims[0]));
+	sc_mark_padded(&result, &g->q->instr->shape, mesh);
 	for (uint32_t s = lay->n_slots - lay->nc; s < lay->n_slots; s++) {
 		int64_t shards = sc_dim_shards(&slots[s], mesh);
 
-		contract *= (double)(lay->sizes[s] / shards);
+		/* a padded contracting dim still works on its whole (padded) piece */
+		contract *= (double)((lay->sizes[s] + shards - 1) / shards);
 		memcpy(&partial.axes[partial.n], slots[s].axes, slots[s].n);
 		partial.n = (uint8_t)(partial.n + slots[s].n);
 	}
@@ -238,7 +242,8 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		emit(g, base[0] ? base : "replicated", specs, &result, flops, NULL, 0, 0.0);
 		return 0;
 	}
-	n_ps = sc_psum_variants(&result, &partial, &g->q->instr->shape, mesh, true, ps);
+	n_ps = sc_psum_variants_padded(&result, &partial, &g->q->instr->shape, mesh, true,
+				       g->pad_dims, ps);
 	for (uint32_t k = 0; k < n_ps; k++) {
 		char label[SC_LABEL_MAX * 3] = "";
 		size_t len = 0;
@@ -266,7 +271,10 @@ static void allow_from_hint(const dot_gen *g, int side, const shs_pspec *hint, u
 	}
 }
 
-/* The generator: every assignment (ENUMERATE), or those the hints allow (PROPAGATE). */
+/* The generator: every assignment (ENUMERATE), or those the hints allow (PROPAGATE). In both,
+ * an axis may also split a dim it does not divide where an operand or result hint already puts
+ * it (padded, as XLA pads it): the plan's split is kept rather than replicated, and a dim that
+ * does not divide does not make the propagation gather around it. */
 static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
 			void *user)
 {
@@ -282,14 +290,13 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 	}
 	if (layout(&g) != 0)
 		return -1;
-	if (q->mode == SHS_PMODE_PROPAGATE) {
-		allow_from_hint(&g, DOT_LHS, sc_operand_hint(q, DOT_LHS), allowed);
-		allow_from_hint(&g, DOT_RHS, sc_operand_hint(q, DOT_RHS), allowed);
-		allow_from_hint(&g, -1, sc_result_hint(q), allowed);
-	}
-	rc = sc_enum_assign(g.lay.n_slots, g.lay.sizes,
-			    q->mode == SHS_PMODE_PROPAGATE ? allowed : NULL, q->mesh,
-			    emit_assignment, &g);
+	allow_from_hint(&g, DOT_LHS, sc_operand_hint(q, DOT_LHS), allowed);
+	allow_from_hint(&g, DOT_RHS, sc_operand_hint(q, DOT_RHS), allowed);
+	allow_from_hint(&g, -1, sc_result_hint(q), allowed);
+	g.pad_dims = q->mode == SHS_PMODE_PROPAGATE ? SC_PAD_ANY_DIM : 0;
+	rc = sc_enum_assign_padded(g.lay.n_slots, g.lay.sizes,
+				   q->mode == SHS_PMODE_PROPAGATE ? allowed : NULL, allowed,
+				   q->mesh, emit_assignment, &g);
 	if (rc != 0) {
 		api->fail(out, "dot %s: cannot enumerate %u dims over %u mesh axes", q->instr->name,
 			  g.lay.n_slots, q->mesh->n_axes);

@@ -289,7 +289,7 @@ static int ga_emit(const shs_pdim *sl, void *user)
 		shs_pspec s;
 
 		ga_spec(m, a, sl, &s);
-		if (!sc_valid(&s, m->arrays[a], x->q->mesh))
+		if (!ru_valid_padded(&s, m->arrays[a], x->q->mesh))
 			return 0;
 	}
 	for (uint32_t k = m->first_partial; k < m->n_slots; k++)
@@ -300,7 +300,8 @@ static int ga_emit(const shs_pdim *sl, void *user)
 		ga_emit_one(x, sl, &res, &partial, NULL, 0);
 		return 0;
 	}
-	n = sc_psum_variants(&res, &partial, m->arrays[0], x->q->mesh, false, v);
+	n = sc_psum_variants_padded(&res, &partial, m->arrays[0], x->q->mesh, false,
+				    x->q->mode == SHS_PMODE_PROPAGATE ? SC_PAD_ANY_DIM : 0, v);
 	if (x->all_reduce_only && n > 1)
 		n = 1;
 	for (uint32_t k = 0; k < n; k++)

@@ -132,11 +132,15 @@ static bool mv_grow(const shs_pshape *s, const uint32_t *idx, uint32_t n, uint32
 	return true;
 }
 
-/* One group of a reshape: source dims src[0..n) hold the elements of the target dim major. The
- * group keeps the axes of its major-most source dim on the target's major-most dim when the rest
- * of the source group is unsharded and the target dim divides; otherwise it is replicated. */
-static void mv_group(const shs_pspec *s, const uint32_t *src, uint32_t n, const shs_pshape *to,
-		     uint32_t major, const shs_pmesh *mesh, shs_pspec *r)
+/* One group of a reshape: source dims src[0..n) of `from` hold the elements of the target dims
+ * starting at major (n_to of them). The group keeps the axes of its major-most source dim on the
+ * target's major-most dim when the rest of the source group is unsharded and both that source
+ * dim and the target dim divide (then every device holds the same elements before and after);
+ * a dim that is only renamed (one source dim, one target dim of the same size) keeps its axes
+ * even when it is padded. Otherwise the group is replicated. */
+static void mv_group(const shs_pspec *s, const shs_pshape *from, const uint32_t *src, uint32_t n,
+		     const shs_pshape *to, uint32_t major, uint32_t n_to, const shs_pmesh *mesh,
+		     shs_pspec *r)
 {
 	const shs_pdim *first = &s->dims[src[0]];
 
@@ -147,7 +151,8 @@ static void mv_group(const shs_pspec *s, const uint32_t *src, uint32_t n, const 
 			return;
 	int64_t shards = sc_dim_shards(first, mesh);
 
-	if (shards > 0 && to->dims[major] % shards == 0)
+	if (shards > 0 && ((n == 1 && n_to == 1) ||
+			   (to->dims[major] % shards == 0 && from->dims[src[0]] % shards == 0)))
 		r->dims[major] = *first;
 }
 
@@ -175,7 +180,7 @@ static bool mv_reshape_map(const shs_pshape *from, const shs_pshape *to, const s
 			if (!ok)
 				return false;
 		}
-		mv_group(s, fi + ga, a - ga, to, ti[gb], mesh, r);
+		mv_group(s, from, fi + ga, a - ga, to, ti[gb], b - gb, mesh, r);
 	}
 	return a == nf && b == nt;
 }
@@ -348,7 +353,11 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	for (uint32_t k = 0; k < i->n_operands; k++) {
 		shs_pspec s;
 
-		if (mv_operand(op, i, k, r, q->mesh, &s) && !sc_valid(&s, &i->operands[k], q->mesh))
+		shs_pspec fit;
+
+		/* valid, or padded where XLA would pad (ru_fit keeps it as it is) */
+		if (mv_operand(op, i, k, r, q->mesh, &s) &&
+		    (!ru_fit(&s, &i->operands[k], q->mesh, &fit) || !sc_equal(&fit, &s)))
 			return;
 	}
 	ru_label(label, "out", r, q->mesh);

@@ -115,7 +115,8 @@ static void rd_emit(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 		for (uint32_t k = 0; k < dim->n; k++)
 			partial.axes[partial.n++] = dim->axes[k];
 	}
-	n = sc_psum_variants(&res, &partial, r->leaf[0], q->mesh, false, v);
+	n = sc_psum_variants_padded(&res, &partial, r->leaf[0], q->mesh, false,
+				    q->mode == SHS_PMODE_PROPAGATE ? SC_PAD_ANY_DIM : 0, v);
 	if (!n) {
 		rd_emit_one(q, out, api, r, s, &res, &partial, NULL);
 		return;

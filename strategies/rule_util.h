@@ -32,9 +32,11 @@ static inline void ru_clear_dim(shs_pspec *s, uint32_t d)
 	s->dims[d].n = 0;
 }
 
-/* *out = in made valid for the array shape: axes that do not exist, repeat, or would make their
- * dim not divide (taken major first) are dropped, and padded is cleared. False (out untouched)
- * when in is NULL, the ranks differ or shape is not an array. */
+/* *out = in made valid for the array shape: axes that do not exist or repeat are dropped, and so
+ * is an axis that would make its dim not divide unless it still shrinks the dim's piece
+ * (sc_split_shrinks): that one is kept and out is marked padded, as XLA's partitioner pads the
+ * dim rather than replicating it (HloSharding::TileShape: CeilOfRatio per dim). False (out
+ * untouched) when in is NULL, the ranks differ or shape is not an array. */
 static inline bool ru_fit(const shs_pspec *in, const shs_pshape *shape, const shs_pmesh *mesh,
 			  shs_pspec *out)
 {
@@ -54,9 +56,13 @@ static inline bool ru_fit(const shs_pspec *in, const shs_pshape *shape, const sh
 			if (a >= mesh->n_axes || (used & (1u << a)))
 				continue;
 			size = mesh->sizes[a];
-			if (size < 1 || shards > INT64_MAX / size ||
-			    shape->dims[d] % (shards * size))
+			if (size < 1 || shards > INT64_MAX / size)
 				continue;
+			if (shape->dims[d] % (shards * size)) {
+				if (!sc_split_shrinks(shape->dims[d], shards, size))
+					continue;
+				s.padded = true;
+			}
 			shards *= size;
 			used |= 1u << a;
 			s.dims[d].axes[s.dims[d].n++] = (uint8_t)a;
@@ -64,6 +70,16 @@ static inline bool ru_fit(const shs_pspec *in, const shs_pshape *shape, const sh
 	}
 	*out = s;
 	return true;
+}
+
+/* Whether s is valid for the array shape where every dim divides, or where ru_fit keeps it as it
+ * is (a dim that does not divide but whose split shrinks its piece: XLA pads it). */
+static inline bool ru_valid_padded(const shs_pspec *s, const shs_pshape *shape,
+				   const shs_pmesh *mesh)
+{
+	shs_pspec fit;
+
+	return ru_fit(s, shape, mesh, &fit) && sc_equal(&fit, s);
 }
 
 /* Appends axis a to dim d of s. */
@@ -166,6 +182,21 @@ static inline void ru_begin(ru_emit *e, const shs_pquery *q, shs_pemit *out,
 	e->c = api->candidate(out, label);
 }
 
+/* Sets leaf `leaf` (of array shape) of operand k (the result when k < 0) to s, marked padded
+ * exactly when some dim does not divide, and adds its local bytes (the padded piece). */
+static inline void ru_set_leaf(ru_emit *e, int k, uint32_t leaf, const shs_pshape *shape,
+			       const shs_pspec *s)
+{
+	shs_pspec t = *s;
+
+	sc_mark_padded(&t, shape, e->q->mesh);
+	if (k < 0)
+		e->api->set_result(e->out, e->c, leaf, &t);
+	else
+		e->api->set_operand(e->out, e->c, (uint32_t)k, leaf, &t);
+	e->bytes += sc_local_bytes(e->api, shape, &t, e->q->mesh);
+}
+
 /* Sets leaf `leaf` (of array shape) of the result to s; NULL: replicated. */
 static inline void ru_result_leaf(ru_emit *e, uint32_t leaf, const shs_pshape *shape,
 				  const shs_pspec *s)
@@ -174,8 +205,7 @@ static inline void ru_result_leaf(ru_emit *e, uint32_t leaf, const shs_pshape *s
 		e->bytes += ru_full_bytes(e->api, shape);
 		return;
 	}
-	e->api->set_result(e->out, e->c, leaf, s);
-	e->bytes += sc_local_bytes(e->api, shape, s, e->q->mesh);
+	ru_set_leaf(e, -1, leaf, shape, s);
 }
 
 /* Sets the (array) result to s; NULL: replicated. */
@@ -192,8 +222,7 @@ static inline void ru_operand_leaf(ru_emit *e, uint32_t k, uint32_t leaf, const 
 		e->bytes += ru_full_bytes(e->api, shape);
 		return;
 	}
-	e->api->set_operand(e->out, e->c, k, leaf, s);
-	e->bytes += sc_local_bytes(e->api, shape, s, e->q->mesh);
+	ru_set_leaf(e, (int)k, leaf, shape, s);
 }
 
 /* Sets operand k (an array, or replicated whatever it is when s is NULL) to s. */

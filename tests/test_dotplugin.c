@@ -311,17 +311,48 @@ static int64_t t_shards(const t_spec *s, uint32_t d, const shs_mesh *mesh)
 	return p;
 }
 
-static bool t_divides(const t_spec *s, const shs_shape *shape, const shs_mesh *mesh)
-{
-	for (uint32_t d = 0; d < s->rank; d++)
-		if (shape->dims[d] % t_shards(s, d, mesh) != 0)
-			return false;
-	return true;
-}
-
 static double t_elem_bytes(int32_t type)
 {
 	return type == T_TYPE_BF16 ? T_BF16_BYTES : type == T_TYPE_F32 ? T_F32_BYTES : 0;
+}
+
+/* ceil(size / shards): a padded dim holds the ceil on every device (XLA pads it). */
+static int64_t t_ceil(int64_t size, int64_t shards)
+{
+	return (size + shards - 1) / shards;
+}
+
+/* Whether each axis of dim d (in mesh order, as the plugin places them) divides what the
+ * earlier ones left, or (pad) still shrinks the piece (PROPAGATE: XLA pads a hinted split). */
+static bool t_fits_dim(const t_spec *s, uint32_t d, const shs_shape *shape, const shs_mesh *mesh,
+		       bool pad)
+{
+	uint8_t axes[SHS_PLUGIN_MAX_AXES];
+	int64_t prod = 1, size = shape->dims[d];
+
+	memcpy(axes, s->axes[d], s->n[d]);
+	for (uint32_t i = 1; i < s->n[d]; i++)
+		for (uint32_t j = i; j > 0 && axes[j - 1] > axes[j]; j--) {
+			uint8_t t = axes[j];
+			axes[j] = axes[j - 1];
+			axes[j - 1] = t;
+		}
+	for (uint32_t k = 0; k < s->n[d]; k++) {
+		int64_t n = mesh->sizes[axes[k]];
+
+		if (size % (prod * n) != 0 && (!pad || t_ceil(size, prod * n) >= t_ceil(size, prod)))
+			return false;
+		prod *= n;
+	}
+	return true;
+}
+
+static bool t_fits(const t_spec *s, const shs_shape *shape, const shs_mesh *mesh, bool pad)
+{
+	for (uint32_t d = 0; d < s->rank; d++)
+		if (!t_fits_dim(s, d, shape, mesh, pad))
+			return false;
+	return true;
 }
 
 static double t_local_bytes(const t_spec *s, const shs_shape *shape, const shs_mesh *mesh)
@@ -329,7 +360,7 @@ static double t_local_bytes(const t_spec *s, const shs_shape *shape, const shs_m
 	double elems = 1;
 
 	for (uint32_t d = 0; d < s->rank; d++)
-		elems *= (double)(shape->dims[d] / t_shards(s, d, mesh));
+		elems *= (double)t_ceil(shape->dims[d], t_shards(s, d, mesh));
 	return elems * t_elem_bytes(shape->type);
 }
 
@@ -342,7 +373,7 @@ static void t_spec_str(char *str, size_t cap, const t_spec *s)
  * major first), if its specs are valid: one, or its partial-sum variants. */
 static void expect_assignment(const t_case *tc, const t_shapes *sh, const shs_mesh *mesh,
 			      const uint8_t cnt[], const uint8_t order[][SHS_PLUGIN_MAX_AXES],
-			      t_strs *out)
+			      bool pad, t_strs *out)
 {
 	t_spec lhs = { .rank = sh->lhs->rank }, rhs = { .rank = sh->rhs->rank },
 	       res = { .rank = sh->res->rank };
@@ -368,15 +399,16 @@ static void expect_assignment(const t_case *tc, const t_shapes *sh, const shs_me
 			memcpy(res.axes[dd->res], order[j], cnt[j]);
 		}
 	}
-	if (!t_divides(&lhs, sh->lhs, mesh) || !t_divides(&rhs, sh->rhs, mesh) ||
-	    !t_divides(&res, sh->res, mesh))
+	if (!t_fits(&lhs, sh->lhs, mesh, pad) || !t_fits(&rhs, sh->rhs, mesh, pad) ||
+	    !t_fits(&res, sh->res, mesh, pad))
 		return;
 	for (uint32_t j = 0; j < tc->n_dims; j++) {
 		const t_dotdim *dd = &tc->dims[j];
 
 		if (dd->res != T_NONE)
 			continue;
-		contract *= (double)(sh->lhs->dims[dd->l] / t_shards(&lhs, (uint32_t)dd->l, mesh));
+		contract *= (double)t_ceil(sh->lhs->dims[dd->l],
+					   t_shards(&lhs, (uint32_t)dd->l, mesh));
 		for (uint32_t k = 0; k < cnt[j]; k++) {
 			part[n_part++] = order[j][k];
 			mask |= 1u << order[j][k];
@@ -404,7 +436,11 @@ static void expect_assignment(const t_case *tc, const t_shapes *sh, const shs_me
 	for (uint32_t d = 0; d < res.rank; d++) {
 		t_spec rs = res;
 
-		if (sh->res->dims[d] % (t_shards(&res, d, mesh) * part_size) != 0)
+		int64_t have = t_shards(&res, d, mesh), size = sh->res->dims[d];
+
+		/* PROPAGATE also scatters onto a dim it does not divide when that shrinks it */
+		if (size % (have * part_size) != 0 &&
+		    (!pad || t_ceil(size, have * part_size) >= t_ceil(size, have)))
 			continue;
 		memcpy(&rs.axes[d][rs.n[d]], part, n_part);
 		rs.n[d] = (uint8_t)(rs.n[d] + n_part);
@@ -440,8 +476,8 @@ static void nth_permutation(uint32_t p, const uint8_t *in, uint32_t n, uint8_t *
 }
 
 /* Every candidate the dot should have: each of the (n_dims + 1)^n_axes maps of axes to a dot
- * dim or none (restricted to allowed[axis] bits when allowed is given), in every order of the
- * axes sharing a dim. */
+ * dim or none (restricted to allowed[axis] bits when allowed is given, PROPAGATE: then a hinted
+ * split that does not divide is padded), in every order of the axes sharing a dim. */
 static void expect_all(const t_case *tc, const t_shapes *sh, const shs_mesh *mesh,
 		       const uint64_t *allowed, t_strs *out)
 {
@@ -477,7 +513,7 @@ static void expect_all(const t_case *tc, const t_shapes *sh, const shs_mesh *mes
 				nth_permutation(rest % f, group[j], cnt[j], order[j]);
 				rest /= f;
 			}
-			expect_assignment(tc, sh, mesh, cnt, order, out);
+			expect_assignment(tc, sh, mesh, cnt, order, allowed != NULL, out);
 		}
 	}
 }

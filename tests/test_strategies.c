@@ -283,15 +283,21 @@ static void ew_one_candidate_per_hint(void)
 	fx_free(&f);
 }
 
-static void ew_drops_axes_that_do_not_divide(void)
+static void ew_pads_axes_that_do_not_divide(void)
 {
 	fixture f;
 
 	fx_init(&f, "HloModule m\nENTRY e {\n  p0 = f32[6,16] parameter(0)\n"
-		    "  ROOT n = f32[6,16] negate(p0)\n}\n", "data=2,tensor=4");
-	/* tensor (4) does not divide 6: dropped, data stays. */
+		    "  q0 = f32[3,16] parameter(1)\n  n = f32[6,16] negate(p0)\n"
+		    "  ROOT m = f32[3,16] negate(q0)\n}\n", "data=2,tensor=4");
+	/* tensor (4) does not divide 6 but shrinks its piece (6 -> 2), and so does data after it
+	 * (2 -> 1): both kept, padded, as XLA pads them (never silently replicated). */
 	expect(&f, "n", (const char *[]){ "[tensor+data,-]", NULL }, NULL,
-	       "[data,-] <- [data,-]\n[-,-] <- [-,-]\n");
+	       "[tensor+data,-]p <- [tensor+data,-]p\n[-,-] <- [-,-]\n");
+	/* 3 over tensor: 1 each (kept, padded); data after it leaves 1: it shrinks nothing and
+	 * is dropped. */
+	expect(&f, "m", (const char *[]){ "[tensor+data,-]", NULL }, NULL,
+	       "[tensor,-]p <- [tensor,-]p\n[-,-] <- [-,-]\n");
 	fx_free(&f);
 }
 
@@ -794,8 +800,8 @@ static void parameter_takes_hint_or_anything(void)
 	fx_init(&f, "HloModule m\nENTRY e {\n  ROOT p = f32[8,12] parameter(0)\n}\n",
 		"data=2,tensor=4");
 	expect(&f, "p", NULL, "[data+tensor,-]", "[data+tensor,-] <-\n[-,-] <-\n");
-	/* A hint that does not divide loses those axes. */
-	expect(&f, "p", NULL, "[-,tensor+data]", "[-,tensor] <-\n[-,-] <-\n");
+	/* A hint that does not divide keeps its axes, padded (12 over 8: 2 each), as XLA pads. */
+	expect(&f, "p", NULL, "[-,tensor+data]", "[-,tensor+data]p <-\n[-,-] <-\n");
 	fx_ask(&f, "p", NULL, NULL, SHS_PMODE_ENUMERATE);
 	SHS_ASSERT_INT_EQ(f.cands.n, count_2d_specs((const int64_t[]){ 8, 12 },
 						    (const int64_t[]){ 2, 4 }));
@@ -1188,8 +1194,8 @@ static void generated_modules_have_no_refused_candidate(void)
 
 CU_TestInfo strategies_tests[] = {
 	{ "elementwise: one candidate per distinct hint", ew_one_candidate_per_hint },
-	{ "elementwise: hint axes that do not divide are dropped",
-	  ew_drops_axes_that_do_not_divide },
+	{ "elementwise: hint axes that do not divide are padded when they shrink it",
+	  ew_pads_axes_that_do_not_divide },
 	{ "elementwise: scalar operands stay replicated", ew_scalar_operands_stay_replicated },
 	{ "elementwise: local flops and bytes", ew_costs_are_local },
 	{ "elementwise: ENUMERATE gives every valid spec", ew_enumerate_counts },

@@ -138,12 +138,23 @@ static int64_t find_d_model(const seeding *s, const shs_instr *const *params, ui
 	return best;
 }
 
-/* Adds axis name to dim d of spec when the mesh has it and the dim still divides. */
+/* How try_axis treats a dim the axis does not divide. XLA's partitioner pads it (each device
+ * holds ceil(size / split), the last ones padding or nothing: HloSharding::TileShape), so the
+ * split is kept, padded, rather than replicated when it shrinks the piece; a weight is only
+ * padded where no device is left with nothing of it. */
+typedef enum pad_mode {
+	PAD_SHRINKS,  /* padded whenever ceil(size / split) gets smaller (the batch) */
+	PAD_NO_EMPTY  /* padded when also size >= split (weights) */
+} pad_mode;
+
+/* Adds axis name to dim d of spec when the mesh has it and the dim divides or, as mode says,
+ * may be padded (the spec is then marked padded). */
 static void try_axis(const seeding *s, shs_pspec *spec, const shs_shape *a, int d,
-		     const char *name)
+		     const char *name, pad_mode mode)
 {
 	int ax = shs__mesh_axis(&s->r->mesh, name);
 	shs_pspec t = *spec;
+	int64_t before, after;
 
 	if (ax < 0 || d < 0 || (uint32_t)d >= a->rank)
 		return;
@@ -151,7 +162,16 @@ static void try_axis(const seeding *s, shs_pspec *spec, const shs_shape *a, int 
 		for (uint32_t k = 0; k < spec->dims[e].n; k++)
 			if (spec->dims[e].axes[k] == ax)
 				return;
+	before = shs_spec_dim_split(spec, (uint32_t)d, &s->r->mesh);
 	shs__spec_add(&t, (uint32_t)d, ax);
+	after = shs_spec_dim_split(&t, (uint32_t)d, &s->r->mesh);
+	if (a->dims[d] % after) {
+		int64_t size = a->dims[d];
+		if ((size + after - 1) / after >= (size + before - 1) / before ||
+		    (mode == PAD_NO_EMPTY && size < after))
+			return;
+	}
+	shs_spec_mark_padded(&t, a, &s->r->mesh);
 	if (shs__spec_fits(&t, a, &s->r->mesh))
 		*spec = t;
 }
@@ -209,16 +229,18 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 {
 	const shs_shape *a = &p->shape;
 
-	try_axis(s, spec, a, 0, "data");
+	/* the batch is split even where it does not divide (padded, as XLA pads it): never
+	 * silently replicated */
+	try_axis(s, spec, a, 0, "data", PAD_SHRINKS);
 	if (plan_has_fsdp(s->r->kind))
-		try_axis(s, spec, a, 0, "fsdp");
+		try_axis(s, spec, a, 0, "fsdp", PAD_SHRINKS);
 	/* the expert axis splits the batch outside the experts (expert parallelism) */
-	try_axis(s, spec, a, 0, "expert");
+	try_axis(s, spec, a, 0, "expert", PAD_SHRINKS);
 	if (a->rank >= 2 && !shs_elem_is_float(a->type))
-		try_axis(s, spec, a, 1, "sequence");
+		try_axis(s, spec, a, 1, "sequence", PAD_SHRINKS);
 	/* activations given as input (the book's In[B, D]) carry D on tensor under TP */
 	if (plan_has_tp(s->r->kind) && shs_elem_is_float(a->type) && a->rank >= 2)
-		try_axis(s, spec, a, (int)a->rank - 1, "tensor");
+		try_axis(s, spec, a, (int)a->rank - 1, "tensor", PAD_NO_EMPTY);
 }
 
 bool shs_param_path_is_optimizer_state(const char *path)
@@ -236,24 +258,25 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 	if (shs_param_path_has_segment(path, "moe") && !shs_param_path_has_segment(path, "gate"))
 		for (int d = 0; d < (int)a->rank; d++)
 			if (d != layer && a->dims[d] != s->d_model) {
-				try_axis(s, spec, a, d, "expert");
+				try_axis(s, spec, a, d, "expert", PAD_NO_EMPTY);
 				break;
 			}
 	if (plan_has_tp(s->r->kind)) {
 		int d = tp_dim(s, p, path, layer);
 		if (d != NO_DIM && dim_free(spec, d, layer))
-			try_axis(s, spec, a, d, "tensor");
+			try_axis(s, spec, a, d, "tensor", PAD_NO_EMPTY);
 	}
 	if (plan_has_fsdp(s->r->kind) &&
 	    (!s->r->fsdp_state_only || shs_param_path_is_optimizer_state(path))) {
-		/* the largest free dim that fsdp divides; `tried` marks the dims that did not */
+		/* the largest free dim that fsdp divides or pads with no device left empty (a
+		 * vocab of 32000 splits like one of 32768); `tried` marks the dims that did not */
 		shs_pspec tried = *spec;
 		for (int n = 0; n < (int)a->rank; n++) {
 			int d = largest_free(&tried, a, layer);
 			shs_pspec before = *spec;
 			if (d == NO_DIM)
 				break;
-			try_axis(s, spec, a, d, "fsdp");
+			try_axis(s, spec, a, d, "fsdp", PAD_NO_EMPTY);
 			if (!shs_spec_equal(spec, &before))
 				break;
 			shs__spec_add(&tried, (uint32_t)d, 0);
@@ -276,16 +299,19 @@ static bool seed_rules(seeding *s, const shs_instr *p, const char *path, shs_psp
 {
 	for (uint32_t k = 0; k < s->r->n_rules; k++) {
 		const shs_plan_rule *rule = &s->r->rules[k];
+		shs_pspec want = rule->spec;
 		if (fnmatch(rule->pattern, path, 0))
 			continue;
 		s->matched[k] = true;
-		if (p->shape.type == SHS_TUPLE ||
-		    !shs__spec_fits(&rule->spec, &p->shape, &s->r->mesh)) {
+		/* a split that does not divide is padded, as XLA pads it */
+		if (p->shape.type != SHS_TUPLE && want.rank == p->shape.rank)
+			shs_spec_mark_padded(&want, &p->shape, &s->r->mesh);
+		if (p->shape.type == SHS_TUPLE || !shs__spec_fits(&want, &p->shape, &s->r->mesh)) {
 			warn(s, "plan rule '%s' does not fit parameter %s (rank or sizes); ignored",
 			     rule->pattern, p->name);
 			return false;
 		}
-		*spec = rule->spec;
+		*spec = want;
 		return true;
 	}
 	return false;

@@ -67,15 +67,51 @@ bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 	return true;
 }
 
+/* The product of the sizes of the axes of one dim (axes off the mesh count 1). */
+static int64_t dim_split(const shs_pdim *d, const shs_mesh *mesh)
+{
+	int64_t n = 1;
+
+	for (uint32_t k = 0; k < d->n && k < SHS_PLUGIN_MAX_AXES; k++)
+		if (d->axes[k] < mesh->n_axes && mesh->sizes[d->axes[k]] > 0)
+			n *= mesh->sizes[d->axes[k]];
+	return n;
+}
+
+/* A dim of n elements split k ways holds ceil(n / k) per device on every device: XLA's SPMD
+ * partitioner gives each shard HloSharding::TileShape (xla/hlo/ir/hlo_sharding.cc: CeilOfRatio
+ * of each tiled dim), through MakePartitionedShape (xla/service/spmd/spmd_partitioner_util.cc)
+ * when a shape does not EvenlyPartitions, the last shards padded or empty; so the padding's
+ * bytes and work are paid for. */
 double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh)
 {
 	double e = 1;
 
 	if (a->type == SHS_TUPLE)
 		return 0;
-	for (uint32_t d = 0; d < a->rank; d++)
-		e *= (double)a->dims[d];
-	return e * shs_elem_bytes(a->type) / (double)spec_shards(s, mesh);
+	for (uint32_t d = 0; d < a->rank; d++) {
+		int64_t k = d < s->rank ? dim_split(&s->dims[d], mesh) : 1;
+
+		e *= (double)((a->dims[d] + k - 1) / k);
+	}
+	if (a->rank > s->rank) /* a spec that cannot describe the array: its axes split it */
+		e /= (double)spec_shards(s, mesh);
+	return e * shs_elem_bytes(a->type);
+}
+
+int64_t shs_spec_dim_split(const shs_pspec *s, uint32_t d, const shs_mesh *mesh)
+{
+	return d < s->rank ? dim_split(&s->dims[d], mesh) : 1;
+}
+
+void shs_spec_mark_padded(shs_pspec *s, const shs_shape *a, const shs_mesh *mesh)
+{
+	s->padded = false;
+	if (a->type == SHS_TUPLE)
+		return;
+	for (uint32_t d = 0; d < s->rank && d < a->rank; d++)
+		if (a->dims[d] % dim_split(&s->dims[d], mesh))
+			s->padded = true;
 }
 
 int shs__mesh_axis(const shs_mesh *mesh, const char *name)

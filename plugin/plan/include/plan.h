@@ -87,8 +87,15 @@ void shs_spec_replicated(shs_pspec *s, uint32_t rank);
 /* Same rank, padding and axes on every dim. */
 bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y);
 
-/* Bytes of one device's piece of array a under s. */
+/* Bytes of one device's piece of array a under s: ceil(dim / split) elements on each sharded
+ * dim, as XLA pads a dim that does not divide (the padding is paid for). */
 double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
+
+/* The product of the sizes of the mesh axes dim d of s is split over (1 for none). */
+int64_t shs_spec_dim_split(const shs_pspec *s, uint32_t d, const shs_mesh *mesh);
+
+/* Sets s->padded to whether some dim of array a does not divide by its split. */
+void shs_spec_mark_padded(shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
 
 /* The dim of s that holds mesh axis a, or -1. */
 int shs_spec_dim_of(const shs_pspec *s, uint32_t a);
