@@ -103,9 +103,12 @@ int shs_cmd_evaluate(int argc, char **argv)
 		goto done;
 	}
 	if (a.json)
-		shs_cli_put_json(shs_eval_report_json(&r.cluster, &ev), SHS_EVAL_JSON_DIGITS);
+		shs_cli_put_json(shs_padded_report_with(shs_eval_report_json(&r.cluster, &ev), m,
+							r.plan), SHS_EVAL_JSON_DIGITS);
 	else
 		shs_eval_report_print(stdout, &r.cluster, &ev, SHOWN_COLLECTIVES);
+	if (!a.json)
+		shs_padded_report_print(stdout, m, r.plan);
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();

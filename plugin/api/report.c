@@ -153,6 +153,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "choices         %u evaluations of per-instruction choices%s\n", r->refine_evals,
 	       r->exact ? ": every combination on every plan tried (exact)" :
 	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
+	shs_padded_report_print(out, m, r->plan);
 	count_strategies(r->plan, &used);
 	fprintf(out, "strategies     ");
 	for (uint32_t k = 0; k < used.n; k++)
@@ -182,7 +183,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 {
 	json_t *o = json_object(), *mesh = json_object(), *weights = json_object();
 	json_t *ups = json_array(), *strategies = json_object();
-	json_t *ev = shs_eval_report_json(&r->cluster, &r->eval);
+	json_t *ev = shs_padded_report_with(shs_eval_report_json(&r->cluster, &r->eval), m, r->plan);
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
 	tally used;
 

@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "evaluate.h"
+#include "report_padded.h"
 #include "search.h"
 
 /* Significant digits of reals in the JSON reports: the search's (annotate, the context) and an
