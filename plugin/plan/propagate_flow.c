@@ -291,9 +291,26 @@ static const shs_pspec *element_want(shs__prop *x, uint32_t c, uint32_t i, uint3
 	return NULL;
 }
 
+/* Whether the n leaves a (of the leaf shapes sh) are no larger per device than b. */
+static bool no_larger(const shs__prop *x, const shs_pspec *a, const shs_pspec *b,
+		    const shs_shape *const *sh, uint32_t n)
+{
+	double ba = 0, bb = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		ba += shs_spec_local_bytes(&a[j], sh[j], &x->r->mesh);
+		bb += shs_spec_local_bytes(&b[j], sh[j], &x->r->mesh);
+	}
+	return ba <= bb * (1 + 1e-12);
+}
+
 /* The loop's carried shardings: the init's, but for elements that start as constants, what
- * the loop's users want of them, else what the body gives them. Returns a malloc'ed array of
- * n leaves, or NULL when nothing is known. */
+ * the loop's users want of them, else what the body gives them; and for the other elements
+ * what the body gives them when that is more sharded than the init (XLA's sharding
+ * propagation gives a loop, its init, its body's parameter and root one sharding, taking the
+ * more specific one: a scanned layer's input then stays as sharded as the layer makes its
+ * output, as the unrolled layers pass it on, instead of being gathered on every trip).
+ * Returns a malloc'ed array of n leaves, or NULL when nothing is known. */
 static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr *w, uint32_t n)
 {
 	const shs_computation *comp = x->m->comps[c];
@@ -315,10 +332,14 @@ static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr
 		const shs_pspec *want = init_free(x, c, init, k) ? element_want(x, c, i, k) : NULL;
 		if (want) {
 			memcpy(&carry[off], want, nk * sizeof(*carry));
-		} else if (init_free(x, c, init, k) && root->op == SHS_OP_TUPLE &&
-			   k < root->n_operands) {
+		} else if (root->op == SHS_OP_TUPLE && k < root->n_operands) {
 			const shs_decision *rd = shs__dec(x, w->called[0], root->operands[k]);
-			if (rd->set && rd->n_leaves == nk)
+			const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
+			uint32_t ns = shs_shape_leaf_list(&comp->instrs[init->operands[k]]->shape, sh,
+							  SHS_MAX_VALUE_LEAVES);
+			if (rd->set && rd->n_leaves == nk &&
+			    (init_free(x, c, init, k) ||
+			     (ns == nk && no_larger(x, rd->leaves, &carry[off], sh, nk))))
 				memcpy(&carry[off], rd->leaves, nk * sizeof(*carry));
 		}
 		off += nk;
