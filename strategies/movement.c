@@ -340,6 +340,24 @@ static void mv_fix(const mv_op *op, const shs_pinstr *i, const shs_pspec *r, con
 
 /* ---- Emitting ---- */
 
+/* Whether reshape shapes a and b differ only by dims of size 1 (XLA's algebraic simplifier
+ * makes such a reshape a bitcast: it moves no byte). */
+static bool mv_unit_dims_only(const shs_pshape *a, const shs_pshape *b)
+{
+	uint32_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < a->rank && a->dims[i] == 1)
+			i++;
+		while (j < b->rank && b->dims[j] == 1)
+			j++;
+		if (i == a->rank || j == b->rank)
+			return i == a->rank && j == b->rank;
+		if (a->dims[i++] != b->dims[j++])
+			return false;
+	}
+}
+
 /* Emits the candidate with result spec r, unless an operand spec it implies is not valid. */
 static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
 		    const shs_pspec *r)
@@ -347,7 +365,7 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	const shs_pinstr *i = q->instr;
 	const shs_pshape *res = &i->shape;
 	char label[SC_LABEL_MAX];
-	double update = 0, source = 0, result;
+	double update = 0;
 	ru_emit e;
 
 	for (uint32_t k = 0; k < i->n_operands; k++) {
@@ -368,24 +386,27 @@ static void mv_emit(const mv_op *op, const shs_pquery *q, shs_pemit *out, const 
 	} else {
 		ru_result(&e, r);
 	}
-	result = e.bytes;
 	for (uint32_t k = 0; k < i->n_operands; k++) {
 		shs_pspec s;
 		double before = e.bytes;
 
 		ru_operand(&e, k, mv_operand(op, i, k, r, q->mesh, &s) ? &s : NULL);
-		if (k == 0)
-			source = e.bytes - before;
 		if (k == 1)
 			update = e.bytes - before;
 	}
 	/* a dynamic-update-slice works in place: it reads and writes the update only */
 	if (!strcmp(i->opcode, "dynamic-update-slice"))
 		e.bytes = 2 * update;
-	/* a slice reads only what it returns (XLA's slice and dynamic-slice read the source in
-	 * place: a scanned layer's weights cost one layer's bytes, not the stack's) */
+	/* a slice moves no byte of its own: XLA fuses slice and dynamic-slice into the fusions
+	 * that read them, which read the slice in place (their bytes count it): a scanned layer's
+	 * weights and saved activations cost what the unrolled layer reads, not the stack */
 	if (!strcmp(i->opcode, "dynamic-slice") || !strcmp(i->opcode, "slice"))
-		e.bytes -= source - (source < result ? source : result);
+		e.bytes = 0;
+	/* a reshape that only adds or drops unit dims (a scanned layer's slice of a stack) is a
+	 * bitcast when its operand keeps its sharding */
+	if (op->kind == MV_RESHAPE && i->n_operands == 1 && res->type != SHS_PTYPE_TUPLE &&
+	    mv_unit_dims_only(res, &i->operands[0]))
+		e.bytes = 0;
 	ru_end(&e, 0);
 }
 

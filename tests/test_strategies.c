@@ -470,15 +470,14 @@ static void dynamic_slice_drops_stacked_dim(void)
 		"fsdp=2,tensor=4");
 	expect(&f, "d", (const char *[]){ "[fsdp,-,tensor]", NULL }, NULL,
 	       "[-,-,tensor] <- [-,-,tensor] [] [] []\n[-,-,-] <- [-,-,-] [] [] []\n");
-	/* it reads the slice it returns, not the stack (4 layers): 2 x 8 x 16 / 4 floats, plus
-	 * the three s32 indices */
+	/* it moves no byte of its own, whatever the stack (4 layers): XLA fuses it into its
+	 * readers, which read the slice in place */
 	fx_ask(&f, "d", NULL, NULL, SHS_PMODE_ENUMERATE);
 	for (uint32_t k = 0, seen = 0; k < f.cands.n || seen != 2; k++) {
 		const shs_cand *c = &f.cands.v[k];
 		CU_ASSERT_TRUE_FATAL(k < f.cands.n); /* both labels below are among them */
 		if (!strcmp(c->label, "out [-,-,-]") || !strcmp(c->label, "out [-,-,tensor]")) {
-			double slice = 8 * 16 * 4 / (double)(strstr(c->label, "tensor") ? 4 : 1);
-			CU_ASSERT_DOUBLE_EQUAL(c->bytes, 2 * slice + 3 * 4, 1e-9);
+			CU_ASSERT_DOUBLE_EQUAL(c->bytes, 0, 1e-9);
 			seen++;
 		}
 	}

@@ -6,7 +6,10 @@
  * Under `full` only the saved values that are the layer's own input are kept; under `dots` only
  * matmul outputs (through reshapes, transposes, converts and copies) and the input; the rest is
  * dropped from memory and recomputed in the backward pass: the whole forward layer (`full`) or
- * its instructions other than matmuls (`dots`), once per execution. */
+ * its instructions other than matmuls (`dots`), once per execution. A scanned layer also no
+ * longer stores what it drops: the dynamic-update-slices that would copy those values into
+ * their stacks on every trip are taken off the recomputation's seconds (an unrolled layer keeps
+ * its saved values where it made them and has no such copy). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +124,7 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	uint32_t f = 0, layer = 0;
 	bool any = false;
 	int64_t trips = 1;
+	double stores = 0; /* seconds per trip of copying dropped values into their stacks */
 
 	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds_layer(e, w))
 		return;
@@ -132,9 +136,12 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		    stored_value(m, wi->called[0], dus->operands[1], &f, &inner)) {
 			layer = f;
 			any = true;
-			for (uint32_t j = out->first[z]; !kept(m, f, inner, policy) &&
-							 j < out->first[z + 1]; j++)
+			if (kept(m, f, inner, policy))
+				continue;
+			for (uint32_t j = out->first[z]; j < out->first[z + 1]; j++)
 				out->dropped[j] = true;
+			stores += shs__fused_bytes(m, p, fused, &cl->mesh, wi->called[0],
+						   root->operands[k]) / cl->hw.hbm_bw;
 		}
 	}
 	if (!any || policy == SHS_REMAT_NONE)
@@ -143,8 +150,9 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		trips = 1;
 	{
 		double flops = 0;
-		out->extra_s += (double)trips * compute_of(m, p, cl, fused, layer,
-							   policy == SHS_REMAT_DOTS, &flops);
+		out->extra_s += (double)trips * (compute_of(m, p, cl, fused, layer,
+							    policy == SHS_REMAT_DOTS, &flops) -
+						 stores);
 		out->extra_flops += (double)trips * flops;
 	}
 }
