@@ -245,7 +245,10 @@ static void fa_emit(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 {
 	const shs_pinstr *i = q->instr;
 	char label[SC_LABEL_MAX];
-	double shards = (double)sc_dim_shards(b, q->mesh) * (double)sc_dim_shards(h, q->mesh);
+	int64_t bs = sc_dim_shards(b, q->mesh);
+	/* each device runs the padded batch's share: ceil(B / bs) of B */
+	double share = (double)((f->batch + bs - 1) / bs) / (double)f->batch /
+		       (double)sc_dim_shards(h, q->mesh);
 	shs_pspec s;
 	ru_emit e;
 
@@ -258,6 +261,7 @@ static void fa_emit(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 		shs_pspec r = s;
 
 		r.rank = f->leaves[k]->rank;
+		sc_mark_padded(&r, f->leaves[k], q->mesh);
 		if (r.rank < FA_STATS_RANK)
 			ru_result_leaf(&e, k, f->leaves[k], NULL); /* the u8[0] workspace */
 		else
@@ -267,9 +271,10 @@ static void fa_emit(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 		shs_pspec r = s;
 
 		r.rank = i->operands[k].rank;
+		sc_mark_padded(&r, &i->operands[k], q->mesh);
 		ru_operand(&e, k, &r);
 	}
-	ru_end(&e, f->flops / shards);
+	ru_end(&e, f->flops * share);
 }
 
 typedef struct fa_ctx {
@@ -305,8 +310,12 @@ static bool fa_axes_of(const shs_pspec *s, const fa_call *f, const shs_pmesh *me
 		for (uint32_t k = 0; k < s->dims[d].n && k < SHS_PLUGIN_MAX_AXES; k++) {
 			uint32_t a = s->dims[d].axes[k];
 
-			if (a >= mesh->n_axes || (used & (1u << a)) || mesh->sizes[a] < 1 ||
-			    sizes[d] % (shards * mesh->sizes[a]))
+			if (a >= mesh->n_axes || (used & (1u << a)) || mesh->sizes[a] < 1)
+				continue;
+			/* heads must divide (the kernel's GQA groups); a batch that does not is
+			 * padded, as XLA pads it, when the split still shrinks each piece */
+			if (d == FA_HEADS ? sizes[d] % (shards * mesh->sizes[a]) != 0 :
+					    !sc_split_shrinks(sizes[d], shards, mesh->sizes[a]))
 				continue;
 			shards *= mesh->sizes[a];
 			used |= 1u << a;

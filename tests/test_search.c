@@ -204,8 +204,11 @@ static void assert_tp_bound(const shs_search_result *r)
 }
 
 /* The book's choices: pure data parallelism when the model and its Adam state fit and the batch
- * per chip is large; FSDP (ZeRO-3) when they do not fit; FSDP with tensor parallelism when
- * tokens per chip fall between about 100 and 850; TP never wider than the book allows. */
+ * per chip is large; the model state split (FSDP, ZeRO-3, or tensor parallelism) when they do
+ * not fit; two axes, one of them tensor parallelism, when tokens per chip fall between about
+ * 100 and 850 (with ZeRO-0 data parallelism beside it where a replica's state then fits: an
+ * all-reduce moves less than FSDP's two gathers and a scatter); TP never wider than the book
+ * allows. */
 static void test_book_choices(void)
 {
 	shs_host *h = shs_test_host();
@@ -225,8 +228,10 @@ static void test_book_choices(void)
 		dp_fits |= !strcmp(r.tries[k].plan, "dp") && r.tries[k].fits;
 	CU_ASSERT_FALSE(dp_fits);
 	CU_ASSERT_TRUE(r.n_pruned > 0);
-	SHS_ASSERT_INT_EQ(r.zero_stage, 3);
-	CU_ASSERT_TRUE(axis(&r, "fsdp") > 1 && r.eval.fits);
+	/* the model state is split: over the batch axes (FSDP), or by tensor parallelism, which
+	 * at 4096 tokens per chip is as compute-bound (the book prefers neither there) */
+	CU_ASSERT_TRUE((r.zero_stage == 3 && axis(&r, "fsdp") > 1) || axis(&r, "tensor") > 1);
+	CU_ASSERT_TRUE(r.eval.fits && r.eval.mfu > 0.9);
 	assert_tp_bound(&r);
 	shs_search_result_free(&r);
 	/* FSDP + TP in between: two axes split the step (the propagation may make the fsdp seed
@@ -237,7 +242,8 @@ static void test_book_choices(void)
 		for (uint32_t a = 0; a < r.cluster.mesh.n_axes; a++)
 			split_axes += r.cluster.mesh.sizes[a] > 1;
 		CU_ASSERT_TRUE(split_axes >= 2);
-		SHS_ASSERT_INT_EQ(r.zero_stage, 3);
+		CU_ASSERT_TRUE(r.zero_stage == 3 || axis(&r, "tensor") > 1);
+		CU_ASSERT_TRUE(r.eval.fits);
 		assert_tp_bound(&r);
 		shs_search_result_free(&r);
 	}

@@ -67,7 +67,8 @@ shs_module *shs_test_copy(const shs_module *m);
 shs_gen_config shs_test_preset(const char *name);
 
 /* The built-in catalog as the book's machine: peak FLOP/s, line-rate links, no tile
- * quantization, collective matmuls at any size; for the tests of the book's formulas. */
+ * quantization, collective matmuls at any size, the book's v5p HBM (96e9); for the tests of
+ * the book's formulas and choices. */
 void shs_test_book_catalog(shs_hw_catalog *c);
 
 /* The generator's module for preset with the settings set (NULL-terminated key, value pairs);

@@ -356,106 +356,6 @@ static void finish(evaluator *x)
 		ev->bound = "compute";
 }
 
-/* A dot of attention (scores, context, and their gradients): batch dimensions (batch, heads)
- * and the sequence twice, a free dimension of one side as long as a free one of the other or as
- * the contraction (query against key positions). Weight matmuls and their gradients have no
- * batch dimensions; an expert's has one but no such pair unless its sizes happen to agree. */
-static bool attention_dot(const shs_computation *c, const shs_instr *in)
-{
-	const shs_dot_dims *dd = in->dot;
-	const shs_shape *side[2];
-	int64_t contract = 0;
-
-	if (!dd || !dd->lhs_batch.n || in->n_operands < 2 || !dd->lhs_contracting.n ||
-	    in->operands[0] >= c->n_instrs || in->operands[1] >= c->n_instrs)
-		return false;
-	side[0] = &c->instrs[in->operands[0]]->shape;
-	side[1] = &c->instrs[in->operands[1]]->shape;
-	if (dd->lhs_contracting.v[0] >= 0 && (uint64_t)dd->lhs_contracting.v[0] < side[0]->rank)
-		contract = side[0]->dims[dd->lhs_contracting.v[0]];
-	for (uint32_t s = 0; s < 2; s++) {
-		const shs_i64s *batch = s ? &dd->rhs_batch : &dd->lhs_batch;
-		const shs_i64s *con = s ? &dd->rhs_contracting : &dd->lhs_contracting;
-		for (uint32_t d = 0; d < side[s]->rank; d++) {
-			int64_t n = side[s]->dims[d];
-			bool free_dim = true;
-			for (uint32_t k = 0; k < batch->n; k++)
-				free_dim = free_dim && batch->v[k] != (int64_t)d;
-			for (uint32_t k = 0; k < con->n; k++)
-				free_dim = free_dim && con->v[k] != (int64_t)d;
-			if (!free_dim || n <= 1)
-				continue;
-			if (n == contract)
-				return true;
-			for (uint32_t e = 0; s == 0 && e < side[1]->rank; e++) {
-				bool other_free = true;
-				for (uint32_t k = 0; k < dd->rhs_batch.n; k++)
-					other_free = other_free && dd->rhs_batch.v[k] != (int64_t)e;
-				for (uint32_t k = 0; k < dd->rhs_contracting.n; k++)
-					other_free = other_free &&
-						     dd->rhs_contracting.v[k] != (int64_t)e;
-				if (other_free && side[1]->dims[e] == n)
-					return true;
-			}
-		}
-	}
-	return false;
-}
-
-/* The model's FLOPs of the module (the MFU numerator), computations callees first: every dot
- * once per execution (while bodies times their trip count, a conditional's dearest branch), the
- * attention dots halved. The field's definition, 6 x matmul parameters x tokens + the attention
- * term, needs the model's configuration; the module holds its dots instead, and a step's dots
- * are exactly 6 x (matmul parameters) x tokens plus attention's 12 x layers x heads x head_dim x
- * seq x tokens (scores and context, forward and backward). A causal mask halves the useful
- * attention work: MaxText's calculate_tflops_training_per_device (src/maxtext/utils/
- * maxtext_utils.py: "Divide attention flops by 2 due to causal mask", after Megatron-LM and
- * NeMo) and the book ("A causal mask halves the useful FLOPs") count 6 x ..., so attention dots
- * count half. The module has no recomputation (remat is the evaluator's policy). -1 when out of
- * memory. */
-static double model_dot_flops(const shs_module *m)
-{
-	double *done = calloc(m->n_comps + 1, sizeof(*done)), total = -1;
-
-	if (!done)
-		return -1;
-	for (uint32_t k = 0; k < m->n_comps; k++) {
-		const shs_computation *c = m->comps[k];
-		for (uint32_t j = 0; j < c->n_instrs; j++) {
-			const shs_instr *in = c->instrs[j];
-			double best = 0, scale = 1;
-			int64_t trips;
-			if (in->op == SHS_OP_DOT) {
-				done[k] += shs_dot_flops(c, in) * (attention_dot(c, in) ? 0.5 : 1);
-				continue;
-			}
-			if (in->op != SHS_OP_WHILE && in->op != SHS_OP_CONDITIONAL &&
-			    in->op != SHS_OP_CALL && in->op != SHS_OP_FUSION &&
-			    in->op != SHS_OP_ASYNC_START)
-				continue;
-			if (in->op == SHS_OP_WHILE && shs_while_trip_count(m, c, in, &trips))
-				scale = (double)trips;
-			for (uint32_t b = 0; b < in->n_called && !(in->op == SHS_OP_WHILE && b > 0);
-			     b++) {
-				uint32_t callee = in->called[b];
-				if (callee >= k)
-					continue;   /* not verified: no recursion, no loop */
-				if (in->op == SHS_OP_CONDITIONAL)
-					best = done[callee] > best ? done[callee] : best;
-				else
-					done[k] += scale * done[callee];
-			}
-			done[k] += best;
-		}
-		if (c == shs_module_entry(m)) {
-			total = done[k];
-			break;
-		}
-	}
-	free(done);
-	return total;
-}
-
 /* Hands the collective sites to ev, largest first. */
 static void adopt_sites(evaluator *x)
 {
@@ -540,7 +440,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, out,
 					      e);
 	}
-	out->model_flops = model_dot_flops(m) / (double)c->devices;
+	out->model_flops = shs__model_flops(m, p, &c->mesh) / (double)c->devices;
 	if (out->model_flops < 0 && rc == SHS_OK)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	base = *out;

@@ -121,6 +121,13 @@ double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_me
  * 0: always). A weight's gather overlaps regardless: it is prefetched asynchronously. */
 bool shs__collective_matmul(const shs_hardware *hw, double bytes);
 
+/* The MFU numerator (evaluate_mfu.c): the model's FLOPs of the step, whole (not per device):
+ * every dot once per execution (loop bodies times their trip count, a conditional's dearest
+ * branch), attention's dots halved for the causal mask, flash attention kernels as three times
+ * their forward (the field's 6 x matmul parameters x tokens + the attention term; MaxText's
+ * calculate_tflops_training_per_device). -1 when out of memory. */
+double shs__model_flops(const shs_module *m, const shs_plan *p, const shs_mesh *mesh);
+
 /* The array leaves of a computation's values (evaluate_memory.c): leaf j of instruction i is
  * number first[i] + j, and first[n_instrs] counts them all. Caller frees; NULL when out of
  * memory. */

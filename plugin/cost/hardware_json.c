@@ -20,6 +20,7 @@ enum {
 typedef enum member_kind {
 	POSITIVE,     /* a double > 0 */
 	NONNEGATIVE,  /* a double >= 0 (a peak of 0: no such unit) */
+	FRACTION,     /* a double in 0..1 (an achieved fraction; 0: all of it) */
 	INTEGER,      /* an int64_t in 1..INT_MAX_VALUE */
 	RANK,         /* a uint32_t in 1..POD_DIMS */
 	BOOLEAN,
@@ -60,6 +61,14 @@ static const member members[] = {
 	{ "node_egress", POSITIVE, AT(node_egress), GPU_ONLY, true },
 	/* GPUs: node_egress / node_size when an added entry does not give it */
 	{ "dcn_bw", POSITIVE, AT(dcn_bw), BOTH, true },
+	/* achievable rates (hardware_rates.c): 0 or absent means the peak / line rate */
+	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false },
+	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false },
+	{ "ici_eff", FRACTION, AT(ici_eff), TPU_ONLY, false },
+	{ "nvlink_eff", FRACTION, AT(nvlink_eff), GPU_ONLY, false },
+	{ "scaleout_eff", FRACTION, AT(scaleout_eff), GPU_ONLY, false },
+	{ "dcn_eff", FRACTION, AT(dcn_eff), BOTH, false },
+	{ "windowed_einsum_bytes", NONNEGATIVE, AT(windowed_einsum_bytes), BOTH, false },
 };
 
 enum { N_MEMBERS = sizeof(members) / sizeof(members[0]) };
@@ -118,11 +127,13 @@ static int bad_value(const where *w, const member *m, const json_t *v, const cha
 static int set_number(shs_hardware *h, const member *m, const json_t *v, const where *w)
 {
 	double x = json_is_number(v) ? json_number_value(v) : NAN;
-	bool ok = isfinite(x) && (m->kind == NONNEGATIVE ? x >= 0 : x > 0);
+	bool ok = isfinite(x) && (m->kind == POSITIVE ? x > 0 : x >= 0) &&
+		  (m->kind != FRACTION || x <= 1);
 
 	if (!ok)
-		return bad_value(w, m, v, m->kind == NONNEGATIVE ? "a number >= 0"
-								  : "a positive number");
+		return bad_value(w, m, v, m->kind == NONNEGATIVE ? "a number >= 0" :
+					  m->kind == FRACTION  ? "a number from 0 to 1" :
+								 "a positive number");
 	memcpy((char *)h + m->offset, &x, sizeof(x));
 	return SHS_OK;
 }
@@ -176,6 +187,7 @@ static int set_member(shs_hardware *h, const member *m, const json_t *v, const w
 	switch (m->kind) {
 	case POSITIVE:
 	case NONNEGATIVE:
+	case FRACTION:
 		return set_number(h, m, v, w);
 	case INTEGER:
 	case RANK:
@@ -238,6 +250,7 @@ static bool has_member(const shs_hardware *h, const member *m)
 	switch (m->kind) {
 	case POSITIVE:
 	case NONNEGATIVE:
+	case FRACTION:
 		return *(const double *)(const void *)p > 0;
 	case INTEGER:
 		return *(const int64_t *)(const void *)p > 0;
@@ -467,6 +480,7 @@ static json_t *member_json(const shs_hardware *h, const member *m)
 	switch (m->kind) {
 	case POSITIVE:
 	case NONNEGATIVE:
+	case FRACTION:
 		return json_real(*(const double *)(const void *)p);
 	case INTEGER:
 		return json_integer((json_int_t)*(const int64_t *)(const void *)p);
@@ -492,7 +506,7 @@ json_t *shs_hw_to_json(const shs_hardware *h)
 	for (size_t k = 0; ok && k < N_MEMBERS; k++) {
 		const member *m = &members[k];
 		if ((m->scope != BOTH && (m->scope == GPU_ONLY) != h->gpu) ||
-		    (!m->required && m->kind == POD && !has_member(h, m)))
+		    (!m->required && (m->kind == POD || m->kind == INTEGER) && !has_member(h, m)))
 			continue;
 		ok = !json_object_set_new(o, m->name, member_json(h, m));
 	}
