@@ -146,7 +146,37 @@ const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 	return best;
 }
 
-/* Seconds of resharding what i produces into what each decided user requires. */
+/* Whether operand op of instruction user (of computation c) is read only by matmuls: the user
+ * is one, or a call whose callee's parameter op feeds only matmuls (a layer's weight). */
+static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32_t op)
+{
+	const shs_instr *u = x->m->comps[c]->instrs[user];
+	const shs_computation *cc;
+	const shs__users *cu;
+	bool any = false;
+
+	if (u->op == SHS_OP_DOT || u->op == SHS_OP_CONVOLUTION)
+		return true;
+	if (u->op != SHS_OP_CALL || !u->n_called || u->called[0] >= x->m->n_comps)
+		return false;
+	cc = x->m->comps[u->called[0]];
+	cu = &x->users[u->called[0]];
+	for (uint32_t j = 0; j < cc->n_instrs; j++) {
+		if (cc->instrs[j]->op != SHS_OP_PARAMETER || cc->instrs[j]->parameter_number != op)
+			continue;
+		for (uint32_t k = cu->first[j]; k < cu->first[j + 1]; k++) {
+			shs_opcode o = cc->instrs[cu->list[k]]->op;
+			if (o != SHS_OP_DOT && o != SHS_OP_CONVOLUTION)
+				return false;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* Seconds of resharding what i produces into what each decided user requires (a matmul, or a
+ * call that passes it to matmuls, hides the gather behind its compute, as the matmul's own
+ * score counts it: a weight is gathered where the matmul reads it, not earlier on its way). */
 static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
 			const shs_shape *const *shapes, uint32_t n_leaves)
 {
@@ -163,13 +193,17 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 		const shs_decision *du = shs__dec(x, c, user);
 		if (!du->set || !du->n_req)
 			continue;
-		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++)
-			if (comp->instrs[user]->operands[op] == i)
-				for (uint32_t j = 0; j < n_leaves; j++)
-					cost += shs__reshard_cost(&leaves[j],
-								  &du->req[du->req_first[op] + j],
-								  shapes[j], &x->r->mesh,
-								  &x->r->chip, NULL);
+		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++) {
+			bool matmul;
+			if (comp->instrs[user]->operands[op] != i)
+				continue;
+			matmul = read_by_matmul(x, c, user, op);
+			for (uint32_t j = 0; j < n_leaves; j++)
+				cost += shs__user_reshard_cost(&leaves[j],
+							       &du->req[du->req_first[op] + j],
+							       shapes[j], &x->r->mesh, &x->r->chip,
+							       matmul);
+		}
 	}
 	return cost;
 }

@@ -56,6 +56,14 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	return (moved + local * (double)(gathered - 1)) / chip->link_bw;
 }
 
+double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			      const shs_mesh *mesh, const shs_plan_chip *chip, bool matmul)
+{
+	double moved, t = shs__reshard_cost(from, to, a, mesh, chip, &moved);
+
+	return matmul ? HIDDEN_LINK_SHARE * (t - moved) + moved : t;
+}
+
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
 		      double hidden, double exposed)
 {

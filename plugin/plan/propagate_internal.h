@@ -77,6 +77,13 @@ typedef struct shs__prop {
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved);
 
+/* shs__reshard_cost as the user that wants the array in sharding to sees it: a matmul
+ * (matmul true) overlaps the gather with its compute (collective matmul, weight prefetch), as
+ * a candidate's score counts it, so only the hidden share of the gather and the all-to-all
+ * count. */
+double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			      const shs_mesh *mesh, const shs_plan_chip *chip, bool matmul);
+
 /* Estimated seconds on chip of candidate c's work: max(its compute, the collectives that
  * overlap it: its own overlappable ones and the given hidden seconds) + the rest and the given
  * exposed seconds. */
