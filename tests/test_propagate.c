@@ -484,7 +484,67 @@ static void test_param_path(void)
 	shs_module_free(m);
 }
 
+/* Bytes per device of leaf j of the first instruction of opcode op in m's entry under p. */
+static double first_leaf_bytes(const shs_module *m, const shs_plan *p, shs_opcode op, uint32_t j)
+{
+	const shs_computation *c = shs_module_entry(m);
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
+		const shs_decision *d = &p->d[m->entry][i];
+		uint32_t n;
+		if (c->instrs[i]->op != op)
+			continue;
+		n = shs_shape_leaf_list(&c->instrs[i]->shape, sh, SHS_MAX_VALUE_LEAVES);
+		CU_ASSERT_TRUE_FATAL(d->set && j < n && j < d->n_leaves);
+		return shs_spec_local_bytes(&d->leaves[j], sh[j], &p->mesh);
+	}
+	CU_FAIL_FATAL("no such instruction");
+	return 0;
+}
+
+/* A scanned layer's input, the forward loop's carried activation (and so its stack of saved
+ * inputs), is as sharded as the unrolled first layer makes its output, for every plan: the loop
+ * carries the more sharded of its init and what its body makes (it was the embedding's
+ * sharding, replicated over tensor, and gathered on every trip). */
+static void test_loop_carry_as_unrolled(void)
+{
+	static const char *const base[] = { "layers=2", "d_model=512", "d_ff=2048", "heads=8",
+					    "kv_heads=8", "head_dim=64", "seq=256", "batch=64",
+					    "vocab=1024", "gated_mlp=false", NULL, NULL };
+	shs_host *h = host();
+
+	for (size_t k = 0; k < sizeof(plan_meshes) / sizeof(plan_meshes[0]); k++) {
+		const char *sets[sizeof(base) / sizeof(base[0])];
+		shs_plan_request *r = request(plan_meshes[k][0], plan_meshes[k][1]);
+		shs_module *mu, *ms;
+		shs_plan *pu, *ps;
+		double unrolled, scanned;
+		memcpy(sets, base, sizeof(base));
+		sets[10] = "scan=false";
+		mu = generate("gpt3-175b", sets);
+		sets[10] = "scan=true";
+		ms = generate("gpt3-175b", sets);
+		pu = make(h, mu, r);
+		ps = make(h, ms, r);
+		unrolled = first_leaf_bytes(mu, pu, SHS_OP_CALL, 0);
+		scanned = first_leaf_bytes(ms, ps, SHS_OP_WHILE, 1);
+		if (scanned != unrolled)
+			fprintf(stderr, "\n  %s on %s: layer input %.0f bytes scanned, %.0f unrolled\n",
+				plan_meshes[k][1], plan_meshes[k][0], scanned, unrolled);
+		CU_ASSERT_DOUBLE_EQUAL(scanned, unrolled, 1e-9 * unrolled);
+		shs_plan_free(pu);
+		shs_plan_free(ps);
+		shs_module_free(mu);
+		shs_module_free(ms);
+		free(r);
+	}
+	shs_host_free(h);
+}
+
 CU_TestInfo propagate_tests[] = {
+	{ "a scanned layer's input is as sharded as the unrolled layers'",
+	  test_loop_carry_as_unrolled },
 	{ "repeated layers and unchanged decisions reused: the same plan as deciding anew",
 	  test_reuse_changes_nothing },
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
