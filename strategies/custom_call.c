@@ -277,18 +277,34 @@ static void fa_emit(const shs_pquery *q, shs_pemit *out, const shs_host_api *api
 	ru_end(&e, f->flops * share);
 }
 
+enum { FA_MAX_SEEN = FA_MAX_LEAVES + FA_BWD_OPERANDS + 1 };
+
 typedef struct fa_ctx {
 	const shs_pquery *q;
 	shs_pemit *out;
 	const shs_host_api *api;
 	const fa_call *f;
+	shs_pdim seen[FA_MAX_SEEN][FA_SLOTS]; /* assignments already emitted */
+	uint32_t n_seen;
 } fa_ctx;
+
+/* Emits batch axes b and head axes h unless they were emitted already. */
+static void fa_emit_once(fa_ctx *x, const shs_pdim *b, const shs_pdim *h)
+{
+	for (uint32_t j = 0; j < x->n_seen; j++)
+		if (!memcmp(&x->seen[j][0], b, sizeof(*b)) && !memcmp(&x->seen[j][1], h, sizeof(*h)))
+			return;
+	if (x->n_seen < FA_MAX_SEEN) {
+		x->seen[x->n_seen][0] = *b;
+		x->seen[x->n_seen][1] = *h;
+		x->n_seen++;
+	}
+	fa_emit(x->q, x->out, x->api, x->f, b, h);
+}
 
 static int fa_enum_one(const shs_pdim *slots, void *user)
 {
-	const fa_ctx *x = user;
-
-	fa_emit(x->q, x->out, x->api, x->f, &slots[0], &slots[1]);
+	fa_emit_once(user, &slots[0], &slots[1]);
 	return 0;
 }
 
@@ -325,44 +341,31 @@ static bool fa_axes_of(const shs_pspec *s, const fa_call *f, const shs_pmesh *me
 	return true;
 }
 
-/* Propagation: the shardings the operands (and the wanted result) already have, then the
- * replicated one. */
-static void fa_propagate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
-			 const fa_call *f)
+/* Propagation: the shardings the operands (and the wanted result) already have first. */
+static void fa_propagate(fa_ctx *x)
 {
-	shs_pdim seen[FA_MAX_LEAVES + FA_BWD_OPERANDS][FA_SLOTS], none = { 0 };
-	uint32_t n_seen = 0;
+	const shs_pquery *q = x->q;
 
 	for (uint32_t k = 0; k <= q->instr->n_operands; k++) {
 		const shs_pspec *s = k < q->instr->n_operands ? sc_operand_hint(q, k) :
 				     q->result_hint ? &q->result_hint[0] : NULL;
 		shs_pdim b = { 0 }, h = { 0 };
-		bool dup = false;
 
-		if (!fa_axes_of(s, f, q->mesh, &b, &h) || (!b.n && !h.n))
-			continue;
-		for (uint32_t j = 0; j < n_seen && !dup; j++)
-			dup = !memcmp(&seen[j][0], &b, sizeof(b)) && !memcmp(&seen[j][1], &h, sizeof(h));
-		if (dup)
-			continue;
-		seen[n_seen][0] = b;
-		seen[n_seen][1] = h;
-		n_seen++;
-		fa_emit(q, out, api, f, &b, &h);
+		if (fa_axes_of(s, x->f, q->mesh, &b, &h) && (b.n || h.n))
+			fa_emit_once(x, &b, &h);
 	}
-	fa_emit(q, out, api, f, &none, &none);
 }
 
 static int fa_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
 		       const fa_call *f)
 {
 	int64_t sizes[FA_SLOTS] = { f->batch, f->kv_heads };
-	fa_ctx x = { q, out, api, f };
+	fa_ctx x = { .q = q, .out = out, .api = api, .f = f };
 
-	if (q->mode != SHS_PMODE_ENUMERATE) {
-		fa_propagate(q, out, api, f);
-		return 0;
-	}
+	/* propagating: the operands' shardings first, then every assignment, so that a head
+	 * split the operands do not have yet (their sequence split, say) can be chosen */
+	if (q->mode != SHS_PMODE_ENUMERATE)
+		fa_propagate(&x);
 	if (sc_enum_assign(FA_SLOTS, sizes, NULL, q->mesh, fa_enum_one, &x) < 0) {
 		api->fail(out, "%s: cannot enumerate the flash-attention candidates",
 			  q->instr->name);
