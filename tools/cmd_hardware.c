@@ -11,13 +11,17 @@ static const char usage[] =
 	"\n"
 	"Prints the hardware catalog: every entry as a table, or entry NAME in full (peak FLOP/s\n"
 	"per width, HBM bytes and bandwidth, links and their latency, pod and largest slice, chips\n"
-	"per host, DCN). NAME ignores case and a tpu- prefix (tpu-v5p is v5p).\n"
+	"per host, DCN, and what it sustains: matmuls' fraction of peak and tile, collectives'\n"
+	"fraction of each link's line rate, the operand size from which a gather runs under its\n"
+	"matmul). NAME ignores case and a tpu- prefix (tpu-v5p is v5p).\n"
 	"\n"
 	"  --json             {\"hardware\": [ENTRY, ...]}, each ENTRY with the members of a\n"
 	"                     hardware file (name, gpu, flops_bf16, flops_fp8, flops_fp32, flops_int8,\n"
 	"                     hbm_bytes, hbm_bw, TPU: torus_rank, ici_bw, ici_latency, pod,\n"
 	"                     [max_slice,] wrap_unit, wrap_needs_equal, chips_per_host; GPU:\n"
-	"                     node_size, gpu_egress, node_egress; dcn_bw): SI units (bytes, bytes/s,\n"
+	"                     node_size, gpu_egress, node_egress; dcn_bw; matmul_eff, matmul_tile,\n"
+	"                     ici_eff | nvlink_eff, scaleout_eff, dcn_eff (fractions 0..1; 0: all),\n"
+	"                     windowed_einsum_bytes (0: any size)): SI units (bytes, bytes/s,\n"
 	"                     FLOP/s, seconds); the output loads back with --hardware-file\n"
 	"  --hardware-file F  add or override catalog entries first (JSON, as --json writes)\n"
 	"\n"
@@ -112,6 +116,31 @@ static void print_peak(const shs_hardware *h, shs_hw_dtype dt)
 		printf("peak %-10s none in the catalog\n", shs_hw_dtype_name(dt));
 }
 
+/* A fraction of the catalog's achievable rates as a percentage (0 there means all of it). */
+static double pct(double eff)
+{
+	return 100 * (eff > 0 && eff <= 1 ? eff : 1);
+}
+
+/* What the chip sustains, not its peak (plugin/cost/hardware_rates.c cites each figure). */
+static void print_rates(const shs_hardware *h)
+{
+	printf("matmuls         %.1f %% of peak, in tiles of %lld (%s)\n", pct(h->matmul_eff),
+	       (long long)(h->matmul_tile > 0 ? h->matmul_tile : 1),
+	       h->gpu ? "output tiles: M and N" : "MXU: K and N");
+	if (h->gpu)
+		printf("collectives     %.1f %% of NVLink, %.1f %% of scale-out, %.1f %% of DCN line "
+		       "rate\n", pct(h->nvlink_eff), pct(h->scaleout_eff), pct(h->dcn_eff));
+	else
+		printf("collectives     %.1f %% of ICI, %.1f %% of DCN line rate\n", pct(h->ici_eff),
+		       pct(h->dcn_eff));
+	if (h->windowed_einsum_bytes > 0)
+		printf("coll. matmul    from operands of %.6g bytes (%g MiB)\n",
+		       h->windowed_einsum_bytes, h->windowed_einsum_bytes / 1048576);
+	else
+		printf("coll. matmul    at any size\n");
+}
+
 static void print_entry(const shs_hardware *h)
 {
 	char pod[SHAPE_CAP], slice[SHAPE_CAP];
@@ -130,6 +159,7 @@ static void print_entry(const shs_hardware *h)
 		       h->node_egress, h->node_egress / 1e9);
 		printf("DCN             %.6g bytes/s per GPU (%g GB/s)\n", h->dcn_bw,
 		       h->dcn_bw / 1e9);
+		print_rates(h);
 		return;
 	}
 	shape(h->pod, h->torus_rank, pod, sizeof(pod));
@@ -148,6 +178,7 @@ static void print_entry(const shs_hardware *h)
 		       (long long)h->wrap_unit);
 	printf("chips per host  %lld\n", (long long)h->chips_per_host);
 	printf("DCN             %.6g bytes/s per chip (%g GB/s)\n", h->dcn_bw, h->dcn_bw / 1e9);
+	print_rates(h);
 }
 
 static int put_json(const shs_hardware *const *list, uint32_t n)
