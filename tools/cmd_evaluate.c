@@ -15,10 +15,12 @@ static const char usage_head[] =
 	"                           --mesh AXIS=N@PHYS,... --plan NAME|FILE [options]\n"
 	"\n"
 	"Makes the plan's shardings by propagation and predicts one training step per device:\n"
-	"compute time (max of FLOPs / peak and bytes / HBM bandwidth per instruction), every\n"
-	"collective at the book's cost on the links of its mesh axes, overlapped with compute\n"
+	"compute time (max of FLOPs at the rate the chip sustains and bytes / HBM bandwidth per\n"
+	"instruction, after fusing as XLA fuses), every collective at the book's cost on the\n"
+	"links of its mesh axes at the fraction of line rate they reach, overlapped with compute\n"
 	"where runtimes overlap it (weight gathers, collective matmuls, gradient reductions), the\n"
-	"exposed communication per axis, the bound, MFU, and the peak memory against HBM.\n"
+	"exposed communication per axis, the bound, MFU and HFU, padded dimensions, and the peak\n"
+	"memory against HBM. `shardsearch hardware NAME` shows the rates.\n"
 	"\n"
 	"options:\n";
 
