@@ -11,8 +11,11 @@
  * shapes in stas00/ml-engineering, compute/accelerator/README.md ("Maximum Achievable Matmul
  * FLOPS comparison table", mamf-finder.py): A100 SXM 267.9 of 312 TFLOP/s (85.9 %), H100 SXM
  * 792.1 of 989 (80.1 %). H200 is the H100's chip with faster HBM: its figure. B200 and GB200
- * have no published sweep there: the H100's figure is assumed until one is. TPUs: no published
- * sweep; the book's peak (scaling-book.md 2.1) is used, with the MXU's tiles (below).
+ * have no published sweep there: the H100's figure is assumed until one is. TPUs: XLA's own
+ * bf16 matmul (jnp.matmul) on TPU v5e sustains 92.3 % of peak at 8192 x 8192 x 8192 (84.3 % at
+ * 4096^3, where dispatch overhead weighs more), measured in JAX's Pallas TPU matmul guide
+ * (docs/pallas/tpu/matmul.ipynb, "XLA matmul"); the same MXU design is assumed on the other
+ * TPUs until they are measured.
  *
  * matmul_tile: TPU MXUs are 128 x 128 on v4, v5e and v5p and 256 x 256 on v6e and TPU7x
  * (scaling-book.md 2.1, "MXU"); NVIDIA tensor-core GEMM kernels compute 128 x 128 (up to 256 x
@@ -39,6 +42,7 @@
  * TPU recipes enable it (--xla_jf_spmd_threshold_for_windowed_einsum_mib=0): 0, always.
  */
 #define MIB 1048576.0
+#define TPU_MATMUL 0.923
 
 static const struct rates {
 	const char *name;
@@ -46,11 +50,11 @@ static const struct rates {
 	int64_t matmul_tile;
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff, windowed_einsum_bytes;
 } rates[] = {
-	{ "v4p", 1, 128, 1, 0, 0, 1, 0 },
-	{ "v5e", 1, 128, 1, 0, 0, 1, 0 },
-	{ "v5p", 1, 128, 1, 0, 0, 1, 0 },
-	{ "v6e", 1, 256, 1, 0, 0, 1, 0 },
-	{ "7x", 1, 256, 1, 0, 0, 1, 0 },
+	{ "v4p", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
+	{ "v5e", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
+	{ "v5p", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
+	{ "v6e", TPU_MATMUL, 256, 1, 0, 0, 1, 0 },
+	{ "7x", TPU_MATMUL, 256, 1, 0, 0, 1, 0 },
 	{ "a100", 267.9 / 312, 128, 0, 208.0 / 300, 0.96, 0.96, 100000 * MIB },
 	{ "h100", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
 	{ "h200", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
