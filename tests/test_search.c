@@ -315,7 +315,34 @@ static void test_deterministic_and_budget(void)
 	shs_module_free(m);
 }
 
+/* The book's example (LLaMA-3 70B, 1024 sequences of 4096 tokens, the 8960-chip v5p pod), on
+ * the catalog as it is: the batch does not divide the pod, and the search still finds a plan
+ * that fits at an MFU above 40 %. */
+static void test_book_example(void)
+{
+	static const shs_cluster_spec pod = { .hardware = "v5p", .devices = 8960, .slices = 1 };
+	const char *set[] = { "batch", "1024", "seq", "4096", "scan", "true", NULL };
+	shs_host *h = shs_test_host();
+	shs_module *m = shs_test_generate("llama3-70b", set);
+	shs_search_options o = { .threads = 2 };
+	shs_search_result r;
+	shs_hw_catalog cat;
+	shs_err e = { 0 };
+
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_search(h, m, &cat, &pod, &o, &r, &e), &e);
+	CU_ASSERT_TRUE(r.eval.fits);
+	CU_ASSERT_TRUE(r.eval.mfu > 0.4);
+	if (!r.eval.fits || !(r.eval.mfu > 0.4))
+		fprintf(stderr, "\n  book example: fits %d, MFU %.3f\n", r.eval.fits, r.eval.mfu);
+	shs_search_result_free(&r);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
 CU_TestInfo search_tests[] = {
+	{ "the book's LLaMA-3 70B on 8960 v5p chips: a plan that fits, MFU above 40 %",
+	  test_book_example },
 	{ "never worse than dp, fsdp, tp, fsdp+tp at every degree", test_never_worse_than_canonical },
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
 	{ "deterministic on any thread count; the time budget marks a partial result",
