@@ -84,15 +84,7 @@ static const char *const axis_names[] = { "data", "fsdp", "tensor" };
 
 static shs_mesh make_mesh(uint32_t n, const int64_t *sizes)
 {
-	shs_mesh mesh;
-
-	memset(&mesh, 0, sizeof(mesh));
-	mesh.n_axes = n;
-	for (uint32_t k = 0; k < n; k++) {
-		mesh.names[k] = axis_names[k];
-		mesh.sizes[k] = sizes[k];
-	}
-	return mesh;
+	return shs_test_mesh(n, axis_names, sizes);
 }
 
 /* ---- A growable list of strings ---- */

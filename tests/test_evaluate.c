@@ -12,14 +12,7 @@
 /* Relative tolerance of the step time against the book's max(T_math, T_comms). */
 static const double BOOK_TOL = 0.10;
 
-typedef struct setup {
-	shs_hw_catalog cat;
-	shs_cluster cluster;
-	shs_host *h;
-	shs_module *m;
-	shs_plan *p;
-	shs_eval ev;
-} setup;
+typedef shs_test_eval setup;
 
 /* The book's layouts of the MLP model as plan files (rules over the generator's parameter
  * paths; activations follow by propagation). FSDP: In[B_X, D] W_in[D_X, F] W_out[F, D_X];
@@ -87,11 +80,7 @@ static setup *evaluate_mlp(int64_t d, int64_t f, int64_t tokens, const char *top
 
 static void free_setup(setup *s)
 {
-	shs_eval_free(&s->ev);
-	shs_plan_free(s->p);
-	shs_host_free(s->h);
-	shs_module_free(s->m);
-	free(s);
+	shs_test_eval_free(s);
 }
 
 /* The book's per-layer FSDP step on N chips with the weights gathered over M physical axes:

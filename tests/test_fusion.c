@@ -16,31 +16,21 @@ static double hbm_bytes(const char *text, bool fusion)
 	static const shs_cluster_spec one = { .hardware = "h100", .devices = 1, .slices = 1,
 					      .mesh = "data=1" };
 	shs_module *m = shs_test_parse(text);
+	shs_host *h = shs_test_host();
+	shs_eval_options o = { .no_fusion = !fusion };
 	shs_hw_catalog cat;
 	shs_cluster cluster;
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	shs_host *h = shs_host_new(NULL, NULL);
-	shs_eval_options o = { .no_fusion = !fusion };
 	shs_plan *p = NULL;
 	shs_eval ev = { 0 };
-	shs_err e = { 0 };
 	double bytes;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	shs_hw_catalog_builtin(&cat);
-	SHS_ASSERT_OK(shs_cluster_make(&cat, &one, &cluster, &e), &e);
-	shs_hw_chip(&cluster.hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=1", &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, "dp", &e), &e);
-	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
-	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(m, p, &cluster, &o, &ev, &e), &e);
+	shs_test_plan_evaluate(h, &cat, &one, m, "dp", &o, &cluster, &p, &ev);
 	bytes = ev.hbm_s * cluster.hw.hbm_bw;
 	shs_eval_free(&ev);
 	shs_plan_free(p);
 	shs_host_free(h);
-	free(r);
 	shs_module_free(m);
 	return bytes;
 }

@@ -17,32 +17,22 @@ static double flop_seconds(const shs_hw_catalog *cat, const char *hw, const char
 {
 	shs_cluster_spec one = { .hardware = hw, .devices = 1, .slices = 1, .mesh = "data=1" };
 	shs_module *m = shs_test_parse(text);
+	shs_host *h = shs_test_host();
 	shs_cluster cluster;
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	shs_host *h = shs_host_new(NULL, NULL);
 	shs_plan *p = NULL;
 	shs_eval ev = { 0 };
-	shs_err e = { 0 };
 	double t;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	if (strcmp(hw, "v5p") == 0) {
 		one.devices = 0;
 		one.topology = "1x1x1";
 	}
-	SHS_ASSERT_OK(shs_cluster_make(cat, &one, &cluster, &e), &e);
-	shs_hw_chip(&cluster.hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=1", &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, "dp", &e), &e);
-	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
-	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(m, p, &cluster, NULL, &ev, &e), &e);
+	shs_test_plan_evaluate(h, cat, &one, m, "dp", NULL, &cluster, &p, &ev);
 	t = ev.flops_s;
 	shs_eval_free(&ev);
 	shs_plan_free(p);
 	shs_host_free(h);
-	free(r);
 	shs_module_free(m);
 	return t;
 }

@@ -15,12 +15,7 @@
 #include "test_util.h"
 
 typedef struct setup {
-	shs_hw_catalog cat;
-	shs_cluster cluster;
-	shs_host *h;
-	shs_module *m;
-	shs_plan *p;
-	shs_eval ev;
+	shs_test_eval x; /* first: freed as one */
 	shs_gen_config g;
 } setup;
 
@@ -52,35 +47,20 @@ static setup *evaluate(shs_gen_config g, const char *hw, const char *topology, c
 {
 	setup *s = calloc(1, sizeof(*s));
 	shs_cluster_spec spec = { .hardware = hw, .topology = topology, .slices = 1, .mesh = mesh };
-	shs_plan_request *r = calloc(1, sizeof(*r));
-	char meshtext[256];
 	shs_err e = { 0 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	s->g = g;
-	SHS_ASSERT_OK(shs_gen_module(&g, &s->m, NULL, &e), &e);
-	shs_hw_catalog_builtin(&s->cat);
-	SHS_ASSERT_OK(shs_cluster_make(&s->cat, &spec, &s->cluster, &e), &e);
-	shs_hw_chip(&s->cluster.hw, &r->chip);
-	shs_mesh_text(&s->cluster.mesh, meshtext, sizeof(meshtext));
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
-	s->h = shs_host_new(NULL, NULL);
-	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(s->h, SHS_STRATEGY_DIR, &e) > 0);
-	SHS_ASSERT_OK(shs_plan_make(s->h, s->m, r, &s->p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, o, &s->ev, &e), &e);
-	free(r);
+	SHS_ASSERT_OK(shs_gen_module(&g, &s->x.m, NULL, &e), &e);
+	shs_hw_catalog_builtin(&s->x.cat);
+	s->x.h = shs_test_host();
+	shs_test_plan_evaluate(s->x.h, &s->x.cat, &spec, s->x.m, plan, o, &s->x.cluster, &s->x.p, &s->x.ev);
 	return s;
 }
 
 static void free_setup(setup *s)
 {
-	shs_eval_free(&s->ev);
-	shs_plan_free(s->p);
-	shs_host_free(s->h);
-	shs_module_free(s->m);
-	free(s);
+	shs_test_eval_free(&s->x);
 }
 
 static bool near(double a, double b, double rel)
@@ -112,13 +92,13 @@ static void mfu_counts_the_fields_flops(void)
 			shs_gen_config g = small_llama(seqs[k], 8, scan);
 			setup *s = evaluate(g, "v5p", "2x2x1", "data=4", "dp", NULL);
 			double want = field_flops(&s->g);
-			double got = s->ev.model_flops * (double)s->cluster.devices;
+			double got = s->x.ev.model_flops * (double)s->x.cluster.devices;
 			if (!near(got, want, 1e-9))
 				fprintf(stderr, "\n  seq %lld scan %d: model FLOPs %.6g, field %.6g\n",
 					(long long)seqs[k], scan, got, want);
 			CU_ASSERT_TRUE(near(got, want, 1e-9));
-			CU_ASSERT_TRUE(near(s->ev.mfu, s->ev.model_flops /
-					    (s->ev.step_time_s * s->cluster.hw.flops[SHS_HW_BF16]),
+			CU_ASSERT_TRUE(near(s->x.ev.mfu, s->x.ev.model_flops /
+					    (s->x.ev.step_time_s * s->x.cluster.hw.flops[SHS_HW_BF16]),
 					    1e-12));
 			free_setup(s);
 		}
@@ -132,15 +112,15 @@ static void hfu_counts_recomputation(void)
 	shs_eval_options none = { .remat = SHS_REMAT_NONE }, full = { .remat = SHS_REMAT_FULL };
 	setup *a = evaluate(small_llama(256, 8, false), "v5p", "2x2x1", "data=4", "dp", &none);
 	setup *b = evaluate(small_llama(256, 8, false), "v5p", "2x2x1", "data=4", "dp", &full);
-	double peak = a->cluster.hw.flops[SHS_HW_BF16];
+	double peak = a->x.cluster.hw.flops[SHS_HW_BF16];
 
-	CU_ASSERT_TRUE(near(a->ev.hfu, a->ev.flops / (a->ev.step_time_s * peak), 1e-12));
-	CU_ASSERT_TRUE(a->ev.hfu >= a->ev.mfu);
-	CU_ASSERT_TRUE(b->ev.remat_s > 0);
-	CU_ASSERT_TRUE(b->ev.flops > a->ev.flops);
-	CU_ASSERT_TRUE(near(b->ev.model_flops, a->ev.model_flops, 1e-12));
-	CU_ASSERT_TRUE(b->ev.hfu * b->ev.step_time_s > a->ev.hfu * a->ev.step_time_s);
-	CU_ASSERT_TRUE(b->ev.hfu > b->ev.mfu);
+	CU_ASSERT_TRUE(near(a->x.ev.hfu, a->x.ev.flops / (a->x.ev.step_time_s * peak), 1e-12));
+	CU_ASSERT_TRUE(a->x.ev.hfu >= a->x.ev.mfu);
+	CU_ASSERT_TRUE(b->x.ev.remat_s > 0);
+	CU_ASSERT_TRUE(b->x.ev.flops > a->x.ev.flops);
+	CU_ASSERT_TRUE(near(b->x.ev.model_flops, a->x.ev.model_flops, 1e-12));
+	CU_ASSERT_TRUE(b->x.ev.hfu * b->x.ev.step_time_s > a->x.ev.hfu * a->x.ev.step_time_s);
+	CU_ASSERT_TRUE(b->x.ev.hfu > b->x.ev.mfu);
 	free_setup(a);
 	free_setup(b);
 }
@@ -166,24 +146,24 @@ static void exposure_booked_once_never_negative(void)
 			setup *s = evaluate(small_llama(256, 64, k % 2), "v5p", cases[k].topology,
 					    cases[k].mesh, cases[k].plan, &o);
 			double sum = 0, sites = 0;
-			CU_ASSERT_TRUE(s->ev.exposed_comm_s >= 0);
-			for (uint32_t a = 0; a < s->cluster.mesh.n_axes; a++) {
-				CU_ASSERT_TRUE(s->ev.exposed_by_axis[a] >= 0);
-				sum += s->ev.exposed_by_axis[a];
+			CU_ASSERT_TRUE(s->x.ev.exposed_comm_s >= 0);
+			for (uint32_t a = 0; a < s->x.cluster.mesh.n_axes; a++) {
+				CU_ASSERT_TRUE(s->x.ev.exposed_by_axis[a] >= 0);
+				sum += s->x.ev.exposed_by_axis[a];
 			}
-			if (!near(sum, s->ev.exposed_comm_s, 1e-9) && sum + s->ev.exposed_comm_s > 0)
+			if (!near(sum, s->x.ev.exposed_comm_s, 1e-9) && sum + s->x.ev.exposed_comm_s > 0)
 				fprintf(stderr, "\n  %s %s: axes %.6g, total %.6g\n", cases[k].mesh,
-					sched ? "segments" : "events", sum, s->ev.exposed_comm_s);
-			CU_ASSERT_TRUE(near(sum, s->ev.exposed_comm_s, 1e-9) ||
-				       sum + s->ev.exposed_comm_s == 0);
-			for (uint32_t j = 0; j < s->ev.n_colls; j++) {
-				CU_ASSERT_TRUE(s->ev.colls[j].exposed_s >= 0);
-				sites += s->ev.colls[j].exposed_s;
-				multi = multi || __builtin_popcount(s->ev.colls[j].axes_mask) > 1;
+					sched ? "segments" : "events", sum, s->x.ev.exposed_comm_s);
+			CU_ASSERT_TRUE(near(sum, s->x.ev.exposed_comm_s, 1e-9) ||
+				       sum + s->x.ev.exposed_comm_s == 0);
+			for (uint32_t j = 0; j < s->x.ev.n_colls; j++) {
+				CU_ASSERT_TRUE(s->x.ev.colls[j].exposed_s >= 0);
+				sites += s->x.ev.colls[j].exposed_s;
+				multi = multi || __builtin_popcount(s->x.ev.colls[j].axes_mask) > 1;
 			}
-			CU_ASSERT_TRUE(sites <= s->ev.exposed_comm_s * (1 + 1e-9) + 1e-15);
+			CU_ASSERT_TRUE(sites <= s->x.ev.exposed_comm_s * (1 + 1e-9) + 1e-15);
 			/* the step is the compute plus the waits */
-			CU_ASSERT_TRUE(near(s->ev.step_time_s, s->ev.compute_s + s->ev.exposed_comm_s,
+			CU_ASSERT_TRUE(near(s->x.ev.step_time_s, s->x.ev.compute_s + s->x.ev.exposed_comm_s,
 					    1e-6));
 			free_setup(s);
 		}
@@ -234,7 +214,7 @@ static void bound_from_the_critical_path(void)
 			SHS_ASSERT_OK(shs_gen_config_set(&g, "d_ff", "16384", &e), &e);
 		}
 		s = evaluate(g, "v5p", cases[k].topology, cases[k].mesh, cases[k].plan, NULL);
-		ev = &s->ev;
+		ev = &s->x.ev;
 		SHS_ASSERT_STR_EQ(ev->bound, cases[k].bound);
 		CU_ASSERT_TRUE(near(ev->flop_bound_s + ev->hbm_bound_s + ev->remat_s, ev->compute_s,
 				    1e-9));
@@ -252,26 +232,26 @@ static void bound_from_the_critical_path(void)
 static void report_has_mfu_and_hfu(void)
 {
 	setup *s = evaluate(small_llama(256, 8, false), "v5p", "2x2x1", "data=4", "dp", NULL);
-	json_t *o = shs_eval_report_json(&s->cluster, &s->ev);
+	json_t *o = shs_eval_report_json(&s->x.cluster, &s->x.ev);
 	const char *path = shs_test_tmp_path("report.txt");
 	FILE *out = fopen(path, "w+");
 	char text[4096] = "", want[64];
 	size_t n;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	CU_ASSERT_TRUE(near(json_real_value(json_object_get(o, "mfu")), s->ev.mfu, 1e-15));
-	CU_ASSERT_TRUE(near(json_real_value(json_object_get(o, "hfu")), s->ev.hfu, 1e-15));
+	CU_ASSERT_TRUE(near(json_real_value(json_object_get(o, "mfu")), s->x.ev.mfu, 1e-15));
+	CU_ASSERT_TRUE(near(json_real_value(json_object_get(o, "hfu")), s->x.ev.hfu, 1e-15));
 	CU_ASSERT_TRUE(near(json_real_value(json_object_get(o, "model_flops_per_device")),
-			    s->ev.model_flops, 1e-15));
+			    s->x.ev.model_flops, 1e-15));
 	CU_ASSERT_TRUE(json_real_value(json_object_get(o, "exposed_comm_total_s")) >= 0);
 	json_decref(o);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	shs_eval_report_print(out, &s->cluster, &s->ev, 3);
+	shs_eval_report_print(out, &s->x.cluster, &s->x.ev, 3);
 	rewind(out);
 	n = fread(text, 1, sizeof(text) - 1, out);
 	text[n] = 0;
 	fclose(out);
-	snprintf(want, sizeof(want), "MFU %.1f %%, HFU %.1f %%", 100 * s->ev.mfu, 100 * s->ev.hfu);
+	snprintf(want, sizeof(want), "MFU %.1f %%, HFU %.1f %%", 100 * s->x.ev.mfu, 100 * s->x.ev.hfu);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
 	free_setup(s);
 }

@@ -160,3 +160,44 @@ void shs_test_book_catalog(shs_hw_catalog *c)
 		h->windowed_einsum_bytes = 0;
 	}
 }
+
+shs_mesh shs_test_mesh(uint32_t n, const char *const *names, const int64_t *sizes)
+{
+	shs_mesh mesh;
+
+	memset(&mesh, 0, sizeof(mesh));
+	mesh.n_axes = n;
+	for (uint32_t k = 0; k < n; k++) {
+		mesh.names[k] = names[k];
+		mesh.sizes[k] = sizes[k];
+	}
+	return mesh;
+}
+
+void shs_test_plan_evaluate(shs_host *h, const shs_hw_catalog *cat, const shs_cluster_spec *spec,
+			    const shs_module *m, const char *plan, const shs_eval_options *o,
+			    shs_cluster *c, shs_plan **p, shs_eval *ev)
+{
+	shs_plan_request *r = calloc(1, sizeof(*r));
+	char meshtext[256];
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	SHS_ASSERT_OK(shs_cluster_make(cat, spec, c, &e), &e);
+	shs_hw_chip(&c->hw, &r->chip);
+	shs_mesh_text(&c->mesh, meshtext, sizeof(meshtext));
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
+	SHS_ASSERT_OK(shs_plan_make(h, m, r, p, &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(m, *p, c, o, ev, &e), &e);
+	free(r);
+}
+
+void shs_test_eval_free(shs_test_eval *s)
+{
+	shs_eval_free(&s->ev);
+	shs_plan_free(s->p);
+	shs_host_free(s->h);
+	shs_module_free(s->m);
+	free(s);
+}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "evaluate.h"
 #include "gen.h"
 #include "hardware.h"
 #include "host.h"
@@ -65,6 +66,30 @@ shs_module *shs_test_copy(const shs_module *m);
 
 /* The generator preset name (fails the test when there is none). */
 shs_gen_config shs_test_preset(const char *name);
+
+/* A module evaluated on a cluster: what a test keeps of one evaluation (all owned). */
+typedef struct shs_test_eval {
+	shs_hw_catalog cat;
+	shs_cluster cluster;
+	shs_host *h;
+	shs_module *m;
+	shs_plan *p;
+	shs_eval ev;
+} shs_test_eval;
+
+/* Frees s's evaluation, plan, host and module, then s itself (calloc'ed). */
+void shs_test_eval_free(shs_test_eval *s);
+
+/* A mesh of n axes with the given names and sizes (names borrowed). */
+shs_mesh shs_test_mesh(uint32_t n, const char *const *names, const int64_t *sizes);
+
+/* Makes *c from spec on catalog cat, plans m with the named plan (dp, fsdp, tp, fsdp+tp) on
+ * its mesh with host h's strategies, and evaluates it with options o (NULL: defaults) into
+ * *ev; *p is the plan. Every step must succeed. The caller frees *p (shs_plan_free, before h:
+ * it borrows strategy names) and *ev (shs_eval_free). */
+void shs_test_plan_evaluate(shs_host *h, const shs_hw_catalog *cat, const shs_cluster_spec *spec,
+			    const shs_module *m, const char *plan, const shs_eval_options *o,
+			    shs_cluster *c, shs_plan **p, shs_eval *ev);
 
 /* The built-in catalog as the book's machine: peak FLOP/s, line-rate links, no tile
  * quantization, collective matmuls at any size, the book's v5p HBM (96e9); for the tests of
