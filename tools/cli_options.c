@@ -16,8 +16,11 @@ const char shs_cli_cluster_usage[] =
 	"  --slices S            TPU slices over DCN (physical axis dcn)\n";
 
 const char shs_cli_eval_usage[] =
-	"  --remat none|dots|full  keep every saved activation (default), only matmul outputs\n"
-	"                        and layer inputs, or only layer inputs (recomputing the rest)\n"
+	"  --remat none|attention|dots|full\n"
+	"                        keep every saved activation (default); all but the attention\n"
+	"                        scores and softmax (Korthikanti's selective recomputation; as\n"
+	"                        none with flash attention); only matmul outputs and layer\n"
+	"                        inputs; or only layer inputs (recomputing the rest)\n"
 	"  --schedule S          events: the makespan of an event schedule (default);\n"
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"

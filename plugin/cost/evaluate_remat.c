@@ -4,9 +4,16 @@
  * call or loop (the backward pass): called from the entry (an unrolled layer), or called from a
  * loop body that writes those results into stacks the loop starts from zeros (a scanned layer).
  * Under `full` only the saved values that are the layer's own input are kept; under `dots` only
- * matmul outputs (through reshapes, transposes, converts and copies) and the input; the rest is
- * dropped from memory and recomputed in the backward pass: the whole forward layer (`full`) or
- * its instructions other than matmuls (`dots`), once per execution. A scanned layer also no
+ * matmul outputs (through reshapes, transposes, converts and copies) and the input; under
+ * `attention` all but the attention core (Korthikanti et al. 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models", section 4.2, selective recomputation): the values
+ * that lie between a matmul of two activations (the scores QK^T) and the next matmul of two
+ * activations they feed (the softmax's product with V), without a matmul between: the scores,
+ * the mask and scale, the softmax (and its dropout where a model has one). The rest is dropped
+ * from memory and recomputed in the backward pass: the whole forward layer (`full`), its
+ * instructions other than matmuls (`dots`) or the attention core with its scores matmul
+ * (`attention`), once per execution. A flash attention kernel is a custom call that keeps
+ * only its statistics, no [T, T] value: `attention` then drops and recomputes nothing. A scanned layer also no
  * longer stores what it drops: the dynamic-update-slices that would copy those values into
  * their stacks on every trip are taken off the recomputation's seconds (an unrolled layer keeps
  * its saved values where it made them and has no such copy). */
@@ -33,31 +40,90 @@ static uint32_t source(const shs_computation *c, uint32_t v)
 	return v;
 }
 
-/* Whether saved value v of forward layer f stays under policy. */
-static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy)
+static bool is_matmul(const shs_instr *i)
+{
+	return i->op == SHS_OP_DOT || i->op == SHS_OP_CONVOLUTION;
+}
+
+/* Whether instruction i of c is a matmul of two activations (attention's QK^T or its product
+ * with V): neither operand is, through views, a parameter or constant (a weight). */
+static bool activation_matmul(const shs_computation *c, uint32_t i)
+{
+	const shs_instr *in = c->instrs[i];
+
+	if (in->op != SHS_OP_DOT || in->n_operands < 2)
+		return false;
+	for (uint32_t k = 0; k < 2; k++) {
+		shs_opcode op = c->instrs[source(c, in->operands[k])]->op;
+		if (op == SHS_OP_PARAMETER || op == SHS_OP_CONSTANT)
+			return false;
+	}
+	return true;
+}
+
+/* The attention core of computation c, one flag per instruction (caller frees; NULL when out of
+ * memory): an instruction reached from a matmul of two activations through instructions that
+ * are not matmuls (that matmul included), which reaches a matmul of two activations the same
+ * way. Instructions come after their operands. */
+static bool *attention_core(const shs_computation *c)
+{
+	bool *from = calloc(c->n_instrs + 1, sizeof(*from));
+	bool *to = calloc(c->n_instrs + 1, sizeof(*to));
+
+	for (uint32_t i = 0; from && to && i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		from[i] = activation_matmul(c, i);
+		for (uint32_t k = 0; !from[i] && !is_matmul(in) && k < in->n_operands; k++)
+			from[i] = from[in->operands[k]];
+	}
+	for (uint32_t i = c->n_instrs; from && to && i-- > 0;) {
+		const shs_instr *in = c->instrs[i];
+		bool feeds = activation_matmul(c, i) || (!is_matmul(in) && to[i]);
+		for (uint32_t k = 0; feeds && k < in->n_operands; k++)
+			to[in->operands[k]] = true;
+	}
+	for (uint32_t i = 0; from && to && i < c->n_instrs; i++)
+		from[i] = from[i] && to[i];
+	free(to);
+	if (from && !to) {
+		free(from);
+		return NULL;
+	}
+	return from;
+}
+
+/* Whether saved value v of forward layer f stays under policy (core: f's attention core). */
+static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy,
+		 const bool *core)
 {
 	const shs_computation *c = m->comps[f];
-	const shs_instr *s = c->instrs[source(c, v)];
+	uint32_t from = source(c, v);
+	const shs_instr *s = c->instrs[from];
 
 	if (policy == SHS_REMAT_NONE || s->op == SHS_OP_PARAMETER)
 		return true;
-	return policy == SHS_REMAT_DOTS && (s->op == SHS_OP_DOT || s->op == SHS_OP_CONVOLUTION);
+	if (policy == SHS_REMAT_ATTENTION)
+		return !core || !core[from];
+	return policy == SHS_REMAT_DOTS && is_matmul(s);
 }
 
-/* Seconds of computation f's instructions (all, or those that are not matmuls), per run. */
+/* Seconds of the instructions of computation f that policy recomputes (full: all; dots: those
+ * that are not matmuls; attention: the core's), per run. */
 static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			 const shs__fusion *fused, uint32_t f, bool non_dot_only, double *flops)
+			 const shs__fusion *fused, uint32_t f, shs_remat policy,
+			 const bool *core, double *flops)
 {
 	const shs_computation *c = m->comps[f];
 	double t = 0;
 
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_decision *d = &p->d[f][i];
-		double tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
-		double tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
-		if (non_dot_only && (c->instrs[i]->op == SHS_OP_DOT ||
-				     c->instrs[i]->op == SHS_OP_CONVOLUTION))
+		double tf, tb;
+		if ((policy == SHS_REMAT_DOTS && is_matmul(c->instrs[i])) ||
+		    (policy == SHS_REMAT_ATTENTION && (!core || !core[i])))
 			continue;
+		tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
+		tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
 		t += tf > tb ? tf : tb;
 		*flops += d->flops;
 	}
@@ -113,8 +179,9 @@ static bool feeds_layer(const shs_computation *e, uint32_t v)
 
 /* A scanned forward loop w: its zero-started stacks written by a dynamic-update-slice of a
  * forward layer's saved value; drops the ones the policy does not keep (the stack's buffer, the
- * broadcast it starts from: the loops that carry it are views of it). */
-static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+ * broadcast it starts from: the loops that carry it are views of it). False when out of
+ * memory. */
+static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		    const shs__fusion *fused, shs_remat policy, uint32_t w, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
@@ -122,21 +189,26 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	const shs_computation *body = m->comps[wi->called[0]];
 	const shs_instr *root = body->instrs[body->root];
 	uint32_t f = 0, layer = 0;
-	bool any = false;
+	bool any = false, *core = NULL;
 	int64_t trips = 1;
 	double stores = 0; /* seconds per trip of copying dropped values into their stacks */
 
 	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds_layer(e, w))
-		return;
+		return true;
 	for (uint32_t k = 0; k < init->n_operands && k < root->n_operands; k++) {
 		uint32_t z = init->operands[k], inner;
 		const shs_instr *dus = body->instrs[root->operands[k]];
 		if (e->instrs[z]->op == SHS_OP_BROADCAST &&
 		    dus->op == SHS_OP_DYNAMIC_UPDATE_SLICE && dus->n_operands > 1 &&
 		    stored_value(m, wi->called[0], dus->operands[1], &f, &inner)) {
+			if (policy == SHS_REMAT_ATTENTION && (!any || f != layer)) {
+				free(core);
+				if (!(core = attention_core(m->comps[f])))
+					return false;
+			}
 			layer = f;
 			any = true;
-			if (kept(m, f, inner, policy))
+			if (kept(m, f, inner, policy, core))
 				continue;
 			for (uint32_t j = out->first[z]; j < out->first[z + 1]; j++)
 				out->dropped[j] = true;
@@ -144,46 +216,49 @@ static void scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 						   root->operands[k]) / cl->hw.hbm_bw;
 		}
 	}
-	if (!any || policy == SHS_REMAT_NONE)
-		return;
-	if (!shs_while_trip_count(m, e, wi, &trips))
-		trips = 1;
-	{
+	if (any && policy != SHS_REMAT_NONE) {
 		double flops = 0;
-		out->extra_s += (double)trips * (compute_of(m, p, cl, fused, layer,
-							    policy == SHS_REMAT_DOTS, &flops) -
-						 stores);
+		if (!shs_while_trip_count(m, e, wi, &trips))
+			trips = 1;
+		out->extra_s += (double)trips *
+				(compute_of(m, p, cl, fused, layer, policy, core, &flops) - stores);
 		out->extra_flops += (double)trips * flops;
 	}
+	free(core);
+	return true;
 }
 
-/* An unrolled forward layer: a call whose results beyond the first feed a later call. */
-static void unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+/* An unrolled forward layer: a call whose results beyond the first feed a later call. False
+ * when out of memory. */
+static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		     const shs__fusion *fused, shs_remat policy, uint32_t ci, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *call = e->instrs[ci];
 	const shs_computation *fc = m->comps[call->called[0]];
 	const shs_instr *root = fc->instrs[fc->root];
-	bool saved = false;
+	bool saved = false, *core = NULL;
 	double flops = 0;
 
 	if (root->op != SHS_OP_TUPLE || root->n_operands < 2)
-		return;
+		return true;
 	saved = feeds_layer(e, ci);
 	if (!saved || policy == SHS_REMAT_NONE)
-		return;
+		return true;
+	if (policy == SHS_REMAT_ATTENTION && !(core = attention_core(fc)))
+		return false;
 	for (uint32_t k = 1, leaf = shs_shape_leaves(&fc->instrs[root->operands[0]]->shape);
 	     k < root->n_operands; k++) {
 		uint32_t n = shs_shape_leaves(&fc->instrs[root->operands[k]]->shape);
-		for (uint32_t j = 0; !kept(m, call->called[0], root->operands[k], policy) &&
+		for (uint32_t j = 0; !kept(m, call->called[0], root->operands[k], policy, core) &&
 				     j < n && out->first[ci] + leaf + j < out->first[ci + 1]; j++)
 			out->dropped[out->first[ci] + leaf + j] = true;
 		leaf += n;
 	}
-	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy == SHS_REMAT_DOTS,
-				   &flops);
+	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy, core, &flops);
 	out->extra_flops += flops;
+	free(core);
+	return true;
 }
 
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
@@ -201,10 +276,15 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	}
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
+		bool ok = true;
 		if (in->op == SHS_OP_CALL && in->n_called)
-			unrolled(m, p, cl, fused, policy, i, out);
+			ok = unrolled(m, p, cl, fused, policy, i, out);
 		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
-			scanned(m, p, cl, fused, policy, i, out);
+			ok = scanned(m, p, cl, fused, policy, i, out);
+		if (!ok) {
+			shs__remat_free(out);
+			return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		}
 	}
 	return SHS_OK;
 }
@@ -217,7 +297,8 @@ void shs__remat_free(shs__remat *r)
 	r->dropped = NULL;
 }
 
-static const char *const remat_names[SHS_REMAT_COUNT] = { "none", "dots", "full" };
+static const char *const remat_names[SHS_REMAT_COUNT] = { "none", "attention", "dots",
+								   "full" };
 
 const char *shs_remat_name(shs_remat r)
 {

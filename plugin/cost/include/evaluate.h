@@ -8,16 +8,22 @@
 #include "cluster.h"
 #include "plan.h"
 
-/* What the backward pass recomputes instead of keeping (evaluate_remat.c). */
+/* What the backward pass recomputes instead of keeping (evaluate_remat.c), from the least
+ * recomputation to the most: shs_evaluate_until_fits tries them in this order. */
 typedef enum shs_remat {
-	SHS_REMAT_NONE = 0,   /* keep every saved activation */
-	SHS_REMAT_DOTS = 1,   /* keep matmul outputs and layer inputs; recompute the rest */
-	SHS_REMAT_FULL = 2,   /* keep layer inputs; recompute each forward layer */
+	SHS_REMAT_NONE = 0,      /* keep every saved activation */
+	SHS_REMAT_ATTENTION = 1, /* Korthikanti et al. 2022's selective recomputation: keep all
+				  * but the attention core (what lies between the scores matmul
+				  * QK^T and the matmul with V: scores, softmax), which the
+				  * backward pass recomputes; a flash kernel keeps no such value,
+				  * so with flash attention this is none */
+	SHS_REMAT_DOTS = 2,      /* keep matmul outputs and layer inputs; recompute the rest */
+	SHS_REMAT_FULL = 3,      /* keep layer inputs; recompute each forward layer */
 	SHS_REMAT_COUNT
 } shs_remat;
 
-/* The policy's name ("none", "dots", "full"; "?" for no policy), and the policy of a name
- * (false when it names none) (evaluate_remat.c). */
+/* The policy's name ("none", "attention", "dots", "full"; "?" for no policy), and the policy
+ * of a name (false when it names none) (evaluate_remat.c). */
 const char *shs_remat_name(shs_remat r);
 bool shs_remat_from_name(const char *name, shs_remat *out);
 
