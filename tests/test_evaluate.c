@@ -345,13 +345,16 @@ static void test_loop_shortcut(void)
 	shs_host_free(h);
 }
 
-/* Remat on the scanned LLaMA-3 8B step under fsdp+tp on v5p 4x8x8: dots keeps less than none
- * and full less than dots; full recomputes each forward layer (about a third more FLOPs, the
- * book's 6 -> 8 P T), dots only the work between the matmuls. Attention as matmuls
- * (attention=dot): a flash kernel is not a dot, so dots would recompute it. */
+/* Remat on the scanned LLaMA-3 8B step under fsdp+tp on v5p 4x8x8: attention (the softmax
+ * dropped) keeps less than none, dots (also the residual and norms dropped) less than
+ * attention, full less than dots; full recomputes each forward layer (about a third more
+ * FLOPs, the book's 6 -> 8 P T), dots only the work between the matmuls, attention its scores
+ * and softmax. Attention as matmuls (attention=dot): a flash kernel is not a dot, so dots
+ * would recompute it, and it keeps no softmax for attention to drop. */
 static void test_remat(void)
 {
-	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_DOTS, SHS_REMAT_FULL };
+	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_ATTENTION, SHS_REMAT_DOTS,
+					      SHS_REMAT_FULL };
 	shs_gen_config g = shs_test_preset("llama3-8b");
 	shs_cluster_spec spec = { .hardware = "v5p", .topology = "4x8x8", .slices = 1,
 				  .mesh = "fsdp=64,tensor=4" };
@@ -361,7 +364,7 @@ static void test_remat(void)
 	shs_cluster cl;
 	shs_module *m = NULL;
 	shs_plan *p = NULL;
-	shs_eval ev[3];
+	shs_eval ev[4];
 	shs_err e = { 0 };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -375,29 +378,33 @@ static void test_remat(void)
 	SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp+tp", &e), &e);
 	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
 	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		shs_eval_options o = { .remat = policies[k] };
 		SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev[k], &e), &e);
 	}
 	CU_ASSERT_EQUAL(ev[0].remat_s, 0);
-	CU_ASSERT_TRUE(ev[1].remat_s > 0 && ev[2].remat_s > ev[1].remat_s);
+	CU_ASSERT_TRUE(ev[1].remat_s > 0 && ev[3].remat_s > ev[1].remat_s);
+	CU_ASSERT_TRUE(ev[2].remat_s > 0 && ev[3].remat_s > ev[2].remat_s);
 	CU_ASSERT_TRUE(ev[0].memory_bytes > ev[1].memory_bytes);
 	CU_ASSERT_TRUE(ev[1].memory_bytes > ev[2].memory_bytes);
-	CU_ASSERT_TRUE(ev[2].flops / ev[0].flops > 1.2 && ev[2].flops / ev[0].flops < 1.45);
-	CU_ASSERT_TRUE(ev[1].flops / ev[0].flops < 1.05);
-	/* evaluating until it fits makes the schedule once and gives each policy's figures:
-	 * an HBM between dots' and none's peak stops at dots, one below full's goes to full */
-	for (int k = 1; k < 3; k++) {
+	CU_ASSERT_TRUE(ev[2].memory_bytes > ev[3].memory_bytes);
+	CU_ASSERT_TRUE(ev[3].flops / ev[0].flops > 1.2 && ev[3].flops / ev[0].flops < 1.45);
+	CU_ASSERT_TRUE(ev[2].flops / ev[0].flops < 1.05);
+	CU_ASSERT_TRUE(ev[1].flops > ev[0].flops && ev[1].flops < ev[3].flops);
+	/* evaluating until it fits makes the schedule once and gives each policy's figures, in
+	 * the order none, attention, dots, full: an HBM between a policy's peak and the one
+	 * before's stops at it, one below full's goes to full */
+	for (int k = 1; k < 4; k++) {
 		shs_cluster small = cl;
 		shs_eval_options o = { .remat = SHS_REMAT_NONE };
 		shs_remat used = SHS_REMAT_NONE;
 		shs_eval got;
-		small.hw.hbm_bytes = k == 1 ? (ev[0].memory_bytes + ev[1].memory_bytes) / 2
-					    : ev[2].memory_bytes / 2;
+		small.hw.hbm_bytes = k < 3 ? (ev[k - 1].memory_bytes + ev[k].memory_bytes) / 2
+					   : ev[3].memory_bytes / 2;
 		SHS_ASSERT_OK(shs_evaluate_until_fits(m, p, &small, &o, SHS_REMAT_FULL, &got, &used,
 						      &e), &e);
 		CU_ASSERT_EQUAL(used, policies[k]);
-		CU_ASSERT_EQUAL(got.fits, k == 1);
+		CU_ASSERT_EQUAL(got.fits, k < 3);
 		CU_ASSERT_EQUAL(got.step_time_s, ev[k].step_time_s);
 		CU_ASSERT_EQUAL(got.memory_bytes, ev[k].memory_bytes);
 		CU_ASSERT_EQUAL(got.state_bytes, ev[k].state_bytes);
@@ -406,7 +413,7 @@ static void test_remat(void)
 		CU_ASSERT_EQUAL(got.n_colls, ev[k].n_colls);
 		shs_eval_free(&got);
 	}
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		shs_eval_free(&ev[k]);
 	shs_plan_free(p);
 	shs_host_free(h);
@@ -553,7 +560,7 @@ CU_TestInfo evaluate_tests[] = {
 	  test_state_memory_every_preset },
 	{ "loops in steady state: the shortcut gives the schedule of every trip",
 	  test_loop_shortcut },
-	{ "remat none/dots/full: less memory kept, more recomputed; until it fits",
+	{ "remat none/attention/dots/full: less memory kept, more recomputed; until it fits",
 	  test_remat },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
