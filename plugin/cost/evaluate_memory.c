@@ -225,10 +225,37 @@ static double callee_peak(memo *x, const shs_instr *in, uint32_t depth)
 	return best;
 }
 
+/* The entry's buffers that an output aliased to a parameter takes (input_output_alias: the
+ * donated parameter's buffer, updated in place, as XLA assigns it): flags by owner leaf of
+ * the root's element, except when that element is a parameter itself (passed through). */
+static void mark_in_place(const shs_module *m, const shs_computation *comp,
+			  const uint32_t *first, const uint32_t *owner, bool *in_place)
+{
+	const shs_instr *root = comp->instrs[comp->root];
+
+	if (root->op != SHS_OP_TUPLE)
+		return;
+	for (uint32_t a = 0; a < m->n_aliases; a++) {
+		const shs_alias *al = &m->aliases[a];
+		int64_t k = al->output_index.n == 1 ? al->output_index.v[0] : -1;
+		uint32_t leaf, o;
+		if (k < 0 || k >= (int64_t)root->n_operands ||
+		    comp->instrs[root->operands[k]]->op == SHS_OP_PARAMETER ||
+		    shs_shape_leaves(&root->shape.tuple[k]) != 1)
+			continue;
+		leaf = first[comp->root] + element_leaf(&root->shape, k);
+		o = leaf < first[comp->n_instrs] ? owner[leaf] : NO_OWNER;
+		if (o != NO_OWNER)
+			in_place[o] = true;
+	}
+}
+
 /* Bytes of the buffers instruction i of computation c makes (its own leaves, less what remat
- * drops in the entry), each added to release[] at the last use of any view of it. */
+ * drops in the entry and what takes a donated parameter's buffer), each added to release[] at
+ * the last use of any view of it. */
 static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *first,
-			 const uint32_t *owner, const uint32_t *last, double *release)
+			 const uint32_t *owner, const uint32_t *last, const bool *in_place,
+			 double *release)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
@@ -242,7 +269,7 @@ static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *
 	for (uint32_t j = 0; j < n && first[i] + j < first[i + 1]; j++) {
 		uint32_t leaf = first[i] + j;
 		double b;
-		if (owner[leaf] != leaf ||
+		if (owner[leaf] != leaf || (in_place && in_place[leaf]) ||
 		    (entry && x->remat && x->remat->dropped && x->remat->dropped[leaf]))
 			continue;
 		b = leaf_bytes(x, c, i, j, shapes[j]);
@@ -258,6 +285,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	bool entry = c == x->m->entry;
 	uint32_t n = comp->n_instrs, *first = NULL, *owner = NULL, *last = NULL;
 	uint32_t *last_reuse = NULL;
+	bool *in_place = NULL;
 	double *release = NULL, live = 0, peak = 0;
 
 	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
@@ -269,18 +297,21 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	last = first ? malloc((first[n] + 1) * sizeof(*last)) : NULL;
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
-	if (!first || !owner || !last || !release || !last_reuse) {
+	in_place = entry && first ? calloc(first[n] + 1, sizeof(*in_place)) : NULL;
+	if (!first || !owner || !last || !release || !last_reuse || (entry && !in_place)) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
 	resolve_owners(comp, entry, first, owner);
+	if (entry)
+		mark_in_place(x->m, comp, first, owner, in_place);
 	buffer_ends(comp, entry, first, owner, last);
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
 		double kept = 0, inner = callee_peak(x, in, depth) +
 					 reshard_buffers(x, c, i, last_reuse, &kept, release);
-		live += kept + made_bytes(x, c, i, first, owner, last, release);
+		live += kept + made_bytes(x, c, i, first, owner, last, in_place, release);
 		if (live + inner > peak)
 			peak = live + inner;
 		live -= release[i];
@@ -293,6 +324,7 @@ done:
 	free(last);
 	free(release);
 	free(last_reuse);
+	free(in_place);
 	return peak;
 }
 
