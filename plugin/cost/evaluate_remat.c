@@ -13,10 +13,10 @@
  * from memory and recomputed in the backward pass: the whole forward layer (`full`), its
  * instructions other than matmuls (`dots`) or the attention core with its scores matmul
  * (`attention`), once per execution. A flash attention kernel is a custom call that keeps
- * only its statistics, no [T, T] value: `attention` then drops and recomputes nothing. A scanned layer also no
- * longer stores what it drops: the dynamic-update-slices that would copy those values into
- * their stacks on every trip are taken off the recomputation's seconds (an unrolled layer keeps
- * its saved values where it made them and has no such copy). */
+ * only its statistics, no [T, T] value: `attention` then drops and recomputes nothing. A
+ * scanned layer also no longer stores what it drops: the dynamic-update-slices that would copy
+ * those values into their stacks on every trip are taken off the recomputation's seconds (an
+ * unrolled layer keeps its saved values where it made them and has no such copy). */
 #include <stdlib.h>
 #include <string.h>
 
