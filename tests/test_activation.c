@@ -25,11 +25,12 @@
  * saved value is split over the t devices.
  *
  * Tensor parallelism: our `tp` plan is seeds on the weights (heads and the MLP's hidden on
- * tensor) and propagation for the rest, which splits the residual stream (the norms' inputs)
- * over tensor too, by batch or by sequence, never replicated: the paper's "tensor + sequence
- * parallel" row (every saved value / t), not its "tensor parallel t" row (10 s b h of
- * replicated norms and residuals), which a plan of weight seeds cannot express. The test says
- * that the residual is split.
+ * tensor) and propagation for the rest, which here splits the residual stream (the norms'
+ * inputs) over tensor too (by batch at these sizes; by sequence, Megatron's sequence
+ * parallelism, when the weights weigh more): the paper's "tensor + sequence parallel" row
+ * (every saved value / t), not its "tensor parallel t" row (10 s b h of norm inputs, outputs
+ * and dropout masks replicated over tensor), which a plan of weight seeds does not give. The
+ * test asserts that every layer's residual input (and its gradient) is split over tensor.
  *
  * Measured as (peak(L2) - peak(L1)) / (L2 - L1) of the peak memory less the step's state
  * (weights, optimizer state, batch: live all step), and in the scanned form less the
