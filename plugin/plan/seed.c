@@ -113,6 +113,54 @@ static void find_layer_dims(seeding *s, uint32_t n_params)
 	}
 }
 
+/* Where the weight's own path starts in a parameter's path: after its "params" segment
+ * ("train_step/params/layers/mlp/wi" -> "/layers/mlp/wi"), or after its first segment. */
+static const char *weight_tail(const char *path)
+{
+	const char *p = path;
+
+	for (; (p = strstr(p, "params")); p++)
+		if ((p == path || p[-1] == '/' || p[-1] == '.') && (p[6] == '/' || p[6] == '.'))
+			return p + 6;
+	p = strpbrk(path, "/.");
+	return p ? p : path + strlen(path);
+}
+
+/* Whether path names the same weight as other, the path of a parameter the loops slice: it
+ * ends with other's weight_tail ("train_step/opt_state/mu/layers/mlp/wi" for
+ * "train_step/params/layers/mlp/wi"). */
+static bool same_weight(const char *path, const char *other)
+{
+	const char *tail = weight_tail(other);
+	size_t n = strlen(tail), len = strlen(path);
+
+	return n > 1 && len >= n && !strcmp(path + len - n, tail);
+}
+
+/* The optimizer state of a stacked weight is read elementwise by the update, never sliced by
+ * a loop: it takes the layer dim of the weight it belongs to (same shape, same path after the
+ * first segment), so that it splits as that weight and as the unrolled layers' state. */
+static void share_layer_dims(seeding *s, const shs_instr *const *params, uint32_t n)
+{
+	char path[SHS_PATH_CAP], other[SHS_PATH_CAP];
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (!params[k] || s->layer_dim[k] != NO_DIM || params[k]->shape.type == SHS_TUPLE)
+			continue;
+		shs_param_path(params[k], path, sizeof(path));
+		for (uint32_t k2 = 0; k2 < n; k2++) {
+			if (!params[k2] || s->layer_dim[k2] == NO_DIM ||
+			    !shs_shape_equal(&params[k]->shape, &params[k2]->shape))
+				continue;
+			shs_param_path(params[k2], other, sizeof(other));
+			if (same_weight(path, other)) {
+				s->layer_dim[k] = s->layer_dim[k2];
+				break;
+			}
+		}
+	}
+}
+
 /* d_model: the most common dim size over the float weights (layer dims left out). */
 static int64_t find_d_model(const seeding *s, const shs_instr *const *params, uint32_t n)
 {
@@ -323,6 +371,7 @@ static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_
 	char path[SHS_PATH_CAP];
 
 	find_layer_dims(s, n);
+	share_layer_dims(s, params, n);
 	s->d_model = find_d_model(s, params, n);
 	for (uint32_t k = 0; k < n; k++) {
 		const shs_instr *p = params[k];
