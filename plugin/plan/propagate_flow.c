@@ -110,10 +110,87 @@ static void decide_gte(shs__prop *x, uint32_t c, uint32_t i)
 	free(req);
 }
 
-/* Gives the parameters of computation callee the shardings of operands[from..] of in. */
-static void set_params(shs__prop *x, uint32_t c, const shs_instr *in, uint32_t from,
-		       uint32_t callee)
+/* Whether value v of computation c is an element of the result of a call to a twin of
+ * computation callee (one unrolled layer's output read by the next). */
+static bool from_twin(const shs__prop *x, uint32_t c, uint32_t v, uint32_t callee)
 {
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *g = comp->instrs[v], *src;
+
+	if (g->op != SHS_OP_GET_TUPLE_ELEMENT || !g->n_operands)
+		return false;
+	src = comp->instrs[g->operands[0]];
+	return src->op == SHS_OP_CALL && src->n_called && src->called[0] < x->m->n_comps &&
+	       x->twin[src->called[0]] == x->twin[callee];
+}
+
+/* Whether the n leaves a (of the leaf shapes of value v) are no larger per device than b. */
+static bool leaves_no_larger(const shs__prop *x, const shs_instr *v, const shs_pspec *a,
+			     const shs_pspec *b, uint32_t n)
+{
+	const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
+	double ba = 0, bb = 0;
+
+	if (shs_shape_leaf_list(&v->shape, sh, SHS_MAX_VALUE_LEAVES) != n)
+		return false;
+	for (uint32_t j = 0; j < n; j++) {
+		ba += shs_spec_local_bytes(&a[j], sh[j], &x->r->mesh);
+		bb += shs_spec_local_bytes(&b[j], sh[j], &x->r->mesh);
+	}
+	return ba <= bb * (1 + 1e-12);
+}
+
+/* The sharding a chain of unrolled layers carries at operand k of call i (to callee), when
+ * operand k itself does not come from a twin layer: what call i's own result passes on to the
+ * next layer there (a call to a twin of callee reading element e of call i's result as its
+ * operand k: the callee's root element e), if decided and no larger per device than operand k;
+ * else NULL. The first of a chain of unrolled layers then takes its input as the chain carries
+ * it, as a while loop takes its init in the sharding its body passes on (carry_of): one
+ * computation, one answer. */
+static const shs_pspec *chain_sharding(shs__prop *x, uint32_t c, uint32_t i, uint32_t k,
+				       uint32_t callee)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs__users *u = &x->users[c];
+	const shs_decision *od;
+
+	if (in->op != SHS_OP_CALL || k >= in->n_operands || callee >= x->m->n_comps ||
+	    from_twin(x, c, in->operands[k], callee))
+		return NULL;
+	od = shs__dec(x, c, in->operands[k]);
+	if (!od->set)
+		return NULL;
+	for (uint32_t a = u->first[i]; a < u->first[i + 1]; a++) {
+		const shs_instr *g = comp->instrs[u->list[a]];
+		const shs_computation *cc = x->m->comps[callee];
+		const shs_instr *root = cc->instrs[cc->root];
+		const shs_decision *rd;
+		if (g->op != SHS_OP_GET_TUPLE_ELEMENT || root->op != SHS_OP_TUPLE ||
+		    g->tuple_index < 0 || (uint64_t)g->tuple_index >= root->n_operands)
+			continue;
+		for (uint32_t b = u->first[u->list[a]]; b < u->first[u->list[a] + 1]; b++) {
+			const shs_instr *next = comp->instrs[u->list[b]];
+			if (next->op != SHS_OP_CALL || !next->n_called ||
+			    next->called[0] >= x->m->n_comps ||
+			    x->twin[next->called[0]] != x->twin[callee] || k >= next->n_operands ||
+			    next->operands[k] != u->list[a])
+				continue;
+			rd = shs__dec(x, callee, root->operands[g->tuple_index]);
+			if (rd->set && rd->n_leaves == od->n_leaves &&
+			    leaves_no_larger(x, comp->instrs[in->operands[k]], rd->leaves,
+					     od->leaves, od->n_leaves))
+				return rd->leaves;
+		}
+	}
+	return NULL;
+}
+
+/* Gives the parameters of computation callee the shardings of operands[from..] of in (i), or
+ * the sharding a chain of unrolled layers carries there (chain_sharding). */
+static void set_params(shs__prop *x, uint32_t c, uint32_t i, uint32_t from, uint32_t callee)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_computation *cc = x->m->comps[callee];
 	uint32_t first[1] = { 0 };
 
@@ -121,12 +198,16 @@ static void set_params(shs__prop *x, uint32_t c, const shs_instr *in, uint32_t f
 		const shs_instr *p = cc->instrs[j];
 		int64_t k = p->parameter_number + from;
 		const shs_decision *od;
+		const shs_pspec *chain;
 		if (p->op != SHS_OP_PARAMETER || k >= in->n_operands)
 			continue;
 		od = shs__dec(x, c, in->operands[k]);
+		chain = chain_sharding(x, c, i, (uint32_t)k, callee);
 		if (od->set)
-			shs__dec_set(x, shs__dec(x, callee, j), od->leaves, od->n_leaves, NULL,
-				     first, 0, "control", "the caller's operand", 0);
+			shs__dec_set(x, shs__dec(x, callee, j), chain ? chain : od->leaves,
+				     od->n_leaves, NULL, first, 0, "control",
+				     chain ? "the unrolled layers' carry" : "the caller's operand",
+				     0);
 	}
 }
 
@@ -231,7 +312,11 @@ static void set_passthrough(shs__prop *x, uint32_t c, uint32_t i, const shs_pspe
 		const shs_decision *od = shs__dec(x, c, in->operands[k]);
 		const shs_pspec *want = in->op == SHS_OP_CALL && in->n_called ?
 						param_want(x, in->called[0], k) : NULL;
-		if (want)
+		const shs_pspec *chain = in->op == SHS_OP_CALL && in->n_called && !want ?
+						 chain_sharding(x, c, i, k, in->called[0]) : NULL;
+		if (chain)
+			memcpy(&req[first[k]], chain, (first[k + 1] - first[k]) * sizeof(*req));
+		else if (want)
 			memcpy(&req[first[k]], want, (first[k + 1] - first[k]) * sizeof(*req));
 		else if (od->set)
 			memcpy(&req[first[k]], od->leaves, od->n_leaves * sizeof(*req));
@@ -246,6 +331,27 @@ done:
 	free(req);
 }
 
+enum { CHAIN_ROUNDS = 2 };
+
+/* Whether a parameter of callee (called by call i) differs from the sharding the chain of
+ * unrolled layers carries at its operand (chain_sharding). */
+static bool chain_differs(shs__prop *x, uint32_t c, uint32_t i, uint32_t callee)
+{
+	const shs_computation *cc = x->m->comps[callee];
+
+	for (uint32_t j = 0; j < cc->n_instrs; j++) {
+		const shs_instr *p = cc->instrs[j];
+		const shs_decision *pd = shs__dec(x, callee, j);
+		const shs_pspec *chain;
+		if (p->op != SHS_OP_PARAMETER || p->parameter_number < 0)
+			continue;
+		chain = chain_sharding(x, c, i, (uint32_t)p->parameter_number, callee);
+		if (chain && (!pd->set || memcmp(chain, pd->leaves, pd->n_leaves * sizeof(*chain))))
+			return true;
+	}
+	return false;
+}
+
 static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
@@ -257,8 +363,17 @@ static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 	if (want)
 		memcpy(want, wanted, n * sizeof(*want));
 	for (uint32_t k = 0; k < in->n_called; k++) {
-		set_params(x, c, in, from, in->called[k]);
+		set_params(x, c, i, from, in->called[k]);
 		visit(x, in->called[k], want);
+	}
+	/* the first of a chain of unrolled layers runs again with its input as the chain carries
+	 * it (as a loop runs its body again with the carry its root makes: decide_while) */
+	for (uint32_t round = 0; in->op == SHS_OP_CALL && in->n_called == 1 &&
+				 round < CHAIN_ROUNDS && x->rc == SHS_OK; round++) {
+		if (!chain_differs(x, c, i, in->called[0]))
+			break;
+		set_params(x, c, i, from, in->called[0]);
+		visit(x, in->called[0], want);
 	}
 	free(want);
 	if (!in->n_called)
@@ -304,6 +419,49 @@ static bool no_larger(const shs__prop *x, const shs_pspec *a, const shs_pspec *b
 	return ba <= bb * (1 + 1e-12);
 }
 
+/* The sharding a stack of saved values (element of rank `rank` a loop starts from zeros) takes
+ * from the value its body writes into it, into *out: when the body's root element is a
+ * dynamic-update-slice whose update is, through reshapes that only add unit dims, a decided
+ * value of the body, the stack is that value's sharding with the added (layer) dims unsplit:
+ * the unrolled layers keep their saved values as the layer makes them, and so does the stack
+ * (else the write reshards every trip and the backward reads another layout). */
+static bool stack_from_update(shs__prop *x, uint32_t body, uint32_t v, uint32_t rank,
+			      shs_pspec *out)
+{
+	const shs_computation *comp = x->m->comps[body];
+	const shs_instr *dus = comp->instrs[v], *u;
+	const shs_decision *ud;
+	uint32_t src, at = 0;
+
+	if (dus->op != SHS_OP_DYNAMIC_UPDATE_SLICE || dus->n_operands < 2 ||
+	    dus->shape.rank != rank || rank > SHS_PLUGIN_MAX_RANK)
+		return false;
+	src = dus->operands[1];
+	u = comp->instrs[src];
+	while (u->op == SHS_OP_RESHAPE && u->n_operands == 1 &&
+	       shs_shape_elements(&comp->instrs[u->operands[0]]->shape) ==
+		       shs_shape_elements(&u->shape)) {
+		src = u->operands[0];
+		u = comp->instrs[src];
+	}
+	ud = shs__dec(x, body, src);
+	if (!ud->set || ud->n_leaves != 1 || u->shape.type == SHS_TUPLE ||
+	    ud->leaves[0].rank != u->shape.rank)
+		return false;
+	shs_spec_replicated(out, rank);
+	out->padded = ud->leaves[0].padded;
+	/* the update's dims in order; a unit dim of the update that the value lacks stays unsplit */
+	for (uint32_t d = 0; d < rank; d++) {
+		const shs_shape *us = &comp->instrs[dus->operands[1]]->shape;
+		if (at < u->shape.rank && u->shape.dims[at] == us->dims[d]) {
+			out->dims[d] = ud->leaves[0].dims[at++];
+		} else if (us->dims[d] != 1) {
+			return false;
+		}
+	}
+	return at == u->shape.rank;
+}
+
 /* The loop's carried shardings: the init's, but for elements that start as constants, what
  * the loop's users want of them, else what the body gives them; and for the other elements
  * what the body gives them when that is more sharded than the init (XLA's sharding
@@ -330,7 +488,13 @@ static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr
 	for (uint32_t k = 0; init->op == SHS_OP_TUPLE && k < init->n_operands; k++) {
 		uint32_t nk = shs_shape_leaves(&comp->instrs[init->operands[k]]->shape);
 		const shs_pspec *want = init_free(x, c, init, k) ? element_want(x, c, i, k) : NULL;
-		if (want) {
+		shs_pspec stack;
+		if (init_free(x, c, init, k) && nk == 1 && root->op == SHS_OP_TUPLE &&
+		    k < root->n_operands &&
+		    stack_from_update(x, w->called[0], root->operands[k],
+				      comp->instrs[init->operands[k]]->shape.rank, &stack)) {
+			carry[off] = stack;
+		} else if (want) {
 			memcpy(&carry[off], want, nk * sizeof(*carry));
 		} else if (root->op == SHS_OP_TUPLE && k < root->n_operands) {
 			const shs_decision *rd = shs__dec(x, w->called[0], root->operands[k]);
