@@ -196,7 +196,7 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	double t_flops = shs__flop_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i);
 	double t_hbm;
 
-	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, &x->c->mesh, c, i);
+	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, c, i);
 	x->flop_s[c][i] = t_flops;
 	t_hbm = x->hbm[c][i] / x->hbm_bw;
 

@@ -38,6 +38,7 @@ typedef struct fuse {
 	bool view;     /* a bitcast of a materialised buffer: moves no bytes itself */
 	bool root;     /* a matmul epilogue's root: materialised (F2) */
 	uint32_t dups; /* further consumers it is duplicated into (F1) */
+	double out;    /* its local bytes under the plan */
 } fuse;
 
 struct shs__fusion {
@@ -131,10 +132,9 @@ static void epilogues(const shs_computation *comp, const uint32_t *users, fuse *
 
 /* F1 for value v of computation comp with k users that can all take it: fused when the
  * duplicated reads cost less than what not writing it saves. */
-static void producer_consumer(const shs_computation *comp, const shs_decision *dec,
-			      const shs_mesh *mesh, uint32_t v, uint32_t k, fuse *f)
+static void producer_consumer(const shs_decision *dec, uint32_t v, uint32_t k, fuse *f)
 {
-	double out = value_bytes(comp, dec, v, mesh), in = dec->bytes - out;
+	double out = f[v].out, in = dec->bytes - out;
 
 	if (in < 0)
 		in = 0;
@@ -149,13 +149,15 @@ static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 {
 	const shs_computation *comp = m->comps[c];
 
+	for (uint32_t v = 0; v < comp->n_instrs; v++)
+		f[v].out = value_bytes(comp, &p->d[c][v], v, mesh);
 	epilogues(comp, users, f);
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
 		const shs_instr *in = comp->instrs[v];
 		if (v == comp->root || f[v].root || f[v].fused || in->shape.type == SHS_TUPLE ||
 		    !producer(in->op) || !users[v] || !each_ok[v])
 			continue;
-		producer_consumer(comp, &p->d[c][v], mesh, v, users[v], f);
+		producer_consumer(&p->d[c][v], v, users[v], f);
 	}
 	/* F4: a reshape of a materialised value that is itself materialised is a bitcast */
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
@@ -215,10 +217,9 @@ bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i)
 }
 
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
-			const shs_mesh *mesh, uint32_t c, uint32_t i)
+			uint32_t c, uint32_t i)
 {
-	const shs_computation *comp = m->comps[c];
-	const shs_instr *in = comp->instrs[i];
+	const shs_instr *in = m->comps[c]->instrs[i];
 	double b = p->d[c][i].bytes, out;
 	const fuse *f;
 
@@ -227,11 +228,11 @@ double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusio
 	f = x->v[c];
 	if (f[i].view)
 		return 0;
-	out = value_bytes(comp, &p->d[c][i], i, mesh);
+	out = f[i].out;
 	if (f[i].fused)
 		b += (double)f[i].dups * (b - out > 0 ? b - out : 0) - out;
 	for (uint32_t k = 0; k < in->n_operands; k++)
 		if (f[in->operands[k]].fused)
-			b -= value_bytes(comp, &p->d[c][in->operands[k]], in->operands[k], mesh);
+			b -= f[in->operands[k]].out;
 	return b > 0 ? b : 0;
 }

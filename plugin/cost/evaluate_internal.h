@@ -109,7 +109,7 @@ bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i);
  * its fused result and fused operands, plus the reads a duplicated producer repeats; 0 for a
  * bitcast. x may be NULL (no fusion). */
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
-			const shs_mesh *mesh, uint32_t c, uint32_t i);
+			uint32_t c, uint32_t i);
 
 /* Seconds instruction i of computation c spends on its FLOPs at the rate hw sustains
  * (evaluate_rate.c: matmuls at the catalog's achievable fraction of peak times the tile

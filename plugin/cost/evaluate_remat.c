@@ -123,7 +123,7 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 		    (policy == SHS_REMAT_ATTENTION && (!core || !core[i])))
 			continue;
 		tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
-		tb = shs__fused_bytes(m, p, fused, &cl->mesh, f, i) / cl->hw.hbm_bw;
+		tb = shs__fused_bytes(m, p, fused, f, i) / cl->hw.hbm_bw;
 		t += tf > tb ? tf : tb;
 		*flops += d->flops;
 	}
@@ -153,28 +153,34 @@ static bool stored_value(const shs_module *m, uint32_t body, uint32_t v, uint32_
 	return true;
 }
 
-/* Whether some element of value v (of the entry) goes into a later call or loop. */
-static bool feeds_layer(const shs_computation *e, uint32_t v)
+/* Per value of the entry e: whether some element of it (beyond the first) goes into a later
+ * call or loop, or into a tuple that is a loop's init. NULL when out of memory. */
+static bool *feeds_layers(const shs_computation *e)
 {
-	for (uint32_t j = v + 1; j < e->n_instrs; j++) {
+	bool *feeds = calloc(e->n_instrs + 1, sizeof(*feeds));
+	bool *init = calloc(e->n_instrs + 1, sizeof(*init));
+
+	for (uint32_t t = 0; feeds && init && t < e->n_instrs; t++)
+		if (e->instrs[t]->op == SHS_OP_WHILE && e->instrs[t]->n_operands)
+			init[e->instrs[t]->operands[0]] = true;
+	for (uint32_t j = 0; feeds && init && j < e->n_instrs; j++) {
 		const shs_instr *u = e->instrs[j];
-		if (u->op != SHS_OP_CALL && u->op != SHS_OP_WHILE && u->op != SHS_OP_TUPLE)
+		if (u->op != SHS_OP_CALL && u->op != SHS_OP_WHILE &&
+		    !(u->op == SHS_OP_TUPLE && init[j]))
 			continue;
 		for (uint32_t k = 0; k < u->n_operands; k++) {
 			const shs_instr *g = e->instrs[u->operands[k]];
-			if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->operands[0] != v ||
-			    !g->tuple_index)
-				continue;
-			if (u->op != SHS_OP_TUPLE)
-				return true;
-			/* a tuple that is a loop's init */
-			for (uint32_t t = j + 1; t < e->n_instrs; t++)
-				if (e->instrs[t]->op == SHS_OP_WHILE && e->instrs[t]->n_operands &&
-				    e->instrs[t]->operands[0] == j)
-					return true;
+			if (g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index && g->n_operands &&
+			    g->operands[0] < j)
+				feeds[g->operands[0]] = true;
 		}
 	}
-	return false;
+	free(init);
+	if (!init) {
+		free(feeds);
+		return NULL;
+	}
+	return feeds;
 }
 
 /* A scanned forward loop w: its zero-started stacks written by a dynamic-update-slice of a
@@ -182,7 +188,8 @@ static bool feeds_layer(const shs_computation *e, uint32_t v)
  * broadcast it starts from: the loops that carry it are views of it). False when out of
  * memory. */
 static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    const shs__fusion *fused, shs_remat policy, uint32_t w, shs__remat *out)
+		    const shs__fusion *fused, shs_remat policy, uint32_t w, const bool *feeds,
+		    shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
@@ -193,7 +200,7 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	int64_t trips = 1;
 	double stores = 0; /* seconds per trip of copying dropped values into their stacks */
 
-	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds_layer(e, w))
+	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds[w])
 		return true;
 	for (uint32_t k = 0; k < init->n_operands && k < root->n_operands; k++) {
 		uint32_t z = init->operands[k], inner;
@@ -212,7 +219,7 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 				continue;
 			for (uint32_t j = out->first[z]; j < out->first[z + 1]; j++)
 				out->dropped[j] = true;
-			stores += shs__fused_bytes(m, p, fused, &cl->mesh, wi->called[0],
+			stores += shs__fused_bytes(m, p, fused, wi->called[0],
 						   root->operands[k]) / cl->hw.hbm_bw;
 		}
 	}
@@ -231,19 +238,18 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 /* An unrolled forward layer: a call whose results beyond the first feed a later call. False
  * when out of memory. */
 static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		     const shs__fusion *fused, shs_remat policy, uint32_t ci, shs__remat *out)
+		     const shs__fusion *fused, shs_remat policy, uint32_t ci, const bool *feeds,
+		     shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *call = e->instrs[ci];
 	const shs_computation *fc = m->comps[call->called[0]];
 	const shs_instr *root = fc->instrs[fc->root];
-	bool saved = false, *core = NULL;
+	bool *core = NULL;
 	double flops = 0;
 
-	if (root->op != SHS_OP_TUPLE || root->n_operands < 2)
-		return true;
-	saved = feeds_layer(e, ci);
-	if (!saved || policy == SHS_REMAT_NONE)
+	if (root->op != SHS_OP_TUPLE || root->n_operands < 2 || !feeds[ci] ||
+	    policy == SHS_REMAT_NONE)
 		return true;
 	if (policy == SHS_REMAT_ATTENTION && !(core = attention_core(fc)))
 		return false;
@@ -266,25 +272,24 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 {
 	const shs_computation *c = shs_module_entry(m);
 
+	bool *feeds = feeds_layers(c), ok = feeds != NULL;
+
 	memset(out, 0, sizeof(*out));
 	out->first = shs__leaf_layout(c);
 	out->dropped = out->first ? calloc(out->first[c->n_instrs] + 1, sizeof(*out->dropped)) :
 				    NULL;
-	if (!out->dropped) {
+	ok = ok && out->dropped;
+	for (uint32_t i = 0; ok && i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		if (in->op == SHS_OP_CALL && in->n_called)
+			ok = unrolled(m, p, cl, fused, policy, i, feeds, out);
+		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
+			ok = scanned(m, p, cl, fused, policy, i, feeds, out);
+	}
+	free(feeds);
+	if (!ok) {
 		shs__remat_free(out);
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	}
-	for (uint32_t i = 0; i < c->n_instrs; i++) {
-		const shs_instr *in = c->instrs[i];
-		bool ok = true;
-		if (in->op == SHS_OP_CALL && in->n_called)
-			ok = unrolled(m, p, cl, fused, policy, i, out);
-		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
-			ok = scanned(m, p, cl, fused, policy, i, out);
-		if (!ok) {
-			shs__remat_free(out);
-			return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-		}
 	}
 	return SHS_OK;
 }
