@@ -31,13 +31,14 @@ static bool kept_in_order(const shs_pspec *from, const shs_pspec *to)
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved_s)
 {
-	double local = shs_spec_local_bytes(from, a, mesh), moved = 0;
+	double local, moved = 0;
 	int64_t gathered = 1;
 
 	if (moved_s)
 		*moved_s = 0;
 	if (shs_spec_equal(from, to))
 		return 0;
+	local = shs_spec_local_bytes(from, a, mesh);
 	for (uint32_t ax = 0; ax < mesh->n_axes; ax++) {
 		int df = shs_spec_dim_of(from, ax), dt = shs_spec_dim_of(to, ax);
 		if (df < 0 || df == dt)
