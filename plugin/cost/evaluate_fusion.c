@@ -211,11 +211,6 @@ void shs__fusion_free(shs__fusion *x)
 	free(x);
 }
 
-bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i)
-{
-	return x && c < x->n_comps && x->v[c][i].fused;
-}
-
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			uint32_t c, uint32_t i)
 {

@@ -103,8 +103,6 @@ typedef struct shs__fusion shs__fusion;
 int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 		     shs__fusion **out, shs_err *e);
 void shs__fusion_free(shs__fusion *x);
-/* Whether value i of computation c is computed inside its consumers (never written). */
-bool shs__fusion_fused(const shs__fusion *x, uint32_t c, uint32_t i);
 /* The HBM bytes of instruction i once fusion is taken into account: its decision's bytes less
  * its fused result and fused operands, plus the reads a duplicated producer repeats; 0 for a
  * bitcast. x may be NULL (no fusion). */
