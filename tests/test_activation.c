@@ -28,9 +28,15 @@
  * tensor) and propagation for the rest, which here splits the residual stream (the norms'
  * inputs) over tensor too (by batch at these sizes; by sequence, Megatron's sequence
  * parallelism, when the weights weigh more): the paper's "tensor + sequence parallel" row
- * (every saved value / t), not its "tensor parallel t" row (10 s b h of norm inputs, outputs
- * and dropout masks replicated over tensor), which a plan of weight seeds does not give. The
- * test asserts that every layer's residual input (and its gradient) is split over tensor.
+ * (every saved value / t). The test asserts that every layer's residual input (and its
+ * gradient) is split over tensor. The paper's "tensor parallel t" row, s b h (10 + 24 / t +
+ * 5 a s / (h t)), is Megatron-LM's own layout: the residual stream, the norms and the dropouts
+ * replicated over tensor, which the plan file tests/data/plans/megatron-tp.json pins with
+ * activation rules. Of its replicated 10 s b h our graph keeps the two norm inputs (4 s b h:
+ * no masks, the norm outputs recomputed); of its split 24 s b h, Q, K, V, the projection's
+ * input and gelu's input (16 s b h); of the attention term 2 a s / (h t) as above: s b h (4 +
+ * 16 / t + 2 a s / (h t)), 4 + 16 / t with the core recomputed, and 2 s b h (not split) with
+ * full recomputation. The test asserts that the residual stream is then not split.
  *
  * Measured as (peak(L2) - peak(L1)) / (L2 - L1) of the peak memory less the step's state
  * (weights, optimizer state, batch: live all step), and in the scanned form less the
@@ -42,6 +48,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "evaluate.h"
 #include "gen.h"
@@ -115,7 +122,10 @@ static measured step_memory(int64_t layers, bool scan, const char *attention, co
 	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
 	shs_hw_chip(&cl.hw, &r->chip);
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, kind, &e), &e);
+	if (strstr(kind, ".json"))
+		SHS_ASSERT_OK(shs_plan_load_json(r, kind, &e), &e);
+	else
+		SHS_ASSERT_OK(shs_plan_parse_kind(r, kind, &e), &e);
 	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
 	SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev, &e), &e);
 	out.bytes = ev.memory_bytes - ev.state_bytes - (scan ? ev.grads_bytes : 0);
@@ -140,20 +150,30 @@ static double per_layer(bool scan, const char *attention, const char *mesh, int6
 	return (b.bytes - a.bytes) / (double)(L2 - L1);
 }
 
-/* Korthikanti's forms for our graph (see the top of the file), bytes per layer per device. */
-static double closed_form(shs_remat policy, int64_t t)
+/* Korthikanti's forms for our graph (see the top of the file), bytes per layer per device:
+ * with the residual stream split over the t devices (sequence parallel) or replicated. */
+static double closed_form(shs_remat policy, int64_t t, bool split)
 {
-	double s = SEQ, b = BATCH, h = H, a = HEADS;
+	double s = SEQ, b = BATCH, h = H, a = HEADS, d = (double)t;
 
+	if (!split)
+		switch (policy) {
+		case SHS_REMAT_NONE: return s * b * h * (4 + 16 / d + 2 * a * s / (h * d));
+		case SHS_REMAT_ATTENTION: return s * b * h * (4 + 16 / d);
+		case SHS_REMAT_FULL: return 2 * s * b * h;
+		default: return -1;
+		}
 	switch (policy) {
-	case SHS_REMAT_NONE: return s * b * h * (20 + 2 * a * s / h) / (double)t;
-	case SHS_REMAT_ATTENTION: return 20 * s * b * h / (double)t;
-	case SHS_REMAT_FULL: return 2 * s * b * h / (double)t;
+	case SHS_REMAT_NONE: return s * b * h * (20 + 2 * a * s / h) / d;
+	case SHS_REMAT_ATTENTION: return 20 * s * b * h / d;
+	case SHS_REMAT_FULL: return 2 * s * b * h / d;
 	default: return -1;
 	}
 }
 
-static void check(const char *mesh, int64_t t, const char *kind)
+/* The sequence-parallel forms (or, want_split false, the replicated-residual ones) under the
+ * plan kind (a name or a plan file), scanned and unrolled. */
+static void check(const char *mesh, int64_t t, const char *kind, bool want_split)
 {
 	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_ATTENTION,
 					      SHS_REMAT_FULL };
@@ -162,7 +182,7 @@ static void check(const char *mesh, int64_t t, const char *kind)
 		for (int k = 0; k < 3; k++) {
 			bool split = false;
 			double got = per_layer(scan, "dot", mesh, t, kind, policies[k], &split);
-			double want = closed_form(policies[k], t);
+			double want = closed_form(policies[k], t, want_split);
 			fprintf(stderr, "\n  %s t=%lld %s remat %s: %.0f bytes per layer, closed form "
 				"%.0f (%+.2f %%)%s", kind, (long long)t, scan ? "scanned" : "unrolled",
 				shs_remat_name(policies[k]), got, want, 100 * (got / want - 1),
@@ -171,18 +191,24 @@ static void check(const char *mesh, int64_t t, const char *kind)
 			CU_ASSERT_TRUE(fabs(got / want - 1) <= TOL);
 			/* the sequence-parallel row: the norms' input is split as well */
 			if (!scan && t > 1)
-				CU_ASSERT_TRUE(split);
+				CU_ASSERT_EQUAL(split, want_split);
 		}
 }
 
 static void test_no_parallelism(void)
 {
-	check("data=1", 1, "dp");
+	check("data=1", 1, "dp", true);
 }
 
 static void test_tensor_parallel(void)
 {
-	check("tensor=4", 4, "tp");
+	check("tensor=4", 4, "tp", true);
+}
+
+/* Megatron-LM's tensor parallelism: the residual stream replicated over tensor. */
+static void test_tensor_parallel_replicated(void)
+{
+	check("data=1,tensor=4", 4, SHS_TEST_DATA_DIR "/plans/megatron-tp.json", false);
 }
 
 /* A flash kernel keeps no [T, T] value: selective recomputation drops nothing (scanned and
@@ -196,7 +222,7 @@ static void test_flash_has_no_core(void)
 		double none = per_layer(scan, "flash", "data=1", 1, "dp", SHS_REMAT_NONE, NULL);
 		double attn = per_layer(scan, "flash", "data=1", 1, "dp", SHS_REMAT_ATTENTION,
 					NULL);
-		double want = closed_form(SHS_REMAT_ATTENTION, 1) + 4.0 * BATCH * HEADS * SEQ;
+		double want = closed_form(SHS_REMAT_ATTENTION, 1, true) + 4.0 * BATCH * HEADS * SEQ;
 		fprintf(stderr, "\n  flash %s: none %.0f, attention %.0f bytes per layer",
 			scan ? "scanned" : "unrolled", none, attn);
 		CU_ASSERT_EQUAL(none, attn);
@@ -210,6 +236,8 @@ CU_TestInfo activation_tests[] = {
 	  test_no_parallelism },
 	{ "per layer, tp=4: none, attention, full within 5 % of the sequence-parallel forms",
 	  test_tensor_parallel },
+	{ "per layer, Megatron's tp=4: none, attention, full within 5 % of the tensor-parallel "
+	  "forms", test_tensor_parallel_replicated },
 	{ "flash attention keeps no core: remat attention is none", test_flash_has_no_core },
 	CU_TEST_INFO_NULL,
 };

@@ -19,8 +19,11 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "compute         %.4g s (FLOPs %.4g s, HBM %.4g s, recomputation %.4g s)\n",
 		ev->compute_s, ev->flops_s, ev->hbm_s, ev->remat_s);
-	fprintf(out, "communication   %.4g s in all, %.4g s exposed:", ev->comm_s,
+	fprintf(out, "communication   %.4g s in all, %.4g s exposed", ev->comm_s,
 		ev->exposed_comm_s);
+	if (ev->remat_comm_s > 0)
+		fprintf(out, " (%.4g s of it recomputation's)", ev->remat_comm_s);
+	fputc(':', out);
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
 		fprintf(out, " %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
 	fprintf(out, "\nmemory          %.2f GiB peak of %.2f GiB HBM (%s); weights %.2f GiB, "
@@ -61,6 +64,7 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
 	json_object_set_new(o, "compute_s", json_real(ev->compute_s));
 	json_object_set_new(o, "remat_s", json_real(ev->remat_s));
+	json_object_set_new(o, "remat_comm_s", json_real(ev->remat_comm_s));
 	json_object_set_new(o, "comm_s", json_real(ev->comm_s));
 	json_object_set_new(o, "exposed_comm_s", by_axis);
 	json_object_set_new(o, "exposed_comm_total_s", json_real(ev->exposed_comm_s));

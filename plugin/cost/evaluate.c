@@ -156,8 +156,10 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_GATHER, gathered, true,
 						    prefetch && (weight ||
 						    shs__collective_matmul(&x->c->hw, v)), v, count);
-			if (s)
+			if (s) {
+				s->weight = weight;
 				charge(x, seg, s, weight);
+			}
 		}
 		if (moved) {
 			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_TO_ALL, moved, true, false,
@@ -367,14 +369,15 @@ static void adopt_sites(evaluator *x)
 }
 
 /* The step's figures with remat policy: base (the schedule's, without remat) plus the
- * recomputation it costs, and the memory it leaves. */
+ * recomputation it costs (its compute and the collectives it repeats), and the memory it
+ * leaves. */
 static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_err *e)
 {
 	shs_eval *out = x->ev;
 	shs__remat remat = { 0 };
 	shs_eval_coll *colls = out->colls;
 	uint32_t n_colls = out->n_colls;
-	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->fused, &remat, e);
+	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->fused, base, &remat, e);
 
 	if (rc == SHS_OK) {
 		*out = *base;
@@ -382,7 +385,12 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 		out->n_colls = n_colls;
 		out->remat_s = remat.extra_s;
 		out->compute_s += remat.extra_s;
-		out->step_time_s += remat.extra_s;
+		out->remat_comm_s = remat.comm_exposed_s;
+		out->comm_s += remat.comm_s;
+		out->exposed_comm_s += remat.comm_exposed_s;
+		for (uint32_t a = 0; a < SHS_MESH_MAX_AXES; a++)
+			out->exposed_by_axis[a] += remat.comm_exposed_by_axis[a];
+		out->step_time_s += remat.extra_s + remat.comm_exposed_s;
 		out->flops += remat.extra_flops;
 		finish(x);
 		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, out, e);

@@ -133,14 +133,18 @@ uint32_t *shs__leaf_layout(const shs_computation *c);
 
 /* What a remat policy drops and redoes: per array leaf of the entry's values (first: their
  * shs__leaf_layout), whether the step does not keep it (dropped; both freed with
- * shs__remat_free), and the recomputation's seconds and FLOPs. */
+ * shs__remat_free), the recomputation's compute seconds and FLOPs, and the communication it
+ * repeats: the collective sites of base (the step without recomputation) at the recomputed
+ * instructions, but for weight gathers, with what each exposed (in all, per axis) and took. */
 typedef struct shs__remat {
 	uint32_t *first;
 	bool *dropped;
 	double extra_s, extra_flops;
+	double comm_s, comm_exposed_s, comm_exposed_by_axis[SHS_MESH_MAX_AXES];
 } shs__remat;
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		    shs_remat policy, const shs__fusion *fused, shs__remat *out, shs_err *e);
+		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,
+		    shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation

@@ -16,7 +16,8 @@
  * only its statistics, no [T, T] value: `attention` then drops and recomputes nothing. A
  * scanned layer also no longer stores what it drops: the dynamic-update-slices that would copy
  * those values into their stacks on every trip are taken off the recomputation's seconds (an
- * unrolled layer keeps its saved values where it made them and has no such copy). */
+ * unrolled layer keeps its saved values where it made them and has no such copy). The
+ * recomputed instructions' collectives run again (repeated_comm). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,10 +109,10 @@ static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy,
 }
 
 /* Seconds of the instructions of computation f that policy recomputes (full: all; dots: those
- * that are not matmuls; attention: the core's), per run. */
+ * that are not matmuls; attention: the core's), per run; flags them in redo[f]. */
 static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 			 const shs__fusion *fused, uint32_t f, shs_remat policy,
-			 const bool *core, double *flops)
+			 const bool *core, double *flops, bool **redo)
 {
 	const shs_computation *c = m->comps[f];
 	double t = 0;
@@ -126,8 +127,31 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 		tb = shs__fused_bytes(m, p, fused, f, i) / cl->hw.hbm_bw;
 		t += tf > tb ? tf : tb;
 		*flops += d->flops;
+		redo[f][i] = true;
 	}
 	return t;
+}
+
+/* The communication the recomputation repeats: each collective site of base at a recomputed
+ * instruction runs again as it ran in the forward pass, exposed as much (a tensor-parallel
+ * all-reduce of a recomputed layer is made again: Megatron-LM's and JAX's checkpointed forward
+ * contain their collectives). A weight's gather is not: the backward pass gathers the weight
+ * for its own matmuls, and the recomputed forward reads that copy (one gather per backward
+ * layer, the book's "re-AllGather the weights"). */
+static void repeated_comm(const shs_cluster *cl, const shs_eval *base, bool *const *redo,
+			  shs__remat *out)
+{
+	for (uint32_t k = 0; k < base->n_colls; k++) {
+		const shs_eval_coll *s = &base->colls[k];
+		uint32_t a;
+		if (s->weight || !redo[s->comp][s->instr])
+			continue;
+		out->comm_s += s->time_s;
+		out->comm_exposed_s += s->exposed_s;
+		a = shs__wait_axis(cl, s->kind, s->axes_mask, s->bytes, SHS_MESH_MAX_AXES);
+		if (a < SHS_MESH_MAX_AXES)
+			out->comm_exposed_by_axis[a] += s->exposed_s;
+	}
 }
 
 /* The forward layer computation and the value inside it that body value v of a loop stores:
@@ -189,7 +213,7 @@ static bool *feeds_layers(const shs_computation *e)
  * memory. */
 static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		    const shs__fusion *fused, shs_remat policy, uint32_t w, const bool *feeds,
-		    shs__remat *out)
+		    bool **redo, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
@@ -228,7 +252,8 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		if (!shs_while_trip_count(m, e, wi, &trips))
 			trips = 1;
 		out->extra_s += (double)trips *
-				(compute_of(m, p, cl, fused, layer, policy, core, &flops) - stores);
+				(compute_of(m, p, cl, fused, layer, policy, core, &flops, redo) -
+				 stores);
 		out->extra_flops += (double)trips * flops;
 	}
 	free(core);
@@ -239,7 +264,7 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
  * when out of memory. */
 static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		     const shs__fusion *fused, shs_remat policy, uint32_t ci, const bool *feeds,
-		     shs__remat *out)
+		     bool **redo, shs__remat *out)
 {
 	const shs_computation *e = shs_module_entry(m);
 	const shs_instr *call = e->instrs[ci];
@@ -261,18 +286,19 @@ static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 			out->dropped[out->first[ci] + leaf + j] = true;
 		leaf += n;
 	}
-	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy, core, &flops);
+	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy, core, &flops, redo);
 	out->extra_flops += flops;
 	free(core);
 	return true;
 }
 
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    shs_remat policy, const shs__fusion *fused, shs__remat *out, shs_err *e)
+		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,
+		    shs__remat *out, shs_err *e)
 {
 	const shs_computation *c = shs_module_entry(m);
-
-	bool *feeds = feeds_layers(c), ok = feeds != NULL;
+	bool **redo = (bool **)shs__per_instr(m, sizeof(bool), false, NULL);
+	bool *feeds = feeds_layers(c), ok = feeds && redo;
 
 	memset(out, 0, sizeof(*out));
 	out->first = shs__leaf_layout(c);
@@ -282,11 +308,14 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	for (uint32_t i = 0; ok && i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		if (in->op == SHS_OP_CALL && in->n_called)
-			ok = unrolled(m, p, cl, fused, policy, i, feeds, out);
+			ok = unrolled(m, p, cl, fused, policy, i, feeds, redo, out);
 		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
-			ok = scanned(m, p, cl, fused, policy, i, feeds, out);
+			ok = scanned(m, p, cl, fused, policy, i, feeds, redo, out);
 	}
+	if (ok)
+		repeated_comm(cl, base, redo, out);
 	free(feeds);
+	shs__per_instr_free(m, (void **)redo);
 	if (!ok) {
 		shs__remat_free(out);
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");

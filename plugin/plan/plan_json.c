@@ -60,7 +60,8 @@ static int load_dim(shs_plan_request *r, shs_pspec *spec, uint32_t d, const json
 	return SHS_OK;
 }
 
-static int load_rule(shs_plan_request *r, const json_t *rule, const char *path, shs_err *e)
+static int load_rule(shs_plan_request *r, const json_t *rule, const char *path,
+		     const char *member, shs_err *e)
 {
 	const json_t *match = json_object_get(rule, "match"), *spec = json_object_get(rule, "spec");
 	shs_plan_rule *out;
@@ -68,7 +69,7 @@ static int load_rule(shs_plan_request *r, const json_t *rule, const char *path, 
 
 	if (!json_is_object(rule) || !json_is_string(match) || !json_is_array(spec))
 		return bad(e, path, "each of '%s' needs \"match\" (a glob) and \"spec\" (a list)",
-			   "rules");
+			   member);
 	if (r->n_rules == SHS_PLAN_MAX_RULES)
 		return bad(e, path, "more than %s rules", "256");
 	if (strlen(json_string_value(match)) >= sizeof(out->pattern))
@@ -78,6 +79,7 @@ static int load_rule(shs_plan_request *r, const json_t *rule, const char *path, 
 	out = &r->rules[r->n_rules];
 	memset(out, 0, sizeof(*out));
 	snprintf(out->pattern, sizeof(out->pattern), "%s", json_string_value(match));
+	out->activation = !strcmp(member, "activations");
 	out->spec.rank = (uint32_t)json_array_size(spec);
 	for (uint32_t d = 0; d < out->spec.rank && rc == SHS_OK; d++)
 		rc = load_dim(r, &out->spec, d, json_array_get(spec, d), path, out->pattern, e);
@@ -114,11 +116,14 @@ int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e)
 		if (rc != SHS_OK && json_is_string(base))
 			shs_err_prefix(e, "%s", path);
 	}
-	rules = json_object_get(root, "rules");
-	if (rc == SHS_OK && rules && !json_is_array(rules))
-		rc = bad(e, path, "member '%s' must be a list", "rules");
-	for (size_t k = 0; rc == SHS_OK && rules && k < json_array_size(rules); k++)
-		rc = load_rule(&copy, json_array_get(rules, k), path, e);
+	for (uint32_t m = 0; m < 2 && rc == SHS_OK; m++) {
+		const char *member = m ? "activations" : "rules";
+		rules = json_object_get(root, member);
+		if (rules && !json_is_array(rules))
+			rc = bad(e, path, "member '%s' must be a list", member);
+		for (size_t k = 0; rc == SHS_OK && rules && k < json_array_size(rules); k++)
+			rc = load_rule(&copy, json_array_get(rules, k), path, member, e);
+	}
 	if (rc == SHS_OK) {
 		*r = copy;
 		for (uint32_t k = 0; k < r->mesh.n_axes; k++)

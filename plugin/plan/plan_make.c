@@ -1,4 +1,5 @@
 /* Making a plan: the per-instruction state, seeds and hints, then propagation passes. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,61 @@ static void warn(const shs_plan_request *r, const char *msg)
 		r->warn(r->warn_user, msg);
 }
 
+/* Room for computation c's hints; false when out of memory. */
+static bool hint_room(shs__prop *x, uint32_t c)
+{
+	uint32_t n = x->m->comps[c]->n_instrs;
+
+	if (!x->hints[c]) {
+		x->hints[c] = calloc(n, sizeof(*x->hints[c]));
+		x->hint_set[c] = calloc(n, sizeof(*x->hint_set[c]));
+		x->pinned[c] = calloc(n, sizeof(*x->pinned[c]));
+	}
+	return x->hints[c] && x->hint_set[c] && x->pinned[c];
+}
+
+/* The plan's activation rules: each instruction of c but the entry's parameters (seeded) and
+ * tuples whose path matches a rule of its rank, the first, is pinned to the rule's spec when
+ * that fits (else a warning); matched[k] notes rule k matched. A path is an op_name (scopes
+ * separated by '/'), matched as a path: '*' stays within one scope, so a rule names the
+ * scope it means ("train_step/layers*" + "/add" is each layer's own add, not one nested in
+ * its attention). */
+static int collect_pins(shs__prop *x, uint32_t c, bool *matched, shs_err *e)
+{
+	const shs_computation *comp = x->m->comps[c];
+	char path[SHS_PATH_CAP];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		if (in->shape.type == SHS_TUPLE ||
+		    (c == x->m->entry && in->op == SHS_OP_PARAMETER))
+			continue;
+		shs_param_path(in, path, sizeof(path));
+		for (uint32_t k = 0; k < x->r->n_rules; k++) {
+			const shs_plan_rule *rule = &x->r->rules[k];
+			shs_pspec want = rule->spec;
+			char msg[SHS_ERRMSG_MAX];
+			if (!rule->activation || want.rank != in->shape.rank ||
+			    fnmatch(rule->pattern, path, FNM_PATHNAME))
+				continue;
+			matched[k] = true;
+			shs_spec_mark_padded(&want, &in->shape, &x->r->mesh);
+			if (shs__spec_fits(&want, &in->shape, &x->r->mesh)) {
+				if (!hint_room(x, c))
+					return oom(e);
+				x->hints[c][i] = want;
+				x->hint_set[c][i] = x->pinned[c][i] = true;
+			} else {
+				snprintf(msg, sizeof(msg), "activation rule '%s' does not fit %s "
+					 "(sizes); ignored", rule->pattern, in->name);
+				warn(x->r, msg);
+			}
+			break;
+		}
+	}
+	return SHS_OK;
+}
+
 /* The module's Sharding custom-call hints that fit the mesh. */
 static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 {
@@ -123,12 +179,8 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 		    !in->custom_call_target || strcmp(in->custom_call_target, "Sharding") ||
 		    in->shape.type == SHS_TUPLE)
 			continue;
-		if (!x->hints[c]) {
-			x->hints[c] = calloc(comp->n_instrs, sizeof(*x->hints[c]));
-			x->hint_set[c] = calloc(comp->n_instrs, sizeof(*x->hint_set[c]));
-			if (!x->hints[c] || !x->hint_set[c])
-				return oom(e);
-		}
+		if (!hint_room(x, c))
+			return oom(e);
 		if (shs__spec_from_sharding(&x->r->mesh, in->sharding, in->shape.rank,
 					    &x->hints[c][i], &why) == SHS_OK &&
 		    shs__spec_fits(&x->hints[c][i], &in->shape, &x->r->mesh)) {
@@ -178,19 +230,45 @@ static int find_twins(shs__prop *x, shs_err *e)
 	return rc;
 }
 
+/* Whether computations c and d have the same hints (pins included). */
+static bool same_hints(const shs__prop *x, uint32_t c, uint32_t d)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	if (!x->hint_set[c] || !x->hint_set[d])
+		return !x->hint_set[c] && !x->hint_set[d];
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		if (x->hint_set[c][i] != x->hint_set[d][i] ||
+		    x->pinned[c][i] != x->pinned[d][i] ||
+		    (x->hint_set[c][i] && !shs_spec_equal(&x->hints[c][i], &x->hints[d][i])))
+			return false;
+	return true;
+}
+
+/* A computation whose hints differ from its twin's (an activation rule matched by name in one
+ * layer but not another) is its own. */
+static void untwin_pinned(shs__prop *x)
+{
+	for (uint32_t c = 0; c < x->m->n_comps; c++)
+		if (x->twin[c] != c && !same_hints(x, c, x->twin[c]))
+			x->twin[c] = c;
+}
+
 static int setup(shs__prop *x, shs_err *e)
 {
 	uint32_t n = x->m->n_comps + 1;
+	bool matched[SHS_PLAN_MAX_RULES] = { false };
 
 	x->users = calloc(n, sizeof(*x->users));
 	x->free_instr = calloc(n, sizeof(*x->free_instr));
 	x->hints = calloc(n, sizeof(*x->hints));
 	x->hint_set = calloc(n, sizeof(*x->hint_set));
+	x->pinned = calloc(n, sizeof(*x->pinned));
 	x->visits = calloc(n, sizeof(*x->visits));
 	x->ext_req = calloc(n, sizeof(*x->ext_req));
 	x->cache = calloc(n, sizeof(*x->cache));
-	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->visits ||
-	    !x->ext_req || !x->cache)
+	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->pinned ||
+	    !x->visits || !x->ext_req || !x->cache)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
@@ -220,9 +298,17 @@ static int setup(shs__prop *x, shs_err *e)
 		for (uint32_t i = 0; i < comp->n_instrs; i++)
 			x->free_instr[c][i] = is_free(comp, x->free_instr[c], i);
 		rc = collect_hints(x, c, e);
+		if (rc == SHS_OK)
+			rc = collect_pins(x, c, matched, e);
 		if (rc != SHS_OK)
 			return rc;
 	}
+	for (uint32_t k = 0; k < x->r->n_rules; k++)
+		if (x->r->rules[k].activation && !matched[k])
+			return shs_seterr(e, SHS_EINVAL, "activation rule '%s' matches no "
+					  "instruction of its rank (%u) in the module",
+					  x->r->rules[k].pattern, x->r->rules[k].spec.rank);
+	untwin_pinned(x);
 	return SHS_OK;
 }
 
@@ -239,6 +325,8 @@ static void teardown(shs__prop *x)
 			free(x->hints[c]);
 		if (x->hint_set)
 			free(x->hint_set[c]);
+		if (x->pinned)
+			free(x->pinned[c]);
 		for (uint32_t i = 0; x->cache && x->cache[c] && i < x->m->comps[c]->n_instrs; i++)
 			shs_cands_free(&x->cache[c][i].cands);
 		if (x->cache)
@@ -253,6 +341,7 @@ static void teardown(shs__prop *x)
 	free(x->free_instr);
 	free(x->hints);
 	free(x->hint_set);
+	free(x->pinned);
 	free(x->visits);
 	free(x->ext_req);
 	free(x->state);
@@ -416,7 +505,7 @@ static void fix_hints(shs__prop *x)
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
 		for (uint32_t i = 0; x->hint_set[c] && i < x->m->comps[c]->n_instrs; i++) {
 			shs_decision *d;
-			if (!x->hint_set[c][i])
+			if (!x->hint_set[c][i] || x->pinned[c][i])
 				continue;
 			d = shs__dec(x, c, i);
 			shs__dec_set(x, d, &x->hints[c][i], 1, &x->hints[c][i], first, 1, "hint",
@@ -477,6 +566,13 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 				break;
 		}
 		rc = x.rc;
+	}
+	if (rc == SHS_OK && x.pins_missed) {
+		char msg[SHS_ERRMSG_MAX];
+		snprintf(msg, sizeof(msg), "%u instructions that activation rules pin have no "
+			 "strategy that makes the pinned sharding; they were propagated",
+			 x.pins_missed);
+		warn(r, msg);
 	}
 	if (rc == SHS_OK) {
 		totals(&x);

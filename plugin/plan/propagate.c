@@ -536,6 +536,15 @@ static const shs_pspec *users_want(shs__prop *x, uint32_t c, uint32_t i)
 	return cc->users_want;
 }
 
+/* Whether some candidate makes exactly want (n leaves). */
+static bool any_wanted(const shs_cands *cands, const shs_pspec *want, uint32_t n)
+{
+	for (uint32_t k = 0; want && k < cands->n; k++)
+		if (cands->v[k].n_result == n && !memcmp(cands->v[k].result, want, n * sizeof(*want)))
+			return true;
+	return false;
+}
+
 static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
@@ -549,7 +558,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	uint64_t key, ext = 0;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
-	bool best_wanted = false, memo;
+	bool best_wanted = false, memo, pinned;
 
 	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands + 1, sizeof(*hints)))) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
@@ -581,15 +590,20 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		decide_replicated(x, c, i);
 		goto decided;
 	}
-	for (uint32_t k = 0; k < cands->n; k++) {
+	pinned = x->pinned[c] && x->pinned[c][i] && any_wanted(cands, want, n_res);
+	if (x->pinned[c] && x->pinned[c][i] && !pinned && !x->pull)
+		x->pins_missed++;
+	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
+		bool wanted = want && cands->v[k].n_result == n_res &&
+			      !memcmp(cands->v[k].result, want, n_res * sizeof(*want));
+		if (pinned && !wanted)
+			continue; /* an activation rule: only what makes its sharding */
 		double s = score(x, c, i, &cands->v[k], hints, res, n_res);
 		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
 		uint32_t st = stacked_axes(&cands->v[k]);
-		bool wanted = want && cands->v[k].n_result == n_res &&
-			      !memcmp(cands->v[k].result, want, n_res * sizeof(*want));
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
-		if (!k || s < best_cost - tol || (tie && wanted && !best_wanted) ||
+		if (first || s < best_cost - tol || (tie && wanted && !best_wanted) ||
 		    (tie && wanted == best_wanted && b < best_bytes * (1 - 1e-12)) ||
 		    (tie && wanted == best_wanted && same_bytes && st < best_stacked)) {
 			best = k;
@@ -597,6 +611,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 			best_bytes = b;
 			best_stacked = st;
 			best_wanted = wanted;
+			first = 0;
 		}
 	}
 	shs__dec_set(x, shs__dec(x, c, i), cands->v[best].result, n_res, cands->v[best].operands,

@@ -50,6 +50,9 @@ typedef struct shs__prop {
 	bool **free_instr;    /* per computation: constants, iotas, broadcasts of them */
 	shs_pspec **hints;    /* per computation: the module's Sharding hints (array leaves) */
 	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
+	bool **pinned;        /* per computation: which of the hints are the plan's activation
+			       * rules (a result candidates must make; not fixed) (NULL: none) */
+	uint32_t pins_missed; /* pinned instructions no candidate could make as pinned */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
 	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or

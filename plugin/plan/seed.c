@@ -348,7 +348,7 @@ static bool seed_rules(seeding *s, const shs_instr *p, const char *path, shs_psp
 	for (uint32_t k = 0; k < s->r->n_rules; k++) {
 		const shs_plan_rule *rule = &s->r->rules[k];
 		shs_pspec want = rule->spec;
-		if (fnmatch(rule->pattern, path, 0))
+		if (rule->activation || fnmatch(rule->pattern, path, 0))
 			continue;
 		s->matched[k] = true;
 		/* a split that does not divide is padded, as XLA pads it */
@@ -424,7 +424,7 @@ int shs__plan_seed(const shs_module *m, const shs_plan_request *r, shs_pspec **o
 			params[c->instrs[j]->parameter_number] = c->instrs[j];
 	rc = seed_all(&s, params, n, out, set);
 	for (uint32_t k = 0; rc == SHS_OK && k < r->n_rules; k++)
-		if (!s.matched[k])
+		if (!s.matched[k] && !r->rules[k].activation)
 			rc = shs_seterr(e, SHS_EINVAL, "plan rule '%s' matches no parameter of the "
 					"module", r->rules[k].pattern);
 done:

@@ -53,6 +53,8 @@ typedef struct shs_eval_coll {
 	bool reshard;         /* on an operand edge (else the instruction's own) */
 	bool overlapped;      /* may run under compute (weight gathers, matmul-adjacent,
 			       * gradients) */
+	bool weight;          /* a gather of a weight (FSDP's): the backward pass gathers it
+			       * again anyway, so recomputation reuses that copy */
 	double bytes;         /* the book's V of one execution */
 	double count;         /* executions per step */
 	double time_s;        /* total over the executions */
@@ -76,6 +78,10 @@ typedef struct shs_eval {
 					   * (no recomputation) with attention's halved (causal),
 					   * / devices (evaluate.c) */
 	double remat_s;                   /* compute added by recomputation (in compute_s) */
+	double remat_comm_s;              /* exposed communication added by recomputation: the
+					   * collectives of the recomputed forward instructions,
+					   * exposed as they were in the forward pass (in
+					   * exposed_comm_s and the step time) */
 	double mfu;                       /* model_flops / (step time * peak bf16) */
 	double hfu;                       /* flops / (step time * peak bf16) */
 	double flop_bound_s, hbm_bound_s; /* compute_s split by what bound each instruction:

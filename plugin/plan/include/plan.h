@@ -22,10 +22,14 @@ typedef enum shs_plan_kind {
 enum { SHS_PLAN_MAX_RULES = 256 };
 
 /* A plan file rule: entry parameters whose path (see shs_param_path) matches the glob pattern
- * get spec (its rank must equal the parameter's). */
+ * get spec (its rank must equal the parameter's); an activation rule instead pins the result
+ * of every other instruction whose path matches (as jax.lax.with_sharding_constraint or
+ * MaxText's logical axis rules pin activations): propagation picks, for it, only candidates
+ * that make spec. */
 typedef struct shs_plan_rule {
 	char pattern[128];
 	shs_pspec spec;
+	bool activation;
 } shs_plan_rule;
 
 /* The chip propagation compares candidates on: a roofline and ring collectives over one link.
@@ -69,9 +73,10 @@ int shs_plan_set_mesh(shs_plan_request *r, const shs_mesh *mesh, shs_err *e);
 int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e);
 
 /* Reads a plan file (JSON): {"mesh": {"fsdp": 16, ...} (optional when r has one), "base":
- * "fsdp" (optional; default: rules only), "rules": [{"match": GLOB, "spec": [AXES, ...]}]} where
- * each AXES is null, an axis name or a list of axis names. Errors name path and the member.
- * Returns SHS_OK, SHS_EIO, SHS_EPARSE or SHS_EINVAL. */
+ * "fsdp" (optional; default: rules only), "rules": [{"match": GLOB, "spec": [AXES, ...]}],
+ * "activations": [{"match": GLOB, "spec": [AXES, ...]}] (activation rules)} where each AXES is
+ * null, an axis name or a list of axis names. Errors name path and the member. Returns SHS_OK,
+ * SHS_EIO, SHS_EPARSE or SHS_EINVAL. */
 int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e);
 
 /* The path that names an entry parameter in rules: its op_name with JAX's ['key'] spelled /key,
