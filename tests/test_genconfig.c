@@ -240,7 +240,7 @@ static void set_rejects_unknown_keys_listing_them(void)
 	set_fails("kind", "1", "unknown key 'kind'");
 	set_fails("D_MODEL", "1", "keys: vocab, d_model, d_ff, layers");
 	set_fails("x", "1",
-		  "adam_eps, weight_decay, grad_clip, scan, gated_mlp, tied_embedding, dtype, "
+		  "adam_eps, weight_decay, grad_clip, dropout, scan, gated_mlp, tied_embedding, dtype, "
 		  "attention, attention_kernel, name");
 	set_fails(NULL, "1", "unknown key");
 	set_fails("layers", NULL, "layers: no value");

@@ -114,39 +114,63 @@ static void test_rule_pins_its_instructions(void)
 	shs_host_free(h);
 }
 
-/* A rule that matches nothing of its rank, or a malformed list, is refused naming it. */
+static void collect(void *user, const char *msg)
+{
+	char *buf = user;
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, 1024 - n, "%s\n", msg);
+}
+
+/* A malformed list is refused naming it; a rule that matches nothing of its rank is said and
+ * ignored (a plan file may serve models with and without what it names). */
 static void test_rule_errors(void)
 {
 	static const char *const bad[][2] = {
+		{ "{\"base\": \"tp\", \"activations\": {}}", "member 'activations' must be a list" },
+		{ "{\"base\": \"tp\", \"activations\": [{\"spec\": []}]}",
+		  "each of 'activations' needs" },
+		{ "{\"base\": \"tp\", \"activations\": [{\"match\": \"x\", \"spec\": [\"y\"]}]}",
+		  "names an axis the mesh does not have" },
+	};
+	static const char *const unmatched[][2] = {
 		{ "{\"base\": \"tp\", \"activations\": [{\"match\": \"train_step/layers*/add\", "
 		  "\"spec\": [\"data\", null]}]}", "matches no instruction of its rank (2)" },
 		{ "{\"base\": \"tp\", \"activations\": [{\"match\": \"nowhere/*\", "
 		  "\"spec\": [null]}]}", "'nowhere/*' matches no instruction" },
-		{ "{\"base\": \"tp\", \"activations\": {}}", "member 'activations' must be a list" },
-		{ "{\"base\": \"tp\", \"activations\": [{\"spec\": []}]}",
-		  "each of 'activations' needs" },
 	};
 	shs_host *h = shs_test_host();
 	shs_module *m = small_gpt(false);
-	shs_hw_catalog cat;
 
-	shs_hw_catalog_builtin(&cat);
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-		shs_plan_request *r = calloc(1, sizeof(*r));
-		shs_plan *p = NULL;
+		shs_plan_request r;
 		shs_err e = { 0 };
-		int rc;
-		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-		shs_hw_chip(shs_hw_find(&cat, "v5p"), &r->chip);
-		SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=2,tensor=4", &e), &e);
-		rc = shs_plan_load_json(r, write_tmp("pins-bad.json", bad[k][0]), &e);
-		if (rc == SHS_OK)
-			rc = shs_plan_make(h, m, r, &p, &e);
-		CU_ASSERT_NOT_EQUAL(rc, SHS_OK);
-		CU_ASSERT_PTR_NULL(p);
+		memset(&r, 0, sizeof(r));
+		SHS_ASSERT_OK(shs_plan_parse_mesh(&r, "data=2,tensor=4", &e), &e);
+		CU_ASSERT_NOT_EQUAL(shs_plan_load_json(&r, write_tmp("pins-bad.json", bad[k][0]), &e),
+				    SHS_OK);
 		if (!strstr(e.msg, bad[k][1]))
 			fprintf(stderr, "\n  %s: '%s' lacks '%s'", bad[k][0], e.msg, bad[k][1]);
 		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, bad[k][1]));
+	}
+	for (size_t k = 0; k < sizeof(unmatched) / sizeof(unmatched[0]); k++) {
+		shs_plan_request *r = calloc(1, sizeof(*r));
+		char warnings[1024] = "";
+		shs_hw_catalog cat;
+		shs_plan *p = NULL;
+		shs_err e = { 0 };
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		shs_hw_catalog_builtin(&cat);
+		shs_hw_chip(shs_hw_find(&cat, "v5p"), &r->chip);
+		SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=2,tensor=4", &e), &e);
+		SHS_ASSERT_OK(shs_plan_load_json(r, write_tmp("pins-none.json", unmatched[k][0]),
+						 &e), &e);
+		r->warn = collect;
+		r->warn_user = warnings;
+		SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
+		if (!strstr(warnings, unmatched[k][1]))
+			fprintf(stderr, "\n  warnings '%s' lack '%s'", warnings, unmatched[k][1]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(warnings, unmatched[k][1]));
 		shs_plan_free(p);
 		free(r);
 	}
@@ -219,7 +243,7 @@ static void test_recomputation_repeats_collectives(void)
 CU_TestInfo pins_tests[] = {
 	{ "an activation rule pins its instructions, scanned and unrolled",
 	  test_rule_pins_its_instructions },
-	{ "activation rules that match nothing or are malformed are refused",
+	{ "malformed activation rules are refused, unmatched ones said and ignored",
 	  test_rule_errors },
 	{ "recomputation repeats the forward's collectives, not weight gathers",
 	  test_recomputation_repeats_collectives },

@@ -10,9 +10,10 @@
  *     slice or a dynamic-slice is computed inside every consumer when each of its users can
  *     take it (elementwise work, reductions as the fusion's root, data movement, a matmul's
  *     operand, an in-place update's update): it is never written and never read. With several
- *     users it is duplicated into each, which reads its operands once per user; priority
- *     fusion does that only when it saves traffic, so it is done when the duplicated reads
- *     ((k - 1) x its input bytes) cost less than the write and the k reads it saves.
+ *     users it is duplicated into each, which reads its materialised operands once per user
+ *     (operands fused into it are computed again, not read); priority fusion does that only
+ *     when it saves traffic, so it is done when the duplicated reads ((k - 1) x those input
+ *     bytes) cost less than the write and the k reads it saves.
  *  F2 matmul epilogues (TPU output fusion; GPU cuBLAS epilogues and gemm_fusion): a matmul whose
  *     only user is elementwise (a bias add, a convert, an activation) writes that user's result
  *     instead of its own. The user is then the fusion's root and materialised: a matmul is never
@@ -130,15 +131,34 @@ static void epilogues(const shs_computation *comp, const uint32_t *users, fuse *
 	}
 }
 
+/* The bytes of the operands fused into instruction i (computed in place, not read). */
+static double fused_in(const shs_instr *in, const fuse *f)
+{
+	double b = 0;
+
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (f[in->operands[k]].fused)
+			b += f[in->operands[k]].out;
+	return b;
+}
+
+/* Bytes instruction i reads from HBM when it is fused into its users: its own (dec) less its
+ * output and the operands fused into it. */
+static double hbm_reads(const shs_instr *in, const shs_decision *dec, const fuse *f, uint32_t i)
+{
+	double reads = dec->bytes - f[i].out - fused_in(in, f);
+
+	return reads > 0 ? reads : 0;
+}
+
 /* F1 for value v of computation comp with k users that can all take it: fused when the
  * duplicated reads cost less than what not writing it saves. */
-static void producer_consumer(const shs_decision *dec, uint32_t v, uint32_t k, fuse *f)
+static void producer_consumer(const shs_instr *in, const shs_decision *dec, uint32_t v,
+			      uint32_t k, fuse *f)
 {
-	double out = f[v].out, in = dec->bytes - out;
+	double out = f[v].out, reads = hbm_reads(in, dec, f, v);
 
-	if (in < 0)
-		in = 0;
-	if (k > 1 && (double)(k - 1) * in >= (double)(k + 1) * out)
+	if (k > 1 && (double)(k - 1) * reads >= (double)(k + 1) * out)
 		return;
 	f[v].fused = true;
 	f[v].dups = k - 1;
@@ -157,7 +177,7 @@ static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 		if (v == comp->root || f[v].root || f[v].fused || in->shape.type == SHS_TUPLE ||
 		    !producer(in->op) || !users[v] || !each_ok[v])
 			continue;
-		producer_consumer(&p->d[c][v], v, users[v], f);
+		producer_consumer(in, &p->d[c][v], v, users[v], f);
 	}
 	/* F4: a reshape of a materialised value that is itself materialised is a bitcast */
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
@@ -215,19 +235,18 @@ double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusio
 			uint32_t c, uint32_t i)
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
-	double b = p->d[c][i].bytes, out;
 	const fuse *f;
+	double b;
 
 	if (!x || c >= x->n_comps)
-		return b;
+		return p->d[c][i].bytes;
 	f = x->v[c];
 	if (f[i].view)
 		return 0;
-	out = f[i].out;
+	/* a fused value is written nowhere and read again by each copy of it */
 	if (f[i].fused)
-		b += (double)f[i].dups * (b - out > 0 ? b - out : 0) - out;
-	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (f[in->operands[k]].fused)
-			b -= f[in->operands[k]].out;
+		return (double)(1 + f[i].dups) * hbm_reads(in, &p->d[c][i], f, i);
+	/* (an in-place update's own bytes are its update's, less than its output) */
+	b = p->d[c][i].bytes - fused_in(in, f);
 	return b > 0 ? b : 0;
 }

@@ -64,32 +64,40 @@ static bool activation_matmul(const shs_computation *c, uint32_t i)
 
 /* The attention core of computation c, one flag per instruction (caller frees; NULL when out of
  * memory): an instruction reached from a matmul of two activations through instructions that
- * are not matmuls (that matmul included), which reaches a matmul of two activations the same
+ * are not matmuls (that matmul included), or made from constants and iotas alone (the causal
+ * mask, a dropout mask's random bits), which reaches a matmul of two activations the same
  * way. Instructions come after their operands. */
 static bool *attention_core(const shs_computation *c)
 {
 	bool *from = calloc(c->n_instrs + 1, sizeof(*from));
 	bool *to = calloc(c->n_instrs + 1, sizeof(*to));
+	bool *made = calloc(c->n_instrs + 1, sizeof(*made)); /* of constants and iotas alone */
 
-	for (uint32_t i = 0; from && to && i < c->n_instrs; i++) {
+	for (uint32_t i = 0; from && to && made && i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		from[i] = activation_matmul(c, i);
 		for (uint32_t k = 0; !from[i] && !is_matmul(in) && k < in->n_operands; k++)
 			from[i] = from[in->operands[k]];
+		made[i] = in->op == SHS_OP_CONSTANT || in->op == SHS_OP_IOTA ||
+			  (in->n_operands && !is_matmul(in) && in->op != SHS_OP_PARAMETER);
+		for (uint32_t k = 0; made[i] && in->op != SHS_OP_CONSTANT &&
+				     in->op != SHS_OP_IOTA && k < in->n_operands; k++)
+			made[i] = made[in->operands[k]];
 	}
-	for (uint32_t i = c->n_instrs; from && to && i-- > 0;) {
+	for (uint32_t i = c->n_instrs; from && to && made && i-- > 0;) {
 		const shs_instr *in = c->instrs[i];
 		bool feeds = activation_matmul(c, i) || (!is_matmul(in) && to[i]);
 		for (uint32_t k = 0; feeds && k < in->n_operands; k++)
 			to[in->operands[k]] = true;
 	}
-	for (uint32_t i = 0; from && to && i < c->n_instrs; i++)
-		from[i] = from[i] && to[i];
-	free(to);
-	if (from && !to) {
+	for (uint32_t i = 0; from && to && made && i < c->n_instrs; i++)
+		from[i] = (from[i] || made[i]) && to[i];
+	if (from && (!to || !made)) {
 		free(from);
-		return NULL;
+		from = NULL;
 	}
+	free(to);
+	free(made);
 	return from;
 }
 

@@ -303,11 +303,17 @@ static int setup(shs__prop *x, shs_err *e)
 		if (rc != SHS_OK)
 			return rc;
 	}
-	for (uint32_t k = 0; k < x->r->n_rules; k++)
-		if (x->r->rules[k].activation && !matched[k])
-			return shs_seterr(e, SHS_EINVAL, "activation rule '%s' matches no "
-					  "instruction of its rank (%u) in the module",
-					  x->r->rules[k].pattern, x->r->rules[k].spec.rank);
+	/* a plan file may serve models with and without what a rule names (dropout): said, not
+	 * refused */
+	for (uint32_t k = 0; k < x->r->n_rules; k++) {
+		char msg[SHS_ERRMSG_MAX];
+		if (!x->r->rules[k].activation || matched[k])
+			continue;
+		snprintf(msg, sizeof(msg), "activation rule '%s' matches no instruction of its "
+			 "rank (%u) in the module; ignored", x->r->rules[k].pattern,
+			 x->r->rules[k].spec.rank);
+		warn(x->r, msg);
+	}
 	untwin_pinned(x);
 	return SHS_OK;
 }

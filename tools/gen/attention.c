@@ -1,5 +1,5 @@
 /* Grouped-query causal self-attention: projections, scores, softmax (or the flash kernel),
- * context, output, and the backward pass. */
+ * dropout of the probabilities (with a dropout rate), context, output, and the backward pass. */
 #include <float.h>
 #include <math.h>
 
@@ -7,6 +7,8 @@
 
 enum { W_Q, W_K, W_V, W_O };
 enum { S_Q, S_K, S_V, S_P, S_CTX };
+enum { D_MASK, D_PROBS }; /* the probabilities' dropout mask and what it kept */
+enum { SEED_PROBS = 1 };
 
 /* MaxText's mask value: a large negative that keeps softmax finite. */
 static const double mask_value = -0.7 * FLT_MAX;
@@ -47,7 +49,12 @@ static shs_v project(shs_gb *g, shs_v y, shs_v w, const char *name)
 	return r;
 }
 
-shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
+uint32_t shs_gen_attn_drop_saved(const shs_gen_config *c)
+{
+	return c->dropout > 0 && c->attention == SHS_GEN_ATTN_DOT ? 2 : 0;
+}
+
+shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved, shs_v *drop)
 {
 	shs_gb *g = &x->g;
 	const shs_gen_config *c = x->cfg;
@@ -72,6 +79,10 @@ shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	s = shs_gb_scale(g, s, 1.0 / sqrt((double)c->head_dim));
 	s = shs_gb_select(g, causal_mask(g, c), s, shs_gb_splat(g, SHS_F32, mask_value, sd));
 	saved[S_P] = p = shs_gb_convert(g, shs_gen_softmax(g, s, 4), x->ctype);
+	if (shs_gen_attn_drop_saved(c)) {
+		drop[D_MASK] = shs_gen_dropout_mask(x, sd, SEED_PROBS);
+		drop[D_PROBS] = p = shs_gen_dropout_apply(x, p, drop[D_MASK]);
+	}
 	ctx = shs_gb_transpose(g, shs_gen_dot_fwd(g, p, saved[S_V], &pv), GD(0, 2, 1, 3, 4));
 	saved[S_CTX] = ctx = shs_gb_reshape(g, ctx, GD(c->batch, c->seq, c->heads, c->head_dim));
 	shs_gb_pop(g);
@@ -105,8 +116,8 @@ static shs_v project_bwd(shs_gb *g, shs_v y, shs_v w, shs_v dout, const char *na
 	return dy;
 }
 
-shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *saved, shs_v dout,
-		       shs_v *dw)
+shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *saved,
+		       const shs_v *drop, shs_v dout, shs_v *dw)
 {
 	shs_gb *g = &x->g;
 	const shs_gen_config *c = x->cfg;
@@ -128,7 +139,13 @@ shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *sav
 		return shs_gb_add(g, dy, project_bwd(g, y, w[W_V], d[2], "value", &dw[W_V]));
 	}
 	dctx = shs_gb_transpose(g, shs_gb_reshape(g, dctx, qd), GD(0, 2, 1, 3, 4));
-	shs_gen_dot_bwd(g, saved[S_P], saved[S_V], &pv, dctx, &dp, "probs", &dv, "value");
+	if (shs_gen_attn_drop_saved(c)) {
+		shs_gen_dot_bwd(g, drop[D_PROBS], saved[S_V], &pv, dctx, &dp, "probs", &dv,
+				"value");
+		dp = shs_gen_dropout_apply(x, dp, drop[D_MASK]);
+	} else {
+		shs_gen_dot_bwd(g, saved[S_P], saved[S_V], &pv, dctx, &dp, "probs", &dv, "value");
+	}
 	ds = softmax_bwd(x, saved[S_P], dp);
 	q5 = shs_gb_reshape(g, saved[S_Q], qd);
 	shs_gen_dot_bwd(g, q5, saved[S_K], &qk, ds, &dq, "query", &dk, "key");

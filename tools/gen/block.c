@@ -4,9 +4,12 @@
 
 #include "model_internal.h"
 
-/* Positions of a transformer layer's weights and saved activations. */
+/* Positions of a transformer layer's weights and saved activations (with dropout, the masks
+ * after the feed-forward part's: attention's own, then the attention and feed-forward
+ * outputs', seeded SEED_ATTN_OUT and SEED_FF_OUT). */
 enum { W_NORM1, W_ATTN, W_NORM2 = W_ATTN + 4, W_FF };
 enum { S_X, S_ATTN, S_X1 = S_ATTN + SHS_GEN_ATTN_SAVED, S_FF };
+enum { SEED_ATTN_OUT = 2, SEED_FF_OUT = 3 };
 
 void shs_gen_path_join(char *dst, size_t cap, const char *a, const char *b)
 {
@@ -70,11 +73,39 @@ uint32_t shs_gen_layer_weights(const shs_gen_config *c, shs_gen_weight out[SHS_G
 	return n;
 }
 
+static uint32_t ff_saved(const shs_gen_config *c)
+{
+	return c->experts ? shs_gen_moe_saved(c) : shs_gen_mlp_saved(c);
+}
+
 static uint32_t n_saved(const shs_gen_config *c)
 {
 	if (c->kind == SHS_GEN_MLP_ONLY)
 		return 1 + shs_gen_mlp_saved(c);
-	return S_FF + (c->experts ? shs_gen_moe_saved(c) : shs_gen_mlp_saved(c));
+	return S_FF + ff_saved(c) + (c->dropout > 0 ? shs_gen_attn_drop_saved(c) + 2 : 0);
+}
+
+/* A part's output v dropped out in scope part, its mask into *mask. */
+static shs_v drop_out(shs_gen_ctx *x, const char *part, shs_v v, uint32_t seed, shs_v *mask)
+{
+	shs_v r;
+
+	shs_gb_push(&x->g, "%s", part);
+	*mask = shs_gen_dropout_mask(x, shs_gb_dims(&x->g, v), seed);
+	r = shs_gen_dropout_apply(x, v, *mask);
+	shs_gb_pop(&x->g);
+	return r;
+}
+
+/* The gradient dy of a dropped-out output of part, through its mask. */
+static shs_v drop_bwd(shs_gen_ctx *x, const char *part, shs_v dy, shs_v mask)
+{
+	shs_v r;
+
+	shs_gb_push(&x->g, "%s", part);
+	r = shs_gen_dropout_apply(x, dy, mask);
+	shs_gb_pop(&x->g);
+	return r;
 }
 
 static shs_gdims act_dims(const shs_gen_config *c)
@@ -146,35 +177,48 @@ static shs_v norm_bwd(shs_gen_ctx *x, const char *name, shs_v in, shs_v scale, s
 	return r;
 }
 
-/* A transformer layer: x + attn(norm(x)), then + ff(norm(.)); returns y, fills saved. */
+/* A transformer layer: x + drop(attn(norm(x))), then + drop(ff(norm(.))) (drop: dropout, with
+ * a rate); returns y, fills saved. */
 static shs_v transformer_fwd(shs_gen_ctx *x, shs_v in, const shs_v *wc, shs_v *saved)
 {
 	shs_gb *g = &x->g;
-	shs_v y1, x1, y2;
+	const shs_gen_config *c = x->cfg;
+	shs_v *drop = saved + S_FF + ff_saved(c), *out_masks = drop + shs_gen_attn_drop_saved(c);
+	shs_v y1, x1, y2, f;
 
 	saved[S_X] = in;
 	y1 = norm(x, "pre_self_attention_norm", in, wc[W_NORM1]);
 	shs_gb_push(g, "self_attention");
-	x1 = shs_gen_attn_fwd(x, y1, wc + W_ATTN, saved + S_ATTN);
+	x1 = shs_gen_attn_fwd(x, y1, wc + W_ATTN, saved + S_ATTN, drop);
 	shs_gb_pop(g);
+	if (c->dropout > 0)
+		x1 = drop_out(x, "self_attention", x1, SEED_ATTN_OUT, &out_masks[0]);
 	saved[S_X1] = x1 = shs_gb_add(g, in, x1);
 	y2 = norm(x, "pre_ffw_norm", x1, wc[W_NORM2]);
-	return shs_gb_add(g, x1, ff_fwd(x, y2, wc + W_FF, saved + S_FF));
+	f = ff_fwd(x, y2, wc + W_FF, saved + S_FF);
+	if (c->dropout > 0)
+		f = drop_out(x, c->experts ? "moe" : "mlp", f, SEED_FF_OUT, &out_masks[1]);
+	return shs_gb_add(g, x1, f);
 }
 
 static shs_v transformer_bwd(shs_gen_ctx *x, const shs_v *wc, const shs_v *saved, shs_v dy,
 			     shs_v *dw)
 {
 	shs_gb *g = &x->g;
+	const shs_gen_config *c = x->cfg;
+	const shs_v *drop = saved + S_FF + ff_saved(c);
+	const shs_v *out_masks = drop + shs_gen_attn_drop_saved(c);
 	shs_v y2 = norm(x, "pre_ffw_norm", saved[S_X1], wc[W_NORM2]);
-	shs_v dy2 = ff_bwd(x, y2, wc + W_FF, saved + S_FF, dy, dw + W_FF);
+	shs_v dff = c->dropout > 0 ? drop_bwd(x, c->experts ? "moe" : "mlp", dy, out_masks[1]) : dy;
+	shs_v dy2 = ff_bwd(x, y2, wc + W_FF, saved + S_FF, dff, dw + W_FF);
 	shs_v dx1 = shs_gb_add(g, dy, norm_bwd(x, "pre_ffw_norm", saved[S_X1], wc[W_NORM2], dy2,
 					      &dw[W_NORM2]));
 	shs_v y1 = norm(x, "pre_self_attention_norm", saved[S_X], wc[W_NORM1]);
+	shs_v dattn = c->dropout > 0 ? drop_bwd(x, "self_attention", dx1, out_masks[0]) : dx1;
 	shs_v dy1;
 
 	shs_gb_push(g, "self_attention");
-	dy1 = shs_gen_attn_bwd(x, y1, wc + W_ATTN, saved + S_ATTN, dx1, dw + W_ATTN);
+	dy1 = shs_gen_attn_bwd(x, y1, wc + W_ATTN, saved + S_ATTN, drop, dattn, dw + W_ATTN);
 	shs_gb_pop(g);
 	return shs_gb_add(g, dx1, norm_bwd(x, "pre_self_attention_norm", saved[S_X],
 					    wc[W_NORM1], dy1, &dw[W_NORM1]));

@@ -249,11 +249,18 @@ static int scalar_bytes(int32_t type, double value, uint8_t *out)
 	float f = (float)value;
 	uint16_t h;
 	int32_t s;
+	uint32_t u;
 
 	switch (type) {
 	case SHS_F32: memcpy(out, &f, 4); return 4;
 	case SHS_BF16: h = shs_f32_to_bf16(f); memcpy(out, &h, 2); return 2;
 	case SHS_S32: s = (int32_t)value; memcpy(out, &s, 4); return 4;
+	case SHS_U32:
+		if (!(value >= 0 && value <= 4294967295.0))
+			return 0;
+		u = (uint32_t)value;
+		memcpy(out, &u, 4);
+		return 4;
 	case SHS_PRED: out[0] = value != 0; return 1;
 	default: return 0;
 	}

@@ -47,6 +47,7 @@ static const shs__gen_key KEYS[] = {
 	REAL_KEY(adam_eps),
 	REAL_KEY(weight_decay),
 	REAL_KEY(grad_clip),
+	REAL_KEY(dropout),
 	BOOL_KEY(scan),
 	BOOL_KEY(gated_mlp),
 	BOOL_KEY(tied_embedding),

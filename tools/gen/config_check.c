@@ -118,6 +118,8 @@ static int check_reals(const shs_gen_config *c, shs_err *e)
 		rc = need_positive("adam_eps", c->adam_eps, false, e);
 	if (rc == SHS_OK)
 		rc = need_positive("norm_eps", c->norm_eps, false, e);
+	if (rc == SHS_OK && !(c->dropout >= 0 && c->dropout < 1))
+		rc = shs_seterr(e, SHS_EINVAL, "dropout must be >= 0 and < 1 (got %g)", c->dropout);
 	return rc;
 }
 

@@ -56,6 +56,8 @@ typedef struct shs_gen_config {
 	shs_gen_attn_kernel attention_kernel; /* pallas (the default) or cudnn; flash only */
 	double norm_eps, learning_rate, adam_b1, adam_b2, adam_eps;
 	double weight_decay;      /* AdamW's decoupled decay (0: plain Adam) */
+	double dropout;           /* rate of dropout on the attention probabilities and on the
+				   * attention and MLP outputs (Megatron-LM's 0.1; 0: none) */
 	double grad_clip;         /* clip gradients to this global norm (0: no clipping) */
 } shs_gen_config;
 

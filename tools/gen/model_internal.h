@@ -65,6 +65,12 @@ shs_v shs_gen_dot_fwd(shs_gb *g, shs_v lhs, shs_v rhs, const shs_gen_dot *spec);
 void shs_gen_dot_bwd(shs_gb *g, shs_v lhs, shs_v rhs, const shs_gen_dot *spec, shs_v dout,
 		     shs_v *dlhs, const char *lhs_role, shs_v *drhs, const char *rhs_role);
 
+/* Dropout (dropout.c), at rate x->cfg->dropout: the keep mask (pred) of an array of dims at
+ * dropout site `site` (its seed), and v with the mask applied and the kept values scaled by
+ * 1 / (1 - rate); the backward pass applies the same mask to the gradient. */
+shs_v shs_gen_dropout_mask(shs_gen_ctx *x, shs_gdims dims, uint32_t site);
+shs_v shs_gen_dropout_apply(shs_gen_ctx *x, shs_v v, shs_v mask);
+
 /* p = softmax(s) over dim (max-subtracted); its backward d(s) from p and d(p). */
 shs_v shs_gen_softmax(shs_gb *g, shs_v s, int64_t dim);
 shs_v shs_gen_softmax_bwd(shs_gb *g, shs_v p, shs_v dp, int64_t dim);
@@ -89,12 +95,15 @@ shs_v shs_gen_rms_bwd(shs_gen_ctx *x, shs_v in, shs_v scale, shs_v dy, shs_v *ds
 
 /* Attention and MLP parts of a layer. w points at the part's weights in compute type, in the
  * order of shs_gen_layer_weights; saved receives (fwd) or provides (bwd) the part's saved
- * activations; n_saved returns how many it uses. */
+ * activations; n_saved returns how many it uses. Attention's dropout of its probabilities
+ * (dot attention with a dropout rate; the flash kernel drops inside) saves
+ * shs_gen_attn_drop_saved more, in drop. */
 enum { SHS_GEN_ATTN_SAVED = 5 };
 uint32_t shs_gen_mlp_saved(const shs_gen_config *c);
-shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved);
-shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *saved, shs_v dout,
-		       shs_v *dw);
+uint32_t shs_gen_attn_drop_saved(const shs_gen_config *c);
+shs_v shs_gen_attn_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved, shs_v *drop);
+shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *saved,
+		       const shs_v *drop, shs_v dout, shs_v *dw);
 shs_v shs_gen_mlp_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved);
 shs_v shs_gen_mlp_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *saved, shs_v dout,
 		      shs_v *dw);

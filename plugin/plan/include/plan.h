@@ -25,7 +25,7 @@ enum { SHS_PLAN_MAX_RULES = 256 };
  * get spec (its rank must equal the parameter's); an activation rule instead pins the result
  * of every other instruction whose path matches (as jax.lax.with_sharding_constraint or
  * MaxText's logical axis rules pin activations): propagation picks, for it, only candidates
- * that make spec. */
+ * that make spec. An activation rule that matches nothing is a warning, not an error. */
 typedef struct shs_plan_rule {
 	char pattern[128];
 	shs_pspec spec;
