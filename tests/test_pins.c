@@ -40,9 +40,9 @@ static const char RESIDUAL_RULE[] =
 	"{\"base\": \"tp\", \"activations\": [{\"match\": \"train_step/layers*/add\", "
 	"\"spec\": [\"data\", null, null]}]}\n";
 
-/* The plan of m on data=2,tensor=4 (v5p's chip) from plan file text, or the named plan. */
-static shs_plan *plan_of(shs_host *h, const shs_module *m, const char *file_text,
-			 const char *name)
+/* The plan of m on mesh (v5p's chip) from plan file text, or the named plan or plan file. */
+static shs_plan *plan_on(shs_host *h, const shs_module *m, const char *mesh,
+			 const char *file_text, const char *name)
 {
 	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_hw_catalog cat;
@@ -55,9 +55,11 @@ static shs_plan *plan_of(shs_host *h, const shs_module *m, const char *file_text
 	hw = shs_hw_find(&cat, "v5p");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hw);
 	shs_hw_chip(hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=2,tensor=4", &e), &e);
+	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 	if (file_text)
 		SHS_ASSERT_OK(shs_plan_load_json(r, write_tmp("pins.json", file_text), &e), &e);
+	else if (strstr(name, ".json"))
+		SHS_ASSERT_OK(shs_plan_load_json(r, name, &e), &e);
 	else
 		SHS_ASSERT_OK(shs_plan_parse_kind(r, name, &e), &e);
 	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
@@ -65,10 +67,16 @@ static shs_plan *plan_of(shs_host *h, const shs_module *m, const char *file_text
 	return p;
 }
 
+static shs_plan *plan_of(shs_host *h, const shs_module *m, const char *file_text,
+			 const char *name)
+{
+	return plan_on(h, m, "data=2,tensor=4", file_text, name);
+}
+
 /* Counts the rank-3 instructions whose op_name matches the residual rule (as a path), and of
- * them those p shards [{data}, {}, {}]. */
-static void count_pinned(const shs_module *m, const shs_plan *p, uint32_t *matched,
-			 uint32_t *as_pinned)
+ * them those p shards as want (the named form). */
+static void count_sharded(const shs_module *m, const shs_plan *p, const char *want,
+			  uint32_t *matched, uint32_t *as_pinned)
 {
 	*matched = *as_pinned = 0;
 	for (uint32_t c = 0; c < m->n_comps; c++)
@@ -83,7 +91,7 @@ static void count_pinned(const shs_module *m, const shs_plan *p, uint32_t *match
 				continue;
 			(*matched)++;
 			text = d->set ? shs_specs_text(&p->mesh, d->leaves, 1) : NULL;
-			if (text && !strcmp(text, "[{data}, {}, {}]"))
+			if (text && !strcmp(text, want))
 				(*as_pinned)++;
 			free(text);
 		}
@@ -100,8 +108,8 @@ static void test_rule_pins_its_instructions(void)
 		shs_plan *pinned = plan_of(h, m, RESIDUAL_RULE, NULL);
 		shs_plan *free_plan = plan_of(h, m, NULL, "tp");
 		uint32_t matched, as_pinned, matched_free, as_pinned_free;
-		count_pinned(m, pinned, &matched, &as_pinned);
-		count_pinned(m, free_plan, &matched_free, &as_pinned_free);
+		count_sharded(m, pinned, "[{data}, {}, {}]", &matched, &as_pinned);
+		count_sharded(m, free_plan, "[{data}, {}, {}]", &matched_free, &as_pinned_free);
 		fprintf(stderr, "\n  %s: %u residual adds, %u pinned with the rule, %u without",
 			scan ? "scanned" : "unrolled", matched, as_pinned, as_pinned_free);
 		CU_ASSERT_TRUE(matched >= 2);
@@ -120,6 +128,26 @@ static void collect(void *user, const char *msg)
 	size_t n = strlen(buf);
 
 	snprintf(buf + n, 1024 - n, "%s\n", msg);
+}
+
+/* MaxText's logical axis rules as a plan file: every layer's residual add on [fsdp, -, tensor]
+ * (activation_batch, activation_length, activation_embed), scanned and unrolled. */
+static void test_maxtext_rules(void)
+{
+	static const char file[] = SHS_TEST_DATA_DIR "/plans/maxtext-fsdp-tp.json";
+	shs_host *h = shs_test_host();
+
+	for (int scan = 0; scan < 2; scan++) {
+		shs_module *m = small_gpt(scan);
+		shs_plan *p = plan_on(h, m, "fsdp=2,tensor=4", NULL, file);
+		uint32_t matched, as_pinned;
+		count_sharded(m, p, "[{fsdp}, {}, {tensor}]", &matched, &as_pinned);
+		CU_ASSERT_TRUE(matched >= 2);
+		SHS_ASSERT_INT_EQ(as_pinned, matched);
+		shs_plan_free(p);
+		shs_module_free(m);
+	}
+	shs_host_free(h);
 }
 
 /* A malformed list is refused naming it; a rule that matches nothing of its rank is said and
@@ -243,6 +271,7 @@ static void test_recomputation_repeats_collectives(void)
 CU_TestInfo pins_tests[] = {
 	{ "an activation rule pins its instructions, scanned and unrolled",
 	  test_rule_pins_its_instructions },
+	{ "MaxText's logical axis rules as a plan file", test_maxtext_rules },
 	{ "malformed activation rules are refused, unmatched ones said and ignored",
 	  test_rule_errors },
 	{ "recomputation repeats the forward's collectives, not weight gathers",
