@@ -114,7 +114,6 @@ static measured step_memory(int64_t layers, bool scan, const char *attention, bo
 	const long long sizes[8] = { H, FF, HEADS, HEAD_DIM, SEQ, BATCH, VOCAB, layers };
 	shs_cluster_spec spec = { .hardware = "h100", .devices = devices, .slices = 1,
 				  .mesh = mesh };
-	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_host *h = shs_test_host();
 	shs_eval_options o = { .remat = policy };
 	shs_hw_catalog cat;
@@ -122,30 +121,19 @@ static measured step_memory(int64_t layers, bool scan, const char *attention, bo
 	shs_module *m;
 	shs_plan *p = NULL;
 	shs_eval ev;
-	shs_err e = { 0 };
 	measured out = { 0 };
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	for (int k = 0; k < 8; k++)
 		snprintf(v[k], sizeof(v[k]), "%lld", sizes[k]);
 	m = shs_test_generate("gpt3-175b", set);
 	shs_hw_catalog_builtin(&cat);
-	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
-	shs_hw_chip(&cl.hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
-	if (strstr(kind, ".json"))
-		SHS_ASSERT_OK(shs_plan_load_json(r, kind, &e), &e);
-	else
-		SHS_ASSERT_OK(shs_plan_parse_kind(r, kind, &e), &e);
-	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev, &e), &e);
+	shs_test_plan_evaluate(h, &cat, &spec, m, kind, &o, &cl, &p, &ev);
 	out.bytes = ev.memory_bytes - ev.state_bytes - (scan ? ev.grads_bytes : 0);
 	out.residual_split = !scan && residual_split(m, p, &cl.mesh, devices);
 	shs_eval_free(&ev);
 	shs_plan_free(p);
 	shs_module_free(m);
 	shs_host_free(h);
-	free(r);
 	return out;
 }
 

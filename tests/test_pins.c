@@ -25,17 +25,6 @@ static shs_module *small_gpt(bool scan)
 	return shs_test_generate("gpt3-175b", set);
 }
 
-static const char *write_tmp(const char *name, const char *text)
-{
-	const char *path = shs_test_tmp_path(name);
-	FILE *f = fopen(path, "w");
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
-
 static const char RESIDUAL_RULE[] =
 	"{\"base\": \"tp\", \"activations\": [{\"match\": \"train_step/layers*/add\", "
 	"\"spec\": [\"data\", null, null]}]}\n";
@@ -57,7 +46,7 @@ static shs_plan *plan_on(shs_host *h, const shs_module *m, const char *mesh,
 	shs_hw_chip(hw, &r->chip);
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 	if (file_text)
-		SHS_ASSERT_OK(shs_plan_load_json(r, write_tmp("pins.json", file_text), &e), &e);
+		SHS_ASSERT_OK(shs_plan_load_json(r, shs_test_write_tmp("pins.json", file_text), &e), &e);
 	else if (strstr(name, ".json"))
 		SHS_ASSERT_OK(shs_plan_load_json(r, name, &e), &e);
 	else
@@ -175,7 +164,7 @@ static void test_rule_errors(void)
 		shs_err e = { 0 };
 		memset(&r, 0, sizeof(r));
 		SHS_ASSERT_OK(shs_plan_parse_mesh(&r, "data=2,tensor=4", &e), &e);
-		CU_ASSERT_NOT_EQUAL(shs_plan_load_json(&r, write_tmp("pins-bad.json", bad[k][0]), &e),
+		CU_ASSERT_NOT_EQUAL(shs_plan_load_json(&r, shs_test_write_tmp("pins-bad.json", bad[k][0]), &e),
 				    SHS_OK);
 		if (!strstr(e.msg, bad[k][1]))
 			fprintf(stderr, "\n  %s: '%s' lacks '%s'", bad[k][0], e.msg, bad[k][1]);
@@ -191,7 +180,7 @@ static void test_rule_errors(void)
 		shs_hw_catalog_builtin(&cat);
 		shs_hw_chip(shs_hw_find(&cat, "v5p"), &r->chip);
 		SHS_ASSERT_OK(shs_plan_parse_mesh(r, "data=2,tensor=4", &e), &e);
-		SHS_ASSERT_OK(shs_plan_load_json(r, write_tmp("pins-none.json", unmatched[k][0]),
+		SHS_ASSERT_OK(shs_plan_load_json(r, shs_test_write_tmp("pins-none.json", unmatched[k][0]),
 						 &e), &e);
 		r->warn = collect;
 		r->warn_user = warnings;
@@ -213,26 +202,14 @@ static shs_eval step_on_h100(shs_host *h, const shs_module *m, const char *mesh,
 {
 	shs_cluster_spec spec = { .hardware = "h100", .devices = 8, .slices = 1, .mesh = mesh };
 	shs_eval_options o = { .remat = policy, .no_overlap = true };
-	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_hw_catalog cat;
 	shs_cluster cl;
 	shs_plan *p = NULL;
 	shs_eval ev;
-	shs_err e = { 0 };
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	shs_hw_catalog_builtin(&cat);
-	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
-	shs_hw_chip(&cl.hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
-	if (strstr(plan, ".json"))
-		SHS_ASSERT_OK(shs_plan_load_json(r, plan, &e), &e);
-	else
-		SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
-	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev, &e), &e);
+	shs_test_plan_evaluate(h, &cat, &spec, m, plan, &o, &cl, &p, &ev);
 	shs_plan_free(p);
-	free(r);
 	return ev;
 }
 

@@ -364,22 +364,11 @@ static void test_mesh_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "fsdp+tp"));
 }
 
-static const char *write_tmp(const char *name, const char *text)
-{
-	const char *path = shs_test_tmp_path(name);
-	FILE *f = fopen(path, "w");
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
-}
-
 static void test_plan_file(void)
 {
 	static const char *const sets[] = { "layers=2", "d_model=256", "d_ff=1024", "batch=512",
 					    NULL };
-	const char *path = write_tmp("plan-rules.json",
+	const char *path = shs_test_write_tmp("plan-rules.json",
 		"{\"mesh\": {\"fsdp\": 4, \"tensor\": 2}, \"base\": \"fsdp\",\n"
 		" \"rules\": [{\"match\": \"*mlp/wi/*\", "
 		"\"spec\": [null, [\"fsdp\", \"tensor\"]]}]}\n");
@@ -422,7 +411,7 @@ static void test_plan_file_errors(void)
 
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		shs_plan_request r;
-		const char *path = write_tmp("plan-bad.json", bad[k][0]);
+		const char *path = shs_test_write_tmp("plan-bad.json", bad[k][0]);
 		memset(&r, 0, sizeof(r));
 		CU_ASSERT_NOT_EQUAL(shs_plan_load_json(&r, path, &e), SHS_OK);
 		if (!strstr(e.msg, bad[k][1]))

@@ -24,6 +24,17 @@ const char *shs_test_tmp_path(const char *name)
 	return path;
 }
 
+const char *shs_test_write_tmp(const char *name, const char *text)
+{
+	const char *path = shs_test_tmp_path(name);
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
 uint8_t *shs_test_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -187,7 +198,10 @@ void shs_test_plan_evaluate(shs_host *h, const shs_hw_catalog *cat, const shs_cl
 	shs_hw_chip(&c->hw, &r->chip);
 	shs_mesh_text(&c->mesh, meshtext, sizeof(meshtext));
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, meshtext, &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
+	if (strstr(plan, ".json"))
+		SHS_ASSERT_OK(shs_plan_load_json(r, plan, &e), &e);
+	else
+		SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
 	SHS_ASSERT_OK(shs_plan_make(h, m, r, p, &e), &e);
 	SHS_ASSERT_OK(shs_evaluate(m, *p, c, o, ev, &e), &e);
 	free(r);

@@ -54,6 +54,10 @@ const char *shs_test_hlo_path(const char *name);
 /* A fresh path under the test temp folder (created on demand); static buffer as above. */
 const char *shs_test_tmp_path(const char *name);
 
+/* Writes text to shs_test_tmp_path(name) and returns that path (the same static buffer); fails
+ * the test when it cannot. */
+const char *shs_test_write_tmp(const char *name, const char *text);
+
 /* Reads a whole file into a malloc'ed buffer (caller frees); NULL on error. */
 uint8_t *shs_test_read_file(const char *path, size_t *len);
 
@@ -83,9 +87,9 @@ void shs_test_eval_free(shs_test_eval *s);
 /* A mesh of n axes with the given names and sizes (names borrowed). */
 shs_mesh shs_test_mesh(uint32_t n, const char *const *names, const int64_t *sizes);
 
-/* Makes *c from spec on catalog cat, plans m with the named plan (dp, fsdp, tp, fsdp+tp) on
- * its mesh with host h's strategies, and evaluates it with options o (NULL: defaults) into
- * *ev; *p is the plan. Every step must succeed. The caller frees *p (shs_plan_free, before h:
+/* Makes *c from spec on catalog cat, plans m with the named plan (dp, fsdp, tp, fsdp+tp) or
+ * plan file (a path ending in .json) on its mesh with host h's strategies, and evaluates it
+ * with options o (NULL: defaults) into *ev; *p is the plan. Every step must succeed. The caller frees *p (shs_plan_free, before h:
  * it borrows strategy names) and *ev (shs_eval_free). */
 void shs_test_plan_evaluate(shs_host *h, const shs_hw_catalog *cat, const shs_cluster_spec *spec,
 			    const shs_module *m, const char *plan, const shs_eval_options *o,

@@ -85,25 +85,16 @@ static uint32_t n_saved(const shs_gen_config *c)
 	return S_FF + ff_saved(c) + (c->dropout > 0 ? shs_gen_attn_drop_saved(c) + 2 : 0);
 }
 
-/* A part's output v dropped out in scope part, its mask into *mask. */
-static shs_v drop_out(shs_gen_ctx *x, const char *part, shs_v v, uint32_t seed, shs_v *mask)
+/* v (a part's output, or its gradient) through the dropout mask, in scope part; with seed (the
+ * forward pass) the mask is made first, into *mask. */
+static shs_v dropped(shs_gen_ctx *x, const char *part, shs_v v, uint32_t seed, shs_v *mask)
 {
 	shs_v r;
 
 	shs_gb_push(&x->g, "%s", part);
-	*mask = shs_gen_dropout_mask(x, shs_gb_dims(&x->g, v), seed);
+	if (seed)
+		*mask = shs_gen_dropout_mask(x, shs_gb_dims(&x->g, v), seed);
 	r = shs_gen_dropout_apply(x, v, *mask);
-	shs_gb_pop(&x->g);
-	return r;
-}
-
-/* The gradient dy of a dropped-out output of part, through its mask. */
-static shs_v drop_bwd(shs_gen_ctx *x, const char *part, shs_v dy, shs_v mask)
-{
-	shs_v r;
-
-	shs_gb_push(&x->g, "%s", part);
-	r = shs_gen_dropout_apply(x, dy, mask);
 	shs_gb_pop(&x->g);
 	return r;
 }
@@ -192,12 +183,12 @@ static shs_v transformer_fwd(shs_gen_ctx *x, shs_v in, const shs_v *wc, shs_v *s
 	x1 = shs_gen_attn_fwd(x, y1, wc + W_ATTN, saved + S_ATTN, drop);
 	shs_gb_pop(g);
 	if (c->dropout > 0)
-		x1 = drop_out(x, "self_attention", x1, SEED_ATTN_OUT, &out_masks[0]);
+		x1 = dropped(x, "self_attention", x1, SEED_ATTN_OUT, &out_masks[0]);
 	saved[S_X1] = x1 = shs_gb_add(g, in, x1);
 	y2 = norm(x, "pre_ffw_norm", x1, wc[W_NORM2]);
 	f = ff_fwd(x, y2, wc + W_FF, saved + S_FF);
 	if (c->dropout > 0)
-		f = drop_out(x, c->experts ? "moe" : "mlp", f, SEED_FF_OUT, &out_masks[1]);
+		f = dropped(x, c->experts ? "moe" : "mlp", f, SEED_FF_OUT, &out_masks[1]);
 	return shs_gb_add(g, x1, f);
 }
 
@@ -207,16 +198,19 @@ static shs_v transformer_bwd(shs_gen_ctx *x, const shs_v *wc, const shs_v *saved
 	shs_gb *g = &x->g;
 	const shs_gen_config *c = x->cfg;
 	const shs_v *drop = saved + S_FF + ff_saved(c);
-	const shs_v *out_masks = drop + shs_gen_attn_drop_saved(c);
+	shs_v out_masks[2] = { 0, 0 };
 	shs_v y2 = norm(x, "pre_ffw_norm", saved[S_X1], wc[W_NORM2]);
-	shs_v dff = c->dropout > 0 ? drop_bwd(x, c->experts ? "moe" : "mlp", dy, out_masks[1]) : dy;
-	shs_v dy2 = ff_bwd(x, y2, wc + W_FF, saved + S_FF, dff, dw + W_FF);
-	shs_v dx1 = shs_gb_add(g, dy, norm_bwd(x, "pre_ffw_norm", saved[S_X1], wc[W_NORM2], dy2,
-					      &dw[W_NORM2]));
-	shs_v y1 = norm(x, "pre_self_attention_norm", saved[S_X], wc[W_NORM1]);
-	shs_v dattn = c->dropout > 0 ? drop_bwd(x, "self_attention", dx1, out_masks[0]) : dx1;
-	shs_v dy1;
+	shs_v dff = dy, dy2, dx1, y1, dattn, dy1;
 
+	if (c->dropout > 0) {
+		memcpy(out_masks, drop + shs_gen_attn_drop_saved(c), sizeof(out_masks));
+		dff = dropped(x, c->experts ? "moe" : "mlp", dy, 0, &out_masks[1]);
+	}
+	dy2 = ff_bwd(x, y2, wc + W_FF, saved + S_FF, dff, dw + W_FF);
+	dx1 = shs_gb_add(g, dy, norm_bwd(x, "pre_ffw_norm", saved[S_X1], wc[W_NORM2], dy2,
+					 &dw[W_NORM2]));
+	y1 = norm(x, "pre_self_attention_norm", saved[S_X], wc[W_NORM1]);
+	dattn = c->dropout > 0 ? dropped(x, "self_attention", dx1, 0, &out_masks[0]) : dx1;
 	shs_gb_push(g, "self_attention");
 	dy1 = shs_gen_attn_bwd(x, y1, wc + W_ATTN, saved + S_ATTN, drop, dattn, dw + W_ATTN);
 	shs_gb_pop(g);
