@@ -536,11 +536,17 @@ static const shs_pspec *users_want(shs__prop *x, uint32_t c, uint32_t i)
 	return cc->users_want;
 }
 
-/* Whether some candidate makes exactly want (n leaves). */
+/* Whether candidate cand makes exactly want (n leaves; NULL: nothing is wanted). */
+static bool makes(const shs_cand *cand, const shs_pspec *want, uint32_t n)
+{
+	return want && cand->n_result == n && !memcmp(cand->result, want, n * sizeof(*want));
+}
+
+/* Whether some candidate makes exactly want. */
 static bool any_wanted(const shs_cands *cands, const shs_pspec *want, uint32_t n)
 {
-	for (uint32_t k = 0; want && k < cands->n; k++)
-		if (cands->v[k].n_result == n && !memcmp(cands->v[k].result, want, n * sizeof(*want)))
+	for (uint32_t k = 0; k < cands->n; k++)
+		if (makes(&cands->v[k], want, n))
 			return true;
 	return false;
 }
@@ -558,7 +564,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	uint64_t key, ext = 0;
 	uint32_t n_res = 0, best = 0, best_stacked = 0;
 	double best_cost = 0, best_bytes = 0;
-	bool best_wanted = false, memo, pinned;
+	bool best_wanted = false, memo, pin, pinned;
 
 	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands + 1, sizeof(*hints)))) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
@@ -590,12 +596,12 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		decide_replicated(x, c, i);
 		goto decided;
 	}
-	pinned = x->pinned[c] && x->pinned[c][i] && any_wanted(cands, want, n_res);
-	if (x->pinned[c] && x->pinned[c][i] && !pinned && !x->pull)
+	pin = x->pinned[c] && x->pinned[c][i];
+	pinned = pin && any_wanted(cands, want, n_res);
+	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
-		bool wanted = want && cands->v[k].n_result == n_res &&
-			      !memcmp(cands->v[k].result, want, n_res * sizeof(*want));
+		bool wanted = makes(&cands->v[k], want, n_res);
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
 		double s = score(x, c, i, &cands->v[k], hints, res, n_res);

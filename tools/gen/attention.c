@@ -139,13 +139,11 @@ shs_v shs_gen_attn_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *sav
 		return shs_gb_add(g, dy, project_bwd(g, y, w[W_V], d[2], "value", &dw[W_V]));
 	}
 	dctx = shs_gb_transpose(g, shs_gb_reshape(g, dctx, qd), GD(0, 2, 1, 3, 4));
-	if (shs_gen_attn_drop_saved(c)) {
-		shs_gen_dot_bwd(g, drop[D_PROBS], saved[S_V], &pv, dctx, &dp, "probs", &dv,
-				"value");
+	/* the product with V read the dropped-out probabilities, when there were any */
+	shs_gen_dot_bwd(g, shs_gen_attn_drop_saved(c) ? drop[D_PROBS] : saved[S_P], saved[S_V],
+			&pv, dctx, &dp, "probs", &dv, "value");
+	if (shs_gen_attn_drop_saved(c))
 		dp = shs_gen_dropout_apply(x, dp, drop[D_MASK]);
-	} else {
-		shs_gen_dot_bwd(g, saved[S_P], saved[S_V], &pv, dctx, &dp, "probs", &dv, "value");
-	}
 	ds = softmax_bwd(x, saved[S_P], dp);
 	q5 = shs_gb_reshape(g, saved[S_Q], qd);
 	shs_gen_dot_bwd(g, q5, saved[S_K], &qk, ds, &dq, "query", &dk, "key");
