@@ -60,6 +60,7 @@ const char *shs_strerror(int code)
 	case SHS_EPARSE: return "parse error";
 	case SHS_EVERIFY: return "verification failed";
 	case SHS_EUNSUPPORTED: return "unsupported";
+	case SHS_ENOFIT: return "does not fit";
 	default: return "unknown error";
 	}
 }

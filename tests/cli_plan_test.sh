@@ -147,6 +147,24 @@ expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v9 --devices 8 -o "$tmp/never.p
 has "$tmp/err" "unknown hardware"
 expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --devices 8 --time-budget soon -o "$tmp/never.pb"
 [ -e "$tmp/never.pb" ] && bad "a failed search left output" || ok
+# nothing fits (256 sequences of 1024 tokens of a 2-layer LLaMA-3 8B on one H100): exit 3, no
+# output (an existing file is left alone), the report of the closest plan and what would fit
+expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set vocab=32768 --set seq=1024 --set batch=256 -o "$tmp/nofit.pb"
+expect 3 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/never.pb"
+[ -e "$tmp/never.pb" ] && bad "a search where nothing fits left output" || ok
+has "$tmp/err" "nothing fits in HBM"
+has "$tmp/out" "(does not fit)"
+has "$tmp/out" "what would fit"
+has "$tmp/out" "  more chips    devices=4: "
+has "$tmp/out" "  fewer tokens  at most about "
+echo kept >"$tmp/kept.pb"
+expect 3 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --remat none --json -o "$tmp/kept.pb"
+has "$tmp/kept.pb" "kept"
+has "$tmp/out" '"would_fit": {'
+has "$tmp/out" '"more_recomputation": null'
+has "$tmp/out" '"fits": false'
+expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 4 -o "$tmp/fit4.pb"
+has "$tmp/out" "(fits"
 expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched.pb"
 for key in "mesh " "plan " "step time" "memory " "exposed comm" "search " "weights" "runners-up" \
 	"train_step/params/layers_0/mlp/wi/parameter"; do

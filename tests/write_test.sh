@@ -63,7 +63,7 @@ private_device() {
 }
 
 say "gen: a 2-layer llama3-8b (protobuf), the input of every check"
-expect 0 "$ss" gen llama3-8b --set layers=2 -o "$tmp/in.pb"
+expect 0 "$ss" gen llama3-8b --set layers=2 --set batch=16 --set seq=1024 -o "$tmp/in.pb"
 [ "$(id -u)" -eq 0 ] ||
 	echo "   note: not root: no private device nodes; /dev/null and /dev/full are used directly"
 

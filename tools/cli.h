@@ -7,7 +7,7 @@
 #include "io.h"
 
 /* Exit codes of the command. */
-enum { SHS_EXIT_OK = 0, SHS_EXIT_FAIL = 1, SHS_EXIT_USAGE = 2 };
+enum { SHS_EXIT_OK = 0, SHS_EXIT_FAIL = 1, SHS_EXIT_USAGE = 2, SHS_EXIT_NOFIT = 3 };
 
 /* Each subcommand: argc/argv start at the subcommand's name. Returns an exit code. */
 int shs_cmd_convert(int argc, char **argv);

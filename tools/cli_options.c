@@ -127,5 +127,6 @@ bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bo
 
 int shs_cli_exit(int code)
 {
-	return code == SHS_EINVAL ? SHS_EXIT_USAGE : SHS_EXIT_FAIL;
+	return code == SHS_EINVAL ? SHS_EXIT_USAGE : code == SHS_ENOFIT ? SHS_EXIT_NOFIT :
+	       SHS_EXIT_FAIL;
 }

@@ -47,7 +47,9 @@ static const char usage_tail[] =
 	"  --force               allow OUT to be the same file as IN\n"
 	"  --help                this text\n"
 	"\n"
-	"exit status: 0 success, 1 bad input or a failed operation, 2 bad usage\n";
+	"exit status: 0 success, 1 bad input or a failed operation, 2 bad usage, 3 no plan fits in\n"
+	"HBM (OUT is not written; the report says what would fit: more chips, more recomputation,\n"
+	"fewer tokens per step)\n";
 
 typedef struct args {
 	const char *in, *out;
@@ -146,6 +148,15 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The search's report, as text or JSON. */
+static void report(const args *a, const shs_run *r, const shs_module *m, double load_s)
+{
+	if (a->json)
+		shs_cli_put_json(shs_report_json(m, &r->search, load_s), SHS_REPORT_JSON_DIGITS);
+	else
+		shs_report_print(stdout, m, &r->search, load_s);
+}
+
 /* The run's plan in m written to OUT, and what it was: the search's report or a summary. */
 static int finish(const args *a, const shs_run *r, shs_module *m, double load_s, shs_err *e)
 {
@@ -155,11 +166,8 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 	}
 	if (!r->searched)
 		summary(a, r->plan, m);
-	else if (a->json)
-		shs_cli_put_json(shs_report_json(m, &r->search, load_s),
-				 SHS_REPORT_JSON_DIGITS);
 	else
-		shs_report_print(stdout, m, &r->search, load_s);
+		report(a, r, m, load_s);
 	return SHS_EXIT_OK;
 }
 
@@ -186,6 +194,8 @@ int shs_cmd_annotate(int argc, char **argv)
 	if (!m)
 		goto done;
 	if (shs_run_annotate(&r, m, &e) != SHS_OK) {
+		if (e.code == SHS_ENOFIT) /* the report of the plan that came closest */
+			report(&a, &r, m, load_s);
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
 		goto done;

@@ -33,7 +33,8 @@ static const char usage[] =
 	"  shardsearch COMMAND --help   options of one command\n"
 	"  shardsearch --version        the version\n"
 	"\n"
-	"exit status: 0 success, 1 bad input or failed operation, 2 bad usage\n";
+	"exit status: 0 success, 1 bad input or failed operation, 2 bad usage, 3 annotate: no plan\n"
+	"fits in HBM (nothing written; the report says what would)\n";
 
 static const struct command {
 	const char *name;

@@ -192,8 +192,9 @@ int shs_context_search(shs_context *ctx)
 	rc = shs_run_start(&ctx->run, &ctx->o, on_warning, ctx, &ctx->e);
 	if (rc == SHS_OK)
 		rc = shs_run_annotate(&ctx->run, ctx->m, &ctx->e);
-	ctx->searched = rc == SHS_OK && ctx->run.searched;
-	if (rc != SHS_OK)
+	/* nothing fits: the result and report stay, to say what would */
+	ctx->searched = (rc == SHS_OK || rc == SHS_ENOFIT) && ctx->run.searched;
+	if (rc != SHS_OK && rc != SHS_ENOFIT)
 		forget_result(ctx);
 	return rc;
 }

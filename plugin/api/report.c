@@ -139,7 +139,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
-	       ev->hbm_bytes / GIB, ev->fits ? "fits" : "does not fit");
+	       ev->hbm_bytes / GIB, shs_eval_fit_text(ev));
 	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
@@ -160,6 +160,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 		fprintf(out, " %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
 	fprintf(out, "\nweights\n");
 	for_weights(m, r, print_weight, out);
+	shs_advice_report_print(out, r);
 	fprintf(out, "runners-up\n");
 	for (uint32_t k = 0; k < n; k++) {
 		const shs_search_try *t = &r->tries[idx[k]];
@@ -223,5 +224,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_set_new(o, "weights", weights);
 	json_object_set_new(o, "strategies", strategies);
 	json_object_set_new(o, "runners_up", ups);
+	if (r->advice.given)
+		json_object_set_new(o, "would_fit", shs_advice_report_json(r));
 	return o;
 }

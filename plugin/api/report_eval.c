@@ -28,7 +28,7 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 		fprintf(out, " %s %.4g s", c->mesh.names[a], ev->exposed_by_axis[a]);
 	fprintf(out, "\nmemory          %.2f GiB peak of %.2f GiB HBM (%s); weights %.2f GiB, "
 		"gradients %.2f GiB, Adam state %.2f GiB\n", ev->memory_bytes / gib,
-		ev->hbm_bytes / gib, ev->fits ? "fits" : "does not fit", ev->params_bytes / gib,
+		ev->hbm_bytes / gib, shs_eval_fit_text(ev), ev->params_bytes / gib,
 		ev->grads_bytes / gib, ev->optimizer_bytes / gib);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
@@ -79,6 +79,7 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "optimizer_bytes", json_real(ev->optimizer_bytes));
 	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
 	json_object_set_new(o, "fits", json_boolean(ev->fits));
+	json_object_set_new(o, "tight", json_boolean(shs_eval_tight(ev)));
 	json_object_set_new(o, "collectives", colls);
 	return o;
 }

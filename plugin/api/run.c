@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "report.h"
 #include "run.h"
 
 /* The catalog entry a named plan is propagated on when no hardware is given. */
@@ -145,6 +146,13 @@ static int search(shs_run *r, const shs_module *m, shs_err *e)
 	if (rc == SHS_OK)
 		rc = shs_search(r->host, m, r->cat, &o->spec, &so, &r->search, e);
 	r->searched = rc == SHS_OK;
+	if (rc == SHS_OK && !r->search.best.fits)
+		rc = shs_search_advise(r->host, m, r->cat, &o->spec, &so, &r->search, e);
+	if (rc == SHS_OK && !r->search.best.fits) {
+		char advice[SHS_REPORT_ADVICE_TEXT];
+		shs_advice_summary(&r->search, advice, sizeof(advice));
+		rc = shs_seterr(e, SHS_ENOFIT, "%s", advice);
+	}
 	return rc;
 }
 
@@ -153,7 +161,7 @@ int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e)
 	int rc = r->o->plan ? shs_run_plan(r, m, e) : search(r, m, e);
 	const shs_plan *p = r->searched ? r->search.plan : r->plan;
 
-	if (rc == SHS_OK)
+	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */
 		rc = shs_plan_annotate(p, m, e);
 	if (rc == SHS_OK)
 		rc = shs_module_verify(m, e);

@@ -42,7 +42,9 @@ enum shs_status {
 	SHS_EIO = -3,         /* a file could not be read or written */
 	SHS_EPARSE = -4,      /* malformed input: protobuf or HLO text */
 	SHS_EVERIFY = -5,     /* well-formed input that breaks an HLO rule */
-	SHS_EUNSUPPORTED = -6 /* valid input that this version cannot represent */
+	SHS_EUNSUPPORTED = -6, /* valid input that this version cannot represent */
+	SHS_ENOFIT = -7       /* the search's best plan does not fit in HBM: nothing written;
+			       * the message and the report say what would fit */
 };
 
 /* The library version, "MAJOR.MINOR.PATCH". Static storage; never NULL. */
@@ -60,7 +62,8 @@ SHS_API const char *shs_strerror(int code);
  * from the built-in folder and the folders and files the options name only (not from
  * SHARDSEARCH_PLUGIN_PATH unless the option plugin-path-env is given). Returns SHS_OK and sets
  * *out / *out_len to the annotated module, serialized in the same message type as the input;
- * or returns a negative enum shs_status and sets *err to a message. The caller frees *out and
+ * or returns a negative enum shs_status and sets *err to a message (SHS_ENOFIT: no plan fits
+ * in HBM, and the message says what would; no module then). The caller frees *out and
  * *err with shs_pass_free(). Thread-safe: calls on different inputs may run at once. */
 SHS_API int shs_pass_run(const uint8_t *in, size_t in_len, const char *options, uint8_t **out,
 			 size_t *out_len, char **err);
@@ -134,7 +137,10 @@ SHS_API int shs_context_add_plugin(shs_context *ctx, const char *path);
 /* Searches the plan of the loaded module for the cluster the options describe (hardware and
  * topology or devices are needed), and writes it into the module as sharding annotations. With
  * the option plan, makes that plan on the option mesh by propagation instead (no result or
- * report then). Returns SHS_OK, SHS_EINVAL (no module, no hardware, a bad cluster, mesh or
+ * report then). When no plan fits in HBM, returns SHS_ENOFIT and leaves the module as it was;
+ * the message says what would fit (more chips, more recomputation, fewer tokens per step, each
+ * with its plan), and the result (fits false) and the report stay readable. Returns SHS_OK,
+ * SHS_ENOFIT, SHS_EINVAL (no module, no hardware, a bad cluster, mesh or
  * plan, a plugin refused), SHS_EIO (a hardware file or a plugin that cannot be read or loaded),
  * SHS_EPARSE (a hardware or plan file that does not parse), SHS_EVERIFY (the annotated module
  * breaks an HLO rule) or SHS_ENOMEM. */

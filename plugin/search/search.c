@@ -139,9 +139,7 @@ static bool out_of_time(void *user)
 	return g->out->partial;
 }
 
-/* The bytes of the model state as the evaluator counts them: the float entry parameters that
- * an output aliases, Adam's ("opt_state" in their path) apart from the weights. */
-static void model_state(const shs_module *m, double *weights, double *optimizer)
+void shs__search_model_state(const shs_module *m, double *weights, double *optimizer)
 {
 	const shs_computation *c = shs_module_entry(m);
 	char path[SHS_PATH_CAP];
@@ -184,9 +182,7 @@ static int sweep_best(merger *g)
 	return rc;
 }
 
-/* The token batch [B, S]: the first integer entry parameter of rank 2 or more; zeros when
- * there is none. */
-static void token_batch(const shs_module *m, int64_t tokens[2])
+void shs__search_token_batch(const shs_module *m, int64_t tokens[2])
 {
 	const shs_computation *c = shs_module_entry(m);
 
@@ -354,7 +350,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	}
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(cat, &whole, base, e);
-	token_batch(m, tokens);
+	shs__search_token_batch(m, tokens);
 	if (rc == SHS_OK)
 		n = shs__search_meshes(base->devices, tokens[0], tokens[1], experts_of(m), meshes,
 				       sizes,
@@ -363,7 +359,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 		n = MAX_MESHES;
 	out->n_meshes = n;
 	/* seedings whose state cannot fit are skipped, unless then none would be tried */
-	model_state(m, &s.weights, &s.optimizer);
+	shs__search_model_state(m, &s.weights, &s.optimizer);
 	s.prune = true;
 	for (int round = 0; round < 2 && rc == SHS_OK && !out->plan; round++) {
 		out->n_meshes_tried = 0;

@@ -41,6 +41,15 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
  * whether ev reduce-scatters the gradients over them. */
 int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev);
 
+/* The bytes of the model state as the evaluator counts them (search.c): the float entry
+ * parameters that an output aliases, Adam's ("opt_state" in their path) apart from the
+ * weights. */
+void shs__search_model_state(const shs_module *m, double *weights, double *optimizer);
+
+/* The token batch [B, S] (search.c): the first integer entry parameter of rank 2 or more;
+ * zeros when there is none. */
+void shs__search_token_batch(const shs_module *m, int64_t tokens[2]);
+
 enum { SHS__SEARCH_SEEDINGS = 2, SHS__SEARCH_JOB_WARNINGS = 32 };
 
 /* What every job reads. Borrowed pointers; not written while jobs run. */

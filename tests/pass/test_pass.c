@@ -296,6 +296,46 @@ static void test_context_named_plan(void)
 	shs_context_free(ctx);
 }
 
+/* No plan fits (nofit.pb on one H100): the pass and the context return SHS_ENOFIT, no module
+ * from the pass, and say what would fit; the context's result and report stay readable. */
+static void test_nothing_fits(void)
+{
+	static const char opts[] = "hardware=h100;devices=1";
+	shs_context *ctx = shs_context_new();
+	shs_result r = { .struct_size = sizeof(r) };
+	blob in = read_module("nofit.pb");
+	uint8_t *out = NULL;
+	size_t len = 1;
+	char *err = NULL;
+	const char *s;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+	CU_ASSERT_EQUAL(shs_pass_run(in.data, in.len, opts, &out, &len, &err), SHS_ENOFIT);
+	CU_ASSERT_TRUE(out == NULL && len == 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "nothing fits in HBM"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "chips"));
+	CU_ASSERT_STRING_EQUAL(shs_strerror(SHS_ENOFIT), "does not fit");
+	CU_ASSERT_EQUAL_FATAL(shs_context_load(ctx, in.data, in.len, "nofit.pb"), SHS_OK);
+	CU_ASSERT_EQUAL(shs_context_configure(ctx, opts), SHS_OK);
+	CU_ASSERT_EQUAL(shs_context_search(ctx), SHS_ENOFIT);
+	CU_ASSERT_STRING_EQUAL(shs_context_error(ctx), err);
+	CU_ASSERT_EQUAL_FATAL(shs_context_result(ctx, &r), SHS_OK);
+	CU_ASSERT_FALSE(r.fits);
+	CU_ASSERT_TRUE(r.memory_bytes > r.hbm_bytes);
+	s = shs_context_report(ctx, false);
+	CU_ASSERT_TRUE(s && strstr(s, "\nwhat would fit ") && strstr(s, "  more chips    devices="));
+	s = shs_context_report(ctx, true);
+	CU_ASSERT_TRUE(s && strstr(s, "\"would_fit\"") && strstr(s, "\"fits\": false"));
+	/* nothing annotated: the module writes back as it came */
+	CU_ASSERT_EQUAL_FATAL(shs_context_write(ctx, &out, &len), SHS_OK);
+	CU_ASSERT_TRUE(len == in.len && !memcmp(out, in.data, len));
+	shs_pass_free(out);
+	shs_pass_free(err);
+	free(in.data);
+	shs_context_free(ctx);
+}
+
 static CU_TestInfo tests[] = {
 	{ "shs_pass_run on 4 threads gives the bytes of sequential calls", test_threads },
 	{ "bad bytes, bad options, empty input: non-zero and a message", test_bad_input },
@@ -304,6 +344,7 @@ static CU_TestInfo tests[] = {
 	{ "a context: a written file loads back to the same bytes", test_context_file },
 	{ "SHARDSEARCH_PLUGIN_PATH only when the host asks", test_plugin_path_env },
 	{ "a context: plan= makes a named plan, with no search result", test_context_named_plan },
+	{ "nothing fits: SHS_ENOFIT, no module, what would fit", test_nothing_fits },
 	CU_TEST_INFO_NULL,
 };
 

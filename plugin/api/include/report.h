@@ -15,6 +15,12 @@
  * evaluation's (evaluate). */
 enum { SHS_REPORT_JSON_DIGITS = 10, SHS_EVAL_JSON_DIGITS = 15 };
 
+/* Room for the one-line advice of shs_advice_summary. */
+enum { SHS_REPORT_ADVICE_TEXT = 1024 };
+
+/* A plan that fits with less than this fraction of the HBM to spare is tight. */
+#define SHS_REPORT_TIGHT 0.03
+
 /* Prints the chosen mesh and plan, step time, memory, exposed communication, the search's
  * figures, the strategies the plan uses (with how many instructions each decides), how each
  * weight of m is sharded and the five best runner-up meshes with why they lose, to out.
@@ -35,5 +41,22 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
  * memory_bytes_per_device with its parts, hbm_bytes, fits, collectives. The one writer of an
  * evaluation: the search's JSON report starts from it. */
 json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev);
+
+/* Whether ev fits with less than SHS_REPORT_TIGHT of the HBM to spare (report_advice.c). */
+bool shs_eval_tight(const shs_eval *ev);
+
+/* "fits", "fits, tight: within 3 % of HBM" or "does not fit". Static storage. */
+const char *shs_eval_fit_text(const shs_eval *ev);
+
+/* One line (into buf, cap bytes) for a search whose best plan does not fit: the least memory
+ * any plan needs, and what would fit per r->advice. */
+void shs_advice_summary(const shs_search_result *r, char *buf, size_t cap);
+
+/* The report's block of what would fit (nothing when r->advice was not sought), to out. */
+void shs_advice_report_print(FILE *out, const shs_search_result *r);
+
+/* r->advice as a new JSON object (caller releases): more_chips, more_recomputation,
+ * fewer_tokens. */
+json_t *shs_advice_report_json(const shs_search_result *r);
 
 #endif

@@ -93,8 +93,11 @@ int shs_run_plugins(shs_run *r, shs_err *e);
 int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e);
 
 /* The job of annotate, the context and the pass: with o->plan the named plan, else the search
- * (o->spec.hardware needed), written into m as shardings; m is then verified. Returns SHS_OK,
- * SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the steps return. */
+ * (o->spec.hardware needed), written into m as shardings; m is then verified. When the
+ * search's best plan does not fit, m is left as it was, r->search holds the plan and what
+ * would fit (shs_search_advise) and the message says it: SHS_ENOFIT. Returns SHS_OK,
+ * SHS_ENOFIT, SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the
+ * steps return. */
 int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e);
 
 /* The job of evaluate: the named plan on r's cluster (a plan, hardware and mesh needed),

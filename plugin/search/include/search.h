@@ -56,6 +56,30 @@ typedef struct shs_search_try {
 	uint32_t order;                   /* when it was evaluated (ties keep the earlier) */
 } shs_search_try;
 
+/* What would fit when the best plan does not (shs_search_advise), each change on its own. */
+typedef struct shs_search_advice {
+	bool given;                /* sought: the best plan does not fit */
+	/* more chips: the fewest of the cluster's doublings (each searched) whose best plan fits,
+	 * at most SHS_SEARCH_ADVICE_DOUBLINGS of them */
+	int64_t devices;           /* 0: none of those tried fits */
+	int64_t devices_tried;     /* the most chips tried */
+	char cluster[SHS_SEARCH_TEXT]; /* how the bigger cluster was asked for: "devices=128" */
+	shs_search_try more_chips;
+	/* more recomputation, when the search was held to one remat policy */
+	bool remat_fits;
+	shs_search_try with_remat;
+	/* fewer tokens per step, from the least-memory plan's peak: what is not model state
+	 * (weights, gradients, Adam state, per device) scales with the tokens */
+	double state_bytes;        /* the model state per device at that plan */
+	int64_t sequences;         /* the step's sequences (0: no token batch found) */
+	int64_t fit_sequences;     /* at most this many would fit (0: none, the state alone is
+				    * over the HBM) */
+	double fit_fraction;       /* the fraction of the tokens that would fit */
+} shs_search_advice;
+
+/* Chips are doubled at most this many times looking for a cluster that fits. */
+#define SHS_SEARCH_ADVICE_DOUBLINGS 10
+
 typedef struct shs_search_result {
 	shs_plan *plan;            /* the chosen plan (owned; free with shs_search_result_free) */
 	shs_cluster cluster;       /* its cluster, laid out with its mesh */
@@ -76,6 +100,7 @@ typedef struct shs_search_result {
 				    * on every mesh and seeding tried */
 	bool partial;              /* the time budget ended the search: the best found so far */
 	double search_time_s;
+	shs_search_advice advice;  /* filled by shs_search_advise */
 } shs_search_result;
 
 /* Searches plans for m on the cluster spec describes (its mesh field is ignored; o->mesh pins
@@ -91,6 +116,14 @@ typedef struct shs_search_result {
 int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	       const shs_cluster_spec *spec, const shs_search_options *o,
 	       shs_search_result *out, shs_err *e);
+
+/* When r's best plan does not fit, says in r->advice what would (each searched as
+ * shs_search would, with o, on the cluster spec describes made bigger, or with the remat
+ * policy free): more chips, more recomputation, fewer tokens per step. Does nothing when it
+ * fits. Returns SHS_OK or SHS_ENOMEM (a bigger cluster the catalog cannot make is skipped). */
+int shs_search_advise(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
+		      const shs_cluster_spec *spec, const shs_search_options *o,
+		      shs_search_result *r, shs_err *e);
 
 /* Frees what r owns and zeroes it; NULL does nothing. */
 void shs_search_result_free(shs_search_result *r);
