@@ -39,6 +39,8 @@ static const char usage_head[] =
 	"  vocab, d_model, d_ff, layers      sizes (integers)\n"
 	"  heads, kv_heads, head_dim         query heads, key/value heads (GQA), head size\n"
 	"  seq, batch                        tokens per sequence, sequences per step\n"
+	"  microbatches                      gradient accumulation: the batch as this many micro-batches\n"
+	"                                    in one while loop (a lax.scan), the optimizer once (1: none)\n"
 	"  experts, top_k, capacity_factor   MoE layers (experts=0: dense MLP layers)\n"
 	"  scan, gated_mlp, tied_embedding   true or false\n"
 	"  dtype                             bf16 or f32-master (f32 weights, bf16 compute)\n"

@@ -37,6 +37,7 @@ static const shs__gen_key KEYS[] = {
 	INT_KEY(head_dim, 0),
 	INT_KEY(seq, 1),
 	INT_KEY(batch, 1),
+	INT_KEY(microbatches, 1),
 	INT_KEY(experts, 0),
 	INT_KEY(top_k, 0),
 	REAL_KEY(capacity_factor),

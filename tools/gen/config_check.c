@@ -120,6 +120,9 @@ static int check_reals(const shs_gen_config *c, shs_err *e)
 		rc = need_positive("norm_eps", c->norm_eps, false, e);
 	if (rc == SHS_OK && !(c->dropout >= 0 && c->dropout < 1))
 		rc = shs_seterr(e, SHS_EINVAL, "dropout must be >= 0 and < 1 (got %g)", c->dropout);
+	if (rc == SHS_OK && (c->microbatches < 1 || c->batch % c->microbatches))
+		rc = shs_seterr(e, SHS_EINVAL, "microbatches must divide batch (%lld into %lld)",
+				(long long)c->microbatches, (long long)c->batch);
 	return rc;
 }
 

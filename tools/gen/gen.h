@@ -46,6 +46,8 @@ typedef struct shs_gen_config {
 	int64_t vocab, d_model, d_ff, layers;
 	int64_t heads, kv_heads, head_dim;
 	int64_t seq, batch;
+	int64_t microbatches;     /* gradient accumulation: the batch as this many micro-batches,
+				   * one while loop over them (1: none) */
 	int64_t experts, top_k;
 	double capacity_factor;   /* capacity = ceil(top_k * seq * capacity_factor / experts) */
 	bool scan;                /* one while loop over layer-stacked weights, else L copies */

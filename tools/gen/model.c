@@ -145,6 +145,25 @@ static void mlp_only_step(shs_gen_ctx *x, const weights *ws, entry *en)
 	shs_gen_layers_free(state);
 }
 
+static void one_step(shs_gen_ctx *x, const weights *ws, entry *en)
+{
+	if (x->cfg->kind == SHS_GEN_MLP_ONLY)
+		mlp_only_step(x, ws, en);
+	else
+		transformer_step(x, ws, en);
+}
+
+/* One micro-batch of the accumulation loop: the step on the loop's values (a shs_gen_step_fn;
+ * user is the weights list). */
+static void micro_step(shs_gen_ctx *x, void *user, const shs_v *w, shs_v in, shs_v targets,
+		       shs_v *grads, shs_v *loss)
+{
+	entry en = { .in = in, .targets = targets, .p = (shs_v *)w, .grads = grads };
+
+	one_step(x, user, &en);
+	*loss = en.loss;
+}
+
 static void optimizer(shs_gen_ctx *x, const weights *ws, entry *en)
 {
 	shs_gen_adam adam;
@@ -258,10 +277,11 @@ static void build_entry(shs_gen_ctx *x, const weights *ws, entry *en)
 	weight_params(x, ws, "opt_state/mu", 1 + n, en->mu);
 	weight_params(x, ws, "opt_state/nu", 1 + 2 * (int64_t)n, en->nu);
 	data_params(x, 1 + 3 * (int64_t)n, en);
-	if (x->cfg->kind == SHS_GEN_MLP_ONLY)
-		mlp_only_step(x, ws, en);
+	if (x->cfg->microbatches > 1)
+		en->loss = shs_gen_accumulate(x, en->p, n, en->in, en->targets, micro_step,
+					      (void *)ws, en->grads);
 	else
-		transformer_step(x, ws, en);
+		one_step(x, ws, en);
 	optimizer(x, ws, en);
 	g->m->entry = shs_gb_end(g, &frame, shs_gb_tuple(g, en->out, 2 + 3 * n));
 }

@@ -31,6 +31,17 @@ typedef struct shs_gen_weight {
 void shs_gen_path_join(char *dst, size_t cap, const char *a, const char *b);
 
 /* The weights of one layer of c into out; returns how many. */
+/* The forward and backward of one micro-batch (model.c): from the weights w and the data in and
+ * targets, one gradient per weight into grads and the loss into *loss. */
+typedef void (*shs_gen_step_fn)(shs_gen_ctx *x, void *user, const shs_v *w, shs_v in,
+				shs_v targets, shs_v *grads, shs_v *loss);
+
+/* Gradient accumulation (accumulate.c): step over x->cfg->microbatches micro-batches of in and
+ * targets in one while loop, with the n weights w; the mean gradients into grads[0..n), and
+ * returns the mean loss. */
+shs_v shs_gen_accumulate(shs_gen_ctx *x, const shs_v *w, uint32_t n, shs_v in, shs_v targets,
+			 shs_gen_step_fn step, void *user, shs_v *grads);
+
 uint32_t shs_gen_layer_weights(const shs_gen_config *c, shs_gen_weight out[SHS_GEN_MAX_WEIGHTS]);
 
 /* The forward computation of one layer, `(x, w_0, ..., w_n) -> (y, saved_0, ...)` with

@@ -104,6 +104,7 @@ static void fill(const preset *p, shs_gen_config *out)
 	out->adam_eps = DEFAULT_ADAM_EPS;
 	out->weight_decay = DEFAULT_WEIGHT_DECAY;
 	out->grad_clip = DEFAULT_GRAD_CLIP;
+	out->microbatches = 1;
 }
 
 /* "a, b, c" of all preset names into buf. */

@@ -1,0 +1,147 @@
+/* Gradient accumulation in the generator (microbatches=M): the loop JAX writes, the same
+ * FLOPs, activation memory as 1/M, and the step time of the book's hand computation. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "gen.h"
+#include "io.h"
+#include "test_util.h"
+
+static const char *const mlp_sets[] = { "layers", "2", "batch", "65536", "d_model", "2048",
+					"d_ff", "8192", NULL };
+static const char *const llama_sets[] = { "layers", "2", "scan", "true", "seq", "1024",
+					  "batch", "96", "vocab", "32768", NULL };
+
+/* The preset with base settings and microbatches=m. */
+static shs_module *with_microbatches(const char *preset, const char *const *base, int64_t m,
+				     shs_gen_stats *st)
+{
+	shs_gen_config c = shs_test_preset(preset);
+	shs_module *mod = NULL;
+	char v[32];
+	shs_err e = { 0 };
+
+	for (; base[0]; base += 2)
+		SHS_ASSERT_OK(shs_gen_config_set(&c, base[0], base[1], &e), &e);
+	snprintf(v, sizeof(v), "%lld", (long long)m);
+	SHS_ASSERT_OK(shs_gen_config_set(&c, "microbatches", v, &e), &e);
+	SHS_ASSERT_OK(shs_gen_module(&c, &mod, st, &e), &e);
+	return mod;
+}
+
+/* The step on one H100, data parallel (one replica), remat none. */
+static shs_eval step_on_h100(shs_host *h, const shs_module *m)
+{
+	shs_hw_catalog cat;
+	shs_cluster_spec spec = { .hardware = "h100", .devices = 1, .mesh = "data=1" };
+	shs_eval_options o = { .remat = SHS_REMAT_NONE };
+	shs_cluster c;
+	shs_plan *p = NULL;
+	shs_eval ev;
+
+	shs_hw_catalog_builtin(&cat);
+	shs_test_plan_evaluate(h, &cat, &spec, m, "dp", &o, &c, &p, &ev);
+	shs_plan_free(p);
+	return ev;
+}
+
+/* The entry's micro-batch loop: a while of m trips; the FLOPs of one whole-batch step; and the
+ * module round-trips through protobuf. */
+static void test_loop(void)
+{
+	shs_gen_stats one, four;
+	shs_module *a = with_microbatches("llama3-8b", llama_sets, 1, &one);
+	shs_module *b = with_microbatches("llama3-8b", llama_sets, 4, &four);
+	const shs_computation *entry = shs_module_entry(b);
+	shs_module *back = NULL;
+	uint8_t *pb = NULL, *pb2 = NULL;
+	size_t n = 0, n2 = 0;
+	int64_t trips = 0;
+	uint32_t loops = 0;
+	shs_err e = { 0 };
+
+	for (uint32_t i = 0; i < entry->n_instrs; i++)
+		if (entry->instrs[i]->op == SHS_OP_WHILE) {
+			loops++;
+			CU_ASSERT_TRUE(shs_while_trip_count(b, entry, entry->instrs[i], &trips));
+			CU_ASSERT_EQUAL(trips, 4);
+		}
+	CU_ASSERT_EQUAL(loops, 1); /* the layers' loops are inside it */
+	CU_ASSERT_TRUE(fabs(four.flops / one.flops - 1) < 1e-12);
+	CU_ASSERT_EQUAL(four.tokens, one.tokens);
+	SHS_ASSERT_OK(shs_proto_save(b, false, &pb, &n, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, n, "ga", &back, &e), &e);
+	SHS_ASSERT_OK(shs_proto_save(back, false, &pb2, &n2, &e), &e);
+	CU_ASSERT_TRUE(n == n2 && !memcmp(pb, pb2, n));
+	free(pb);
+	free(pb2);
+	shs_module_free(back);
+	shs_module_free(a);
+	shs_module_free(b);
+}
+
+/* Activation memory falls as 1/M: between M = 2, 4 and 8 the peak drops by A/4 then A/8 (the
+ * weights, Adam state, accumulators and the whole batch's inputs stay). */
+static void check_one_over_m(shs_host *h, const char *preset, const char *const *sets)
+{
+	double mem[4] = { 0 };
+
+	for (int k = 1; k < 4; k++) {
+		shs_module *m = with_microbatches(preset, sets, (int64_t)1 << k, NULL);
+		shs_eval ev = step_on_h100(h, m);
+		mem[k] = ev.memory_bytes;
+		shs_eval_free(&ev);
+		shs_module_free(m);
+	}
+	fprintf(stderr, "\n  %s: peak %.3f / %.3f / %.3f GiB at 2 / 4 / 8 micro-batches", preset,
+		mem[1] / (1 << 30), mem[2] / (1 << 30), mem[3] / (1 << 30));
+	CU_ASSERT_TRUE(mem[1] > mem[2] && mem[2] > mem[3]);
+	CU_ASSERT_TRUE(fabs((mem[1] - mem[2]) / (mem[2] - mem[3]) - 2) < 0.05);
+}
+
+static void test_memory(void)
+{
+	shs_host *h = shs_test_host();
+
+	check_one_over_m(h, "mlp-only", mlp_sets);
+	check_one_over_m(h, "llama3-8b", llama_sets);
+	shs_host_free(h);
+}
+
+/* The book's model on one H100: 6 B P FLOPs at the achievable matmul rate, plus each
+ * micro-batch's accumulation (read the f32 sum and the bf16 gradient, write the sum: 10 bytes a
+ * parameter at the HBM's bandwidth); the evaluator within 5 %. */
+static void test_book_step(void)
+{
+	shs_host *h = shs_test_host();
+	shs_hw_catalog cat;
+	const shs_hardware *hw;
+
+	shs_hw_catalog_builtin(&cat);
+	hw = shs_hw_find(&cat, "h100");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hw);
+	for (int64_t m = 1; m <= 8; m *= 2) {
+		shs_gen_stats st;
+		shs_module *mod = with_microbatches("mlp-only", mlp_sets, m, &st);
+		shs_eval ev = step_on_h100(h, mod);
+		double hand = 6 * st.tokens * st.params / (hw->flops[SHS_HW_BF16] * hw->matmul_eff) +
+			      (m > 1 ? (double)m * 10 * st.params / hw->hbm_bw : 0);
+		fprintf(stderr, "\n  mlp-only, %lld micro-batches: %.5f s (hand %.5f s)",
+			(long long)m, ev.step_time_s, hand);
+		CU_ASSERT_TRUE(fabs(ev.step_time_s / hand - 1) < 0.05);
+		shs_eval_free(&ev);
+		shs_module_free(mod);
+	}
+	shs_host_free(h);
+}
+
+CU_TestInfo microbatch_tests[] = {
+	{ "microbatches=M: one loop of M trips, the same FLOPs, round-trips", test_loop },
+	{ "activation memory falls as 1/M (mlp-only, 2-layer LLaMA)", test_memory },
+	{ "mlp-only's step as the book computes it, per micro-batch count", test_book_step },
+	CU_TEST_INFO_NULL,
+};
