@@ -137,7 +137,9 @@ uint32_t *shs__leaf_layout(const shs_computation *c);
  * repeats: the collective sites of base (the step without recomputation) at the recomputed
  * instructions, but for weight gathers, with what each exposed (in all, per axis) and took. */
 typedef struct shs__remat {
-	uint32_t *first;
+	uint32_t comp;   /* the computation whose layers it works on: the entry, or the body of
+			  * a loop over micro-batches that holds them */
+	uint32_t *first; /* its leaf layout, and which of its leaves are dropped */
 	bool *dropped;
 	double extra_s, extra_flops;
 	double comm_s, comm_exposed_s, comm_exposed_by_axis[SHS_MESH_MAX_AXES];

@@ -270,7 +270,8 @@ static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *
 		uint32_t leaf = first[i] + j;
 		double b;
 		if (owner[leaf] != leaf || (in_place && in_place[leaf]) ||
-		    (entry && x->remat && x->remat->dropped && x->remat->dropped[leaf]))
+		    (x->remat && x->remat->dropped && c == x->remat->comp &&
+		     x->remat->dropped[leaf]))
 			continue;
 		b = leaf_bytes(x, c, i, j, shapes[j]);
 		total += b;

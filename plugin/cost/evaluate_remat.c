@@ -223,7 +223,7 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		    const shs__fusion *fused, shs_remat policy, uint32_t w, const bool *feeds,
 		    bool **redo, shs__remat *out)
 {
-	const shs_computation *e = shs_module_entry(m);
+	const shs_computation *e = m->comps[out->comp];
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
 	const shs_computation *body = m->comps[wi->called[0]];
 	const shs_instr *root = body->instrs[body->root];
@@ -274,7 +274,7 @@ static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 		     const shs__fusion *fused, shs_remat policy, uint32_t ci, const bool *feeds,
 		     bool **redo, shs__remat *out)
 {
-	const shs_computation *e = shs_module_entry(m);
+	const shs_computation *e = m->comps[out->comp];
 	const shs_instr *call = e->instrs[ci];
 	const shs_computation *fc = m->comps[call->called[0]];
 	const shs_instr *root = fc->instrs[fc->root];
@@ -300,15 +300,51 @@ static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 	return true;
 }
 
+/* Whether some instruction of c feeds a layer (feeds_layers); false when out of memory. */
+static bool holds_layers(const shs_computation *c)
+{
+	bool *feeds = feeds_layers(c), any = false;
+
+	for (uint32_t i = 0; feeds && i < c->n_instrs; i++)
+		any |= feeds[i];
+	free(feeds);
+	return any;
+}
+
+/* The computation whose layers remat works on, and how many times it runs per step: the
+ * entry, or, when the entry's own instructions feed no layer, the body of an entry loop that
+ * holds them (gradient accumulation: the layers run once per micro-batch). */
+static uint32_t step_comp(const shs_module *m, int64_t *runs)
+{
+	const shs_computation *e = shs_module_entry(m);
+
+	*runs = 1;
+	if (holds_layers(e))
+		return m->entry;
+	for (uint32_t i = 0; i < e->n_instrs; i++) {
+		const shs_instr *in = e->instrs[i];
+		if (in->op != SHS_OP_WHILE || in->n_called < 2 || in->called[0] >= m->n_comps ||
+		    !holds_layers(m->comps[in->called[0]]))
+			continue;
+		if (!shs_while_trip_count(m, e, in, runs))
+			*runs = 1;
+		return in->called[0];
+	}
+	return m->entry;
+}
+
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
 		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,
 		    shs__remat *out, shs_err *e)
 {
-	const shs_computation *c = shs_module_entry(m);
 	bool **redo = (bool **)shs__per_instr(m, sizeof(bool), false, NULL);
+	int64_t runs = 1;
+	uint32_t step = step_comp(m, &runs);
+	const shs_computation *c = m->comps[step];
 	bool *feeds = feeds_layers(c), ok = feeds && redo;
 
 	memset(out, 0, sizeof(*out));
+	out->comp = step;
 	out->first = shs__leaf_layout(c);
 	out->dropped = out->first ? calloc(out->first[c->n_instrs] + 1, sizeof(*out->dropped)) :
 				    NULL;
@@ -320,6 +356,9 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
 			ok = scanned(m, p, cl, fused, policy, i, feeds, redo, out);
 	}
+	/* the collectives' counts already hold the runs; the recomputed compute is per run */
+	out->extra_s *= (double)runs;
+	out->extra_flops *= (double)runs;
 	if (ok)
 		repeated_comm(cl, base, redo, out);
 	free(feeds);
