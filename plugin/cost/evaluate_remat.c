@@ -300,36 +300,44 @@ static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 	return true;
 }
 
-/* Whether some instruction of c feeds a layer (feeds_layers); false when out of memory. */
-static bool holds_layers(const shs_computation *c)
+/* feeds_layers(c) when some instruction of c feeds a layer; else NULL (also when out of
+ * memory: *oom then). Caller frees. */
+static bool *layers_fed(const shs_computation *c, bool *oom)
 {
 	bool *feeds = feeds_layers(c), any = false;
 
+	*oom |= !feeds;
 	for (uint32_t i = 0; feeds && i < c->n_instrs; i++)
 		any |= feeds[i];
-	free(feeds);
-	return any;
+	if (!any) {
+		free(feeds);
+		feeds = NULL;
+	}
+	return feeds;
 }
 
-/* The computation whose layers remat works on, and how many times it runs per step: the
- * entry, or, when the entry's own instructions feed no layer, the body of an entry loop that
- * holds them (gradient accumulation: the layers run once per micro-batch). */
-static uint32_t step_comp(const shs_module *m, int64_t *runs)
+/* The computation whose layers remat works on, with feeds_layers of it in *feeds (caller
+ * frees; NULL when out of memory), and how many times it runs per step: the entry, or, when
+ * the entry's own instructions feed no layer, the body of an entry loop that holds them
+ * (gradient accumulation: the layers run once per micro-batch). */
+static uint32_t step_comp(const shs_module *m, int64_t *runs, bool **feeds)
 {
 	const shs_computation *e = shs_module_entry(m);
+	bool oom = false;
 
 	*runs = 1;
-	if (holds_layers(e))
+	if ((*feeds = layers_fed(e, &oom)) || oom)
 		return m->entry;
-	for (uint32_t i = 0; i < e->n_instrs; i++) {
+	for (uint32_t i = 0; i < e->n_instrs && !oom; i++) {
 		const shs_instr *in = e->instrs[i];
 		if (in->op != SHS_OP_WHILE || in->n_called < 2 || in->called[0] >= m->n_comps ||
-		    !holds_layers(m->comps[in->called[0]]))
+		    !(*feeds = layers_fed(m->comps[in->called[0]], &oom)))
 			continue;
 		if (!shs_while_trip_count(m, e, in, runs))
 			*runs = 1;
 		return in->called[0];
 	}
+	*feeds = oom ? NULL : feeds_layers(e); /* no layers anywhere: the entry's, all false */
 	return m->entry;
 }
 
@@ -339,9 +347,10 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 {
 	bool **redo = (bool **)shs__per_instr(m, sizeof(bool), false, NULL);
 	int64_t runs = 1;
-	uint32_t step = step_comp(m, &runs);
+	bool *feeds = NULL;
+	uint32_t step = step_comp(m, &runs, &feeds);
 	const shs_computation *c = m->comps[step];
-	bool *feeds = feeds_layers(c), ok = feeds && redo;
+	bool ok = feeds && redo;
 
 	memset(out, 0, sizeof(*out));
 	out->comp = step;
