@@ -5,7 +5,8 @@
 
 /* Input: what keeps hostile modules from exhausting the stack or memory. */
 enum {
-	SHS_MAX_RANK = 64,          /* dims of one array shape */
+	SHS_MAX_RANK = 64,
+	SHS_MAX_MICROBATCHES = 1 << 20, /* micro-batches of one step */          /* dims of one array shape */
 	SHS_MAX_NESTING = 64,       /* tuple / literal / sharding nesting depth */
 	SHS_MAX_OPERANDS = 1 << 20, /* operands of one instruction */
 	SHS_MAX_INPUT_MB = 2048     /* one input file or buffer */

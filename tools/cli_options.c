@@ -21,6 +21,9 @@ const char shs_cli_eval_usage[] =
 	"                        scores and softmax (Korthikanti's selective recomputation; as\n"
 	"                        none with flash attention); only matmul outputs and layer\n"
 	"                        inputs; or only layer inputs (recomputing the rest)\n"
+	"  --microbatches M      run the step as M micro-batches with gradient accumulation: the\n"
+	"                        module rewritten as JAX lowers a scan over them (one loop of M\n"
+	"                        trips, the optimizer once); M divides the batch\n"
 	"  --schedule S          events: the makespan of an event schedule (default);\n"
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
@@ -43,7 +46,7 @@ const char shs_cli_plan_usage[] =
 static const char *const cluster_group[] = { "hardware", "hardware-file", "topology", "devices",
 					     "slices", NULL };
 static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-overlap",
-					  "no-fusion", NULL };
+					  "no-fusion", "microbatches", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
 					  NULL };
 static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };

@@ -193,6 +193,11 @@ int shs_cmd_annotate(int argc, char **argv)
 	rc = SHS_EXIT_FAIL;
 	if (!m)
 		goto done;
+	if (shs_run_microbatch(&r, &m, &e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);
+		rc = shs_cli_exit(e.code);
+		goto done;
+	}
 	if (shs_run_annotate(&r, m, &e) != SHS_OK) {
 		if (e.code == SHS_ENOFIT) /* the report of the plan that came closest */
 			report(&a, &r, m, load_s);

@@ -99,7 +99,7 @@ int shs_cmd_evaluate(int argc, char **argv)
 	rc = SHS_EXIT_FAIL;
 	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
-	if (shs_run_evaluate(&r, m, &ev, &e) != SHS_OK) {
+	if (shs_run_microbatch(&r, &m, &e) != SHS_OK || shs_run_evaluate(&r, m, &ev, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
 		goto done;

@@ -11,7 +11,8 @@ static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "i
 				     "plugin-path-env", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
 				      "slices", "schedule", "remat", "prefetch", "mesh", "plan",
-				      "threads", "time-budget", "plugins", "plugin", NULL };
+				      "threads", "time-budget", "plugins", "plugin",
+				      "microbatches", NULL };
 
 /* The index of s in names (NULL-terminated), or -1. */
 static int choice(const char *s, const char *const *names)
@@ -89,6 +90,8 @@ static int set_number(shs_run_options *o, const char *key, const char *v, shs_er
 	} else if (!strcmp(key, "prefetch")) {
 		if ((rc = bounded(v, SHS_MAX_PREFETCH, &n, e)) == SHS_OK)
 			o->eval.prefetch_depth = (uint32_t)n;
+	} else if (!strcmp(key, "microbatches")) {
+		rc = bounded(v, SHS_MAX_MICROBATCHES, &o->microbatches, e);
 	} else if (!strcmp(key, "threads")) {
 		if ((rc = bounded(v, SHS_MAX_THREADS, &n, e)) == SHS_OK)
 			o->threads = (uint32_t)n;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "microbatch.h"
 #include "report.h"
 #include "run.h"
 
@@ -177,6 +178,21 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 				  "or device count, and a mesh");
 	rc = shs_run_plan(r, m, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &r->o->eval, ev, e) : rc;
+}
+
+int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
+{
+	shs_module *split = NULL;
+	int rc;
+
+	if (r->o->microbatches <= 1)
+		return SHS_OK;
+	rc = shs_microbatch_rewrite(*m, r->o->microbatches, &split, e);
+	if (rc != SHS_OK)
+		return rc;
+	shs_module_free(*m);
+	*m = split;
+	return SHS_OK;
 }
 
 void shs_run_free(shs_run *r)

@@ -291,6 +291,14 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 		try_axis(s, spec, a, (int)a->rank - 1, "tensor", PAD_NO_EMPTY);
 }
 
+bool shs_param_is_data(const shs_instr *p)
+{
+	char path[SHS_PATH_CAP];
+
+	shs_param_path(p, path, sizeof(path));
+	return role_of(p, path) == ROLE_BATCH;
+}
+
 bool shs_param_path_is_optimizer_state(const char *path)
 {
 	static const char *const words[] = { "opt_state", "mu", "nu", NULL };

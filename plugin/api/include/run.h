@@ -25,6 +25,8 @@ typedef struct shs_run_options {
 	const char *hw_file;       /* hardware-file: catalog entries to add (JSON), or NULL */
 	shs_eval_options eval;     /* remat, schedule, prefetch, no-overlap, no-fusion */
 	bool remat_given;          /* remat was set: the search evaluates with it only */
+	int64_t microbatches;      /* microbatches: the step as this many micro-batches with
+				    * gradient accumulation (shs_run_microbatch); 0 or 1: whole */
 	const char *mesh;          /* mesh: pinned (the search), the plan's (with plan), or NULL */
 	const char *plan;          /* plan: a named plan (dp, fsdp, tp, fsdp+tp) or a plan
 				    * file (.json), made by propagation instead of searched */
@@ -104,6 +106,11 @@ int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e);
  * evaluated with o->eval into *ev (free with shs_eval_free). Same returns as shs_run_plan and
  * shs_evaluate. */
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e);
+
+/* With o->microbatches > 1, replaces *m (freed) by its step as that many micro-batches
+ * (shs_microbatch_rewrite), the module the job then works on. Returns SHS_OK or what the
+ * rewrite returns (*m is then unchanged). */
+int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e);
 
 /* Frees what r owns and zeroes it; NULL does nothing. */
 void shs_run_free(shs_run *r);

@@ -114,6 +114,9 @@ char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n);
 /* Whether a parameter path (shs_param_path) has segment word, between '/' or '.'. */
 bool shs_param_path_has_segment(const char *path, const char *word);
 
+/* Whether entry parameter p is the step's data (what seeds split over the batch axes): an
+ * array, of integers or with a path segment such as "batch", "inputs" or "targets". */
+bool shs_param_is_data(const shs_instr *p);
 /* Whether a parameter path names optimizer state (Adam's mu and nu) rather than a weight. */
 bool shs_param_path_is_optimizer_state(const char *path);
 

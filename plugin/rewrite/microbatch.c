@@ -1,0 +1,127 @@
+/* Gradient accumulation written into a module: the entry's data found, what each value holds
+ * of the batch analysed, the loop over micro-batches written, and the result made a module of
+ * its own (saved and loaded as protobuf) and verified. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "io.h"
+#include "microbatch_internal.h"
+#include "plan.h"
+
+int64_t shs_microbatch_batch(const shs_module *m)
+{
+	const shs_computation *c = shs_module_entry(m);
+	int64_t batch = 0;
+
+	for (uint32_t i = 0; c && i < c->n_instrs; i++) {
+		const shs_instr *p = c->instrs[i];
+		if (p->op != SHS_OP_PARAMETER || p->shape.type == SHS_TUPLE || !p->shape.rank ||
+		    !shs_param_is_data(p))
+			continue;
+		if (batch && p->shape.dims[0] != batch)
+			return 0;
+		batch = p->shape.dims[0];
+	}
+	return batch;
+}
+
+/* The entry's parameter leaves: the data's leading dim is the batch. */
+static mb_leaf *entry_sig(const shs_module *m, uint32_t *n)
+{
+	const shs_computation *c = shs_module_entry(m);
+	uint32_t count = 0, at = 0;
+	mb_leaf *sig;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER)
+			count += shs_shape_leaves(&c->instrs[i]->shape);
+	sig = calloc(count + 1, sizeof(*sig));
+	for (int64_t pn = 0; sig && at < count; pn++)
+		for (uint32_t i = 0; i < c->n_instrs; i++) {
+			const shs_instr *p = c->instrs[i];
+			if (p->op != SHS_OP_PARAMETER || p->parameter_number != pn)
+				continue;
+			if (p->shape.type != SHS_TUPLE && p->shape.rank && shs_param_is_data(p))
+				sig[at].kind = MB_BATCH;
+			at += shs_shape_leaves(&p->shape);
+		}
+	*n = count;
+	return sig;
+}
+
+/* *out as a module of its own: nm's borrowed pointers copied through protobuf. */
+static int own(const shs_module *m, const shs_module *nm, shs_module **out, shs_err *e)
+{
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	int rc = shs_proto_save(nm, m->from_hlo_proto, &bytes, &len, e);
+
+	if (rc == SHS_OK)
+		rc = shs_proto_load(bytes, len, "micro-batched module", out, e);
+	free(bytes);
+	if (rc != SHS_OK)
+		return rc;
+	(*out)->style = m->style;
+	(*out)->source_format = m->source_format;
+	(*out)->num_partitions = m->num_partitions;
+	(*out)->replica_count = m->replica_count;
+	rc = shs_module_verify(*out, e);
+	if (rc != SHS_OK) {
+		char why[SHS_ERRMSG_MAX];
+		snprintf(why, sizeof(why), "%s", e->msg);
+		shs_module_free(*out);
+		*out = NULL;
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: the rewritten module does not "
+				  "verify: %s", why);
+	}
+	return SHS_OK;
+}
+
+int shs_microbatch_rewrite(const shs_module *m, int64_t microbatches, shs_module **out,
+			   shs_err *e)
+{
+	mb_ctx x = { .m = m, .mb = microbatches, .e = e };
+	shs_module *nm = NULL;
+	mb_leaf *sig;
+	uint32_t n = 0, k = 0;
+	int rc;
+
+	*out = NULL;
+	if (!shs_module_entry(m))
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: the module has no entry");
+	x.batch = shs_microbatch_batch(m);
+	if (microbatches < 1)
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: %lld is not a count",
+				  (long long)microbatches);
+	if (microbatches > 1 && x.batch <= 0)
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: no data parameter with a batch "
+				  "dim (named batch, inputs or targets, or of integers)");
+	if (microbatches > 1 && x.batch % microbatches)
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: the batch of %lld sequences does "
+				  "not divide into %lld micro-batches", (long long)x.batch,
+				  (long long)microbatches);
+	if (microbatches == 1)
+		return own(m, m, out, e);
+	sig = entry_sig(m, &n);
+	x.users = calloc(shs_module_entry(m)->n_instrs + 1, sizeof(*x.users));
+	if (!sig || !x.users) {
+		free(sig);
+		free(x.users);
+		return shs_seterr(e, SHS_ENOMEM, "micro-batches: out of memory");
+	}
+	for (uint32_t i = 0; i < shs_module_entry(m)->n_instrs; i++) {
+		const shs_instr *ins = shs_module_entry(m)->instrs[i];
+		for (uint32_t j = 0; j < ins->n_operands; j++)
+			x.users[ins->operands[j]]++;
+	}
+	rc = mb_analyse(&x, m->entry, sig, n, &k);
+	free(sig);
+	if (rc == SHS_OK)
+		rc = mb_emit(&x, k, &nm);
+	mb_ctx_free(&x);
+	free(x.users);
+	if (rc == SHS_OK)
+		rc = own(m, nm, out, e);
+	shs_module_free(nm);
+	return rc;
+}
