@@ -165,6 +165,15 @@ has "$tmp/out" '"more_recomputation": null'
 has "$tmp/out" '"fits": false'
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 4 -o "$tmp/fit4.pb"
 has "$tmp/out" "(fits"
+# the same step as 8 micro-batches fits on the one H100: the module written is the loop
+expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 8 -o "$tmp/fit8.hlo"
+has "$tmp/out" "(fits"
+has "$tmp/fit8.hlo" "microbatch.body"
+expect 0 "$ss" evaluate "$tmp/nofit.pb" --hardware h100 --devices 1 --mesh data=1 --plan dp --microbatches 8
+has "$tmp/out" "(fits"
+expect 2 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 3 -o "$tmp/never3.pb"
+has "$tmp/err" "does not divide into 3 micro-batches"
+[ -e "$tmp/never3.pb" ] && bad "a refused rewrite left output" || ok
 expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched.pb"
 for key in "mesh " "plan " "step time" "memory " "exposed comm" "search " "weights" "runners-up" \
 	"train_step/params/layers_0/mlp/wi/parameter"; do

@@ -3,6 +3,7 @@
  * its own (saved and loaded as protobuf) and verified. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "io.h"
 #include "microbatch_internal.h"
@@ -47,6 +48,41 @@ static mb_leaf *entry_sig(const shs_module *m, uint32_t *n)
 		}
 	*n = count;
 	return sig;
+}
+
+/* Per instruction of c: the first of its uses when all are converts to one wider type (a
+ * gradient in bf16 cast to its f32 weight's type, written once per use), else UINT32_MAX.
+ * NULL when out of memory. */
+static uint32_t *widening(const shs_computation *c)
+{
+	uint32_t *w = malloc((c->n_instrs + 1) * sizeof(*w));
+	bool *mixed = calloc(c->n_instrs + 1, sizeof(*mixed));
+
+	if (!w || !mixed) {
+		free(w);
+		free(mixed);
+		return NULL;
+	}
+	memset(w, 0xff, (c->n_instrs + 1) * sizeof(*w));
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *ins = c->instrs[i];
+		for (uint32_t k = 0; k < ins->n_operands; k++) {
+			uint32_t o = ins->operands[k];
+			const shs_instr *first = w[o] != UINT32_MAX ? c->instrs[w[o]] : NULL;
+			bool widens = ins->op == SHS_OP_CONVERT && ins->n_operands == 1 &&
+				      shs_elem_bits(ins->shape.type) >
+					      shs_elem_bits(c->instrs[o]->shape.type);
+			if (!widens || (first && first->shape.type != ins->shape.type))
+				mixed[o] = true;
+			else if (!first)
+				w[o] = i;
+		}
+	}
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (mixed[i])
+			w[i] = UINT32_MAX;
+	free(mixed);
+	return w;
 }
 
 /* *out as a module of its own: nm's borrowed pointers copied through protobuf. */
@@ -103,23 +139,18 @@ int shs_microbatch_rewrite(const shs_module *m, int64_t microbatches, shs_module
 	if (microbatches == 1)
 		return own(m, m, out, e);
 	sig = entry_sig(m, &n);
-	x.users = calloc(shs_module_entry(m)->n_instrs + 1, sizeof(*x.users));
-	if (!sig || !x.users) {
+	x.widen = widening(shs_module_entry(m));
+	if (!sig || !x.widen) {
 		free(sig);
-		free(x.users);
+		free(x.widen);
 		return shs_seterr(e, SHS_ENOMEM, "micro-batches: out of memory");
-	}
-	for (uint32_t i = 0; i < shs_module_entry(m)->n_instrs; i++) {
-		const shs_instr *ins = shs_module_entry(m)->instrs[i];
-		for (uint32_t j = 0; j < ins->n_operands; j++)
-			x.users[ins->operands[j]]++;
 	}
 	rc = mb_analyse(&x, m->entry, sig, n, &k);
 	free(sig);
 	if (rc == SHS_OK)
 		rc = mb_emit(&x, k, &nm);
 	mb_ctx_free(&x);
-	free(x.users);
+	free(x.widen);
 	if (rc == SHS_OK)
 		rc = own(m, nm, out, e);
 	shs_module_free(nm);

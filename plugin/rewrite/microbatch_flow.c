@@ -128,7 +128,7 @@ static bool holds(const mb_inst *I, uint32_t i, int kind)
  * accumulated sums: the loop then accumulates the sums as they come out of the matmuls, reduces
  * and loops that make them, except before a convert to a wider type (JAX accumulates a bf16
  * gradient of an f32 weight in f32: the cast's gradient is in the scanned function) that is
- * the sum's only use. */
+ * what every use of the sum is (x->widen). */
 static bool sums_after(const mb_ctx *x, const mb_inst *I, const shs_computation *c,
 		       uint32_t i, bool batch_in)
 {
@@ -136,8 +136,8 @@ static bool sums_after(const mb_ctx *x, const mb_inst *I, const shs_computation 
 
 	if (batch_in || !holds(I, i, MB_PARTIAL) || ins->n_called || ins->op == SHS_OP_PARAMETER)
 		return false;
-	if (ins->op == SHS_OP_CONVERT && ins->n_operands == 1 && x->users[ins->operands[0]] == 1 &&
-	    shs_elem_bits(ins->shape.type) > shs_elem_bits(c->instrs[ins->operands[0]]->shape.type))
+	if (ins->op == SHS_OP_CONVERT && ins->n_operands == 1 &&
+	    x->widen[ins->operands[0]] != UINT32_MAX)
 		return false;
 	return true;
 }

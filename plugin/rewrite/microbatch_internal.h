@@ -50,7 +50,9 @@ typedef struct mb_ctx {
 	uint32_t n_inst, cap;
 	mb_inst **inst;
 	uint32_t depth;
-	uint32_t *users;     /* per entry instruction: how many operands of others it is */
+	uint32_t *widen;     /* per entry instruction: when every use of it is a convert to one
+			      * wider type, the first of them (the others are the same value),
+			      * else UINT32_MAX */
 	shs_err *e;
 } mb_ctx;
 

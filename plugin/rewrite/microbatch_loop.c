@@ -23,6 +23,19 @@ static bool is_data(const loop *L, uint32_t p)
 	return L->I->leaf[L->I->first[p]].kind == MB_BATCH;
 }
 
+/* The loop's copy of what instruction i computes: the first of equal widening converts of a sum
+ * (the loop accumulates it once, at the wider type), else i itself. */
+static uint32_t same_as(const loop *L, uint32_t i)
+{
+	const shs_instr *ins = L->c->instrs[i];
+	uint32_t w;
+
+	if (ins->op != SHS_OP_CONVERT || ins->n_operands != 1 || L->I->where[i] != MB_LOOP)
+		return i;
+	w = L->E->x->widen[ins->operands[0]];
+	return w != UINT32_MAX ? w : i;
+}
+
 /* What the loop and what follows it need, walking back from the root. */
 static int mark(loop *L)
 {
@@ -41,7 +54,7 @@ static int mark(loop *L)
 		for (uint32_t k = 0; L->out[i] && k < ins->n_operands; k++) {
 			uint32_t o = ins->operands[k];
 			if (I->where[o] == MB_LOOP)
-				L->edge[o] = 1; /* the loop hands it out */
+				L->edge[same_as(L, o)] = 1; /* the loop hands it out */
 			else
 				L->out[o] = 1;
 		}
@@ -332,6 +345,9 @@ static uint32_t entry(loop *L, uint32_t body_comp, uint32_t cond_comp)
 	for (uint32_t k = 0; k < L->n_slots && E->rc == SHS_OK; k++)
 		s.map[L->slots[k]] = gte(E, nc, w, 1 + L->n_params + k,
 					 c->instrs[L->slots[k]]->name);
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (same_as(L, i) != i)
+			s.map[i] = s.map[same_as(L, i)];
 	for (uint32_t i = 0; i < c->n_instrs && E->rc == SHS_OK; i++)
 		if (L->out[i] && c->instrs[i]->op != SHS_OP_PARAMETER)
 			s.map[i] = mb_copy(E, &s, i);
