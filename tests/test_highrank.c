@@ -39,8 +39,9 @@ static void run(const char *options, bool evaluate)
 		SHS_ASSERT_OK(shs_run_evaluate(&r, m, &ev, &e), &e);
 		CU_ASSERT_TRUE(ev.step_time_s > 0 && ev.memory_bytes > 0);
 	} else {
-		const shs_instr *w17 = shs_module_entry(m)->instrs[0];
-		SHS_ASSERT_OK(shs_run_annotate(&r, m, &e), &e);
+		const shs_instr *w17;
+		SHS_ASSERT_OK(shs_run_annotate(&r, &m, &e), &e);
+		w17 = shs_module_entry(m)->instrs[0];
 		CU_ASSERT_PTR_NOT_NULL_FATAL(w17->sharding);
 		SHS_ASSERT_INT_EQ(w17->sharding->kind, SHS_SHARDING_REPLICATED);
 	}

@@ -191,7 +191,9 @@ int shs_context_search(shs_context *ctx)
 	forget_result(ctx);
 	rc = shs_run_start(&ctx->run, &ctx->o, on_warning, ctx, &ctx->e);
 	if (rc == SHS_OK)
-		rc = shs_run_annotate(&ctx->run, ctx->m, &ctx->e);
+		rc = shs_run_microbatch(&ctx->run, &ctx->m, &ctx->e);
+	if (rc == SHS_OK)
+		rc = shs_run_annotate(&ctx->run, &ctx->m, &ctx->e);
 	/* nothing fits: the result and report stay, to say what would */
 	ctx->searched = (rc == SHS_OK || rc == SHS_ENOFIT) && ctx->run.searched;
 	if (rc != SHS_OK && rc != SHS_ENOFIT)

@@ -125,6 +125,31 @@ static const char *const stage_text[] = {
 	"ZeRO-3: weights, gradients and Adam state split over the batch axes (FSDP)",
 };
 
+/* "micro-batches   8 of 16 sequences: ..." with each count tried. */
+static void microbatches_print(FILE *out, const shs_search_result *r)
+{
+	if (r->microbatches > 1)
+		fprintf(out, "micro-batches   %lld of %lld sequences each: gradient accumulation, the "
+			"module written loops over them (MaxText gradient_accumulation_steps=%lld)",
+			(long long)r->microbatches,
+			(long long)(r->sequences / r->microbatches), (long long)r->microbatches);
+	else
+		fprintf(out, "micro-batches   none: the whole batch of %lld sequences at once",
+			(long long)r->sequences);
+	if (r->n_microbatch_tries > 1) {
+		fprintf(out, "; tried");
+		for (uint32_t k = 0; k < r->n_microbatch_tries; k++) {
+			const shs_search_try *t = &r->microbatch_tries[k];
+			fprintf(out, "%s %lld: %.4g s%s", k ? "," : "",
+				(long long)r->microbatch_counts[k], t->step_time_s,
+				t->fits ? "" : " (does not fit)");
+		}
+	}
+	if (r->microbatch_refused[0])
+		fprintf(out, "; not split: %s", r->microbatch_refused);
+	fputc('\n', out);
+}
+
 void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s)
 {
 	char describe[TEXT_CAP] = "", why[TEXT_CAP];
@@ -136,6 +161,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "mesh            %s\n", describe);
 	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
 	       shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
+	microbatches_print(out, r);
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
@@ -180,6 +206,26 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 	json_object_set_new(user, path, o);
 }
 
+/* [{"microbatches": 1, "mesh": ..., "step_time_s": ..., "memory_bytes": ..., "fits": ...}]. */
+static json_t *microbatch_tries_json(const shs_search_result *r)
+{
+	json_t *a = json_array();
+
+	for (uint32_t k = 0; k < r->n_microbatch_tries; k++) {
+		const shs_search_try *t = &r->microbatch_tries[k];
+		json_t *o = json_object();
+		json_object_set_new(o, "microbatches", json_integer(r->microbatch_counts[k]));
+		json_object_set_new(o, "mesh", json_string(t->mesh));
+		json_object_set_new(o, "plan", json_string(t->plan));
+		json_object_set_new(o, "remat", json_string(shs_remat_name(t->remat)));
+		json_object_set_new(o, "step_time_s", json_real(t->step_time_s));
+		json_object_set_new(o, "memory_bytes", json_real(t->memory_bytes));
+		json_object_set_new(o, "fits", json_boolean(t->fits));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s)
 {
 	json_t *o = json_object(), *mesh = json_object(), *weights = json_object();
@@ -210,6 +256,11 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_update(o, ev); /* the evaluation: step time, memory, collectives, ... */
 	json_decref(ev);
 	json_object_set_new(o, "zero_stage", json_integer(r->zero_stage));
+	json_object_set_new(o, "microbatches", json_integer(r->microbatches));
+	json_object_set_new(o, "sequences", json_integer(r->sequences));
+	json_object_set_new(o, "microbatch_tries", microbatch_tries_json(r));
+	json_object_set_new(o, "microbatch_refused", r->microbatch_refused[0] ?
+			    json_string(r->microbatch_refused) : json_null());
 	json_object_set_new(o, "search_time_s", json_real(r->search_time_s));
 	json_object_set_new(o, "load_time_s", json_real(load_s));
 	json_object_set_new(o, "candidates", json_integer(r->n_tries));

@@ -128,15 +128,112 @@ int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e)
 	return shs_plan_make(r->host, m, r->request, &r->plan, e);
 }
 
-/* The search's plan for m on o's cluster (r->search owns it). */
-static int search(shs_run *r, const shs_module *m, shs_err *e)
+static shs_search_options search_options(const shs_run *r)
 {
 	const shs_run_options *o = r->o;
-	shs_search_options so = { .eval = o->eval, .fixed_remat = o->remat_given,
-				  .mesh = o->mesh, .time_budget_s = o->time_budget_s,
-				  .threads = o->threads, .exhaustive = o->exhaustive,
-				  .ignore_hints = o->ignore_hints, .warn = r->warn,
-				  .warn_user = r->warn_user };
+
+	return (shs_search_options){ .eval = o->eval, .fixed_remat = o->remat_given,
+				     .mesh = o->mesh, .time_budget_s = o->time_budget_s,
+				     .threads = o->threads, .exhaustive = o->exhaustive,
+				     .ignore_hints = o->ignore_hints, .warn = r->warn,
+				     .warn_user = r->warn_user };
+}
+
+/* Whether result a is better than b: it fits and b does not, or both fit and it is faster, or
+ * neither fits and it needs less memory (shs_search's own order). */
+static bool better(const shs_search_result *a, const shs_search_result *b)
+{
+	if (a->best.fits != b->best.fits)
+		return a->best.fits;
+	if (a->best.fits)
+		return a->best.step_time_s < b->best.step_time_s * (1 - SHS_SEARCH_TIE);
+	return a->best.memory_bytes < b->best.memory_bytes;
+}
+
+/* Records in r->search that count k searched to try t. */
+static void note_try(shs_search_result *r, int64_t k, const shs_search_try *t)
+{
+	if (r->n_microbatch_tries >= SHS_SEARCH_MICROBATCH_TRIES)
+		return;
+	r->microbatch_counts[r->n_microbatch_tries] = k;
+	r->microbatch_tries[r->n_microbatch_tries++] = *t;
+}
+
+/* The step as k micro-batches, searched: kept in r->search and *m (the whole step stays in
+ * *whole) when it beats what r->search holds. *stop is set when the step cannot be split. */
+static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64_t k,
+			    bool *stop, shs_err *e)
+{
+	shs_search_options so = search_options(r);
+	shs_search_result res = { 0 };
+	shs_module *split = NULL;
+	shs_err why = { 0 };
+	int rc = shs_microbatch_rewrite(whole, k, &split, &why);
+
+	if (rc == SHS_EINVAL) { /* the step cannot be split: said in the report */
+		shs_str_copy(r->search.microbatch_refused, sizeof(r->search.microbatch_refused),
+			     why.msg);
+		*stop = true;
+		return SHS_OK;
+	}
+	if (rc != SHS_OK)
+		return shs_seterr(e, rc, "%s", why.msg);
+	rc = shs_search(r->host, split, r->cat, &r->o->spec, &so, &res, e);
+	if (rc != SHS_OK) {
+		shs_module_free(split);
+		return rc;
+	}
+	note_try(&r->search, k, &res.best);
+	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
+	if (!res.best.fits || !better(&res, &r->search)) {
+		shs_search_result_free(&res);
+		shs_module_free(split);
+		return SHS_OK;
+	}
+	res.n_microbatch_tries = r->search.n_microbatch_tries;
+	memcpy(res.microbatch_tries, r->search.microbatch_tries, sizeof(res.microbatch_tries));
+	memcpy(res.microbatch_counts, r->search.microbatch_counts, sizeof(res.microbatch_counts));
+	res.microbatches = k;
+	res.sequences = r->search.sequences;
+	shs_search_result_free(&r->search);
+	r->search = res;
+	if (*m != whole)
+		shs_module_free(*m);
+	*m = split;
+	return SHS_OK;
+}
+
+/* Micro-batch counts after the whole batch: divisors of the batch, each at least twice the
+ * last, while the best plan holds recomputation it could drop or does not fit (more
+ * micro-batches only add work once nothing is recomputed), at most
+ * SHS_SEARCH_MICROBATCH_TRIES counts in all. *m becomes the module of the plan kept. */
+static int search_microbatches(shs_run *r, shs_module **m, shs_err *e)
+{
+	shs_module *whole = *m;
+	int64_t batch = r->search.sequences, last = 1;
+	bool stop = false;
+	int rc = SHS_OK;
+
+	for (int64_t k = 2; k <= batch && !stop && rc == SHS_OK &&
+			    r->search.n_microbatch_tries < SHS_SEARCH_MICROBATCH_TRIES; k++) {
+		if (batch % k || k < 2 * last)
+			continue;
+		if (r->search.best.fits && r->search.best.remat == SHS_REMAT_NONE)
+			break;
+		rc = try_microbatches(r, whole, m, k, &stop, e);
+		last = k;
+	}
+	if (*m != whole)
+		shs_module_free(whole);
+	return rc;
+}
+
+/* The search's plan for *m on o's cluster (r->search owns it); without o->microbatches, also
+ * for *m as micro-batches (*m is then replaced by the micro-batched module of the plan kept). */
+static int search(shs_run *r, shs_module **m, shs_err *e)
+{
+	const shs_run_options *o = r->o;
+	shs_search_options so = search_options(r);
 	int rc;
 
 	if (!o->spec.hardware)
@@ -145,10 +242,17 @@ static int search(shs_run *r, const shs_module *m, shs_err *e)
 	r->searched = false;
 	rc = shs_run_plugins(r, e);
 	if (rc == SHS_OK)
-		rc = shs_search(r->host, m, r->cat, &o->spec, &so, &r->search, e);
+		rc = shs_search(r->host, *m, r->cat, &o->spec, &so, &r->search, e);
+	if (rc == SHS_OK) {
+		r->search.microbatches = shs_microbatch_count(*m);
+		r->search.sequences = shs_microbatch_batch(*m); /* the data keeps its shape */
+		note_try(&r->search, r->search.microbatches, &r->search.best);
+		if (o->microbatches < 1 && r->search.microbatches == 1 && r->search.sequences > 1)
+			rc = search_microbatches(r, m, e);
+	}
 	r->searched = rc == SHS_OK;
 	if (rc == SHS_OK && !r->search.best.fits)
-		rc = shs_search_advise(r->host, m, r->cat, &o->spec, &so, &r->search, e);
+		rc = shs_search_advise(r->host, *m, r->cat, &o->spec, &so, &r->search, e);
 	if (rc == SHS_OK && !r->search.best.fits) {
 		char advice[SHS_REPORT_ADVICE_TEXT];
 		shs_advice_summary(&r->search, advice, sizeof(advice));
@@ -157,15 +261,15 @@ static int search(shs_run *r, const shs_module *m, shs_err *e)
 	return rc;
 }
 
-int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e)
+int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 {
-	int rc = r->o->plan ? shs_run_plan(r, m, e) : search(r, m, e);
+	int rc = r->o->plan ? shs_run_plan(r, *m, e) : search(r, m, e);
 	const shs_plan *p = r->searched ? r->search.plan : r->plan;
 
 	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */
-		rc = shs_plan_annotate(p, m, e);
+		rc = shs_plan_annotate(p, *m, e);
 	if (rc == SHS_OK)
-		rc = shs_module_verify(m, e);
+		rc = shs_module_verify(*m, e);
 	return rc;
 }
 
@@ -185,8 +289,13 @@ int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
 	shs_module *split = NULL;
 	int rc;
 
-	if (r->o->microbatches <= 1)
+	int64_t done = shs_microbatch_count(*m);
+
+	if (r->o->microbatches <= 1 || done == r->o->microbatches)
 		return SHS_OK;
+	if (done > 1)
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: the module is already written as %lld "
+				  "micro-batches", (long long)done);
 	rc = shs_microbatch_rewrite(*m, r->o->microbatches, &split, e);
 	if (rc != SHS_OK)
 		return rc;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "io.h"
 #include "microbatch_internal.h"
 #include "plan.h"
@@ -24,6 +25,25 @@ int64_t shs_microbatch_batch(const shs_module *m)
 		batch = p->shape.dims[0];
 	}
 	return batch;
+}
+
+int64_t shs_microbatch_count(const shs_module *m)
+{
+	const shs_computation *c = shs_module_entry(m);
+	char name[SHS_ERRMSG_MAX];
+	int64_t trips = 0;
+
+	if (!c || !c->name)
+		return 1;
+	snprintf(name, sizeof(name), "%s.microbatch.body", c->name);
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *w = c->instrs[i];
+		if (w->op == SHS_OP_WHILE && w->n_called == 2 && w->called[0] < m->n_comps &&
+		    m->comps[w->called[0]]->name && !strcmp(m->comps[w->called[0]]->name, name) &&
+		    shs_while_trip_count(m, c, w, &trips) && trips > 1)
+			return trips;
+	}
+	return 1;
 }
 
 /* The entry's parameter leaves: the data's leading dim is the batch. */

@@ -296,11 +296,12 @@ static void test_context_named_plan(void)
 	shs_context_free(ctx);
 }
 
-/* No plan fits (nofit.pb on one H100): the pass and the context return SHS_ENOFIT, no module
- * from the pass, and say what would fit; the context's result and report stay readable. */
+/* No plan fits (nofit.pb on one H100, the whole batch at once): the pass and the context
+ * return SHS_ENOFIT, no module from the pass, and say what would fit; the context's result and
+ * report stay readable. Searched with micro-batches, it fits. */
 static void test_nothing_fits(void)
 {
-	static const char opts[] = "hardware=h100;devices=1";
+	static const char opts[] = "hardware=h100;devices=1;microbatches=1";
 	shs_context *ctx = shs_context_new();
 	shs_result r = { .struct_size = sizeof(r) };
 	blob in = read_module("nofit.pb");
@@ -330,6 +331,13 @@ static void test_nothing_fits(void)
 	/* nothing annotated: the module writes back as it came */
 	CU_ASSERT_EQUAL_FATAL(shs_context_write(ctx, &out, &len), SHS_OK);
 	CU_ASSERT_TRUE(len == in.len && !memcmp(out, in.data, len));
+	shs_pass_free(out);
+	shs_pass_free(err);
+	out = NULL;
+	err = NULL;
+	CU_ASSERT_EQUAL(shs_pass_run(in.data, in.len, "hardware=h100;devices=1", &out, &len, &err),
+			SHS_OK);
+	CU_ASSERT_TRUE(out != NULL && len > in.len); /* the loop over micro-batches */
 	shs_pass_free(out);
 	shs_pass_free(err);
 	free(in.data);

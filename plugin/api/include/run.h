@@ -95,12 +95,17 @@ int shs_run_plugins(shs_run *r, shs_err *e);
 int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e);
 
 /* The job of annotate, the context and the pass: with o->plan the named plan, else the search
- * (o->spec.hardware needed), written into m as shardings; m is then verified. When the
- * search's best plan does not fit, m is left as it was, r->search holds the plan and what
- * would fit (shs_search_advise) and the message says it: SHS_ENOFIT. Returns SHS_OK,
- * SHS_ENOFIT, SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the
- * steps return. */
-int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e);
+ * (o->spec.hardware needed), written into *m as shardings; *m is then verified. Without
+ * o->microbatches the search also tries the step as micro-batches (divisors of the batch, each
+ * at least twice the last, while the best plan recomputes or does not fit): when one of those
+ * wins, *m (freed) becomes its micro-batched module (shs_microbatch_rewrite) and r->search
+ * says how many (microbatches, and each count tried). When the search's best plan does not
+ * fit, *m is the whole step, not annotated, r->search holds the plan (a micro-batched one is
+ * kept only when it fits) and what would fit (shs_search_advise) and the message says it:
+ * SHS_ENOFIT. A module this run already split (shs_microbatch_count) is searched as it is. Returns SHS_OK, SHS_ENOFIT,
+ * SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the steps
+ * return. */
+int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e);
 
 /* The job of evaluate: the named plan on r's cluster (a plan, hardware and mesh needed),
  * evaluated with o->eval into *ev (free with shs_eval_free). Same returns as shs_run_plan and
@@ -108,8 +113,9 @@ int shs_run_annotate(shs_run *r, shs_module *m, shs_err *e);
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e);
 
 /* With o->microbatches > 1, replaces *m (freed) by its step as that many micro-batches
- * (shs_microbatch_rewrite), the module the job then works on. Returns SHS_OK or what the
- * rewrite returns (*m is then unchanged). */
+ * (shs_microbatch_rewrite), the module the job then works on; nothing when *m is already so
+ * written. Returns SHS_OK or what the rewrite returns (SHS_EINVAL also for a module already
+ * written as another count; *m is then unchanged). */
 int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e);
 
 /* Frees what r owns and zeroes it; NULL does nothing. */

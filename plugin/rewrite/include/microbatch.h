@@ -11,6 +11,10 @@
  * data (shs_param_is_data); 0 when there are none or they disagree. */
 int64_t shs_microbatch_batch(const shs_module *m);
 
+/* The trips of the loop over micro-batches shs_microbatch_rewrite wrote into m's entry (its
+ * body named "<entry>.microbatch.body"), or 1 when m has none. */
+int64_t shs_microbatch_count(const shs_module *m);
+
 /* Writes m's step as `microbatches` micro-batches, as JAX lowers a lax.scan over them
  * (MaxText's gradient_accumulation_steps): each data parameter [B, ...] is reshaped to
  * [B/M, M, ...] and trip i of one while loop takes column i; the loop holds every instruction

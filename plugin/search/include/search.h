@@ -80,6 +80,10 @@ typedef struct shs_search_advice {
 /* Chips are doubled at most this many times looking for a cluster that fits. */
 #define SHS_SEARCH_ADVICE_DOUBLINGS 10
 
+/* Micro-batch counts a run searches at most (1 and the divisors of the batch that at least
+ * double the last one tried). */
+#define SHS_SEARCH_MICROBATCH_TRIES 8
+
 typedef struct shs_search_result {
 	shs_plan *plan;            /* the chosen plan (owned; free with shs_search_result_free) */
 	shs_cluster cluster;       /* its cluster, laid out with its mesh */
@@ -101,6 +105,15 @@ typedef struct shs_search_result {
 	bool partial;              /* the time budget ended the search: the best found so far */
 	double search_time_s;
 	shs_search_advice advice;  /* filled by shs_search_advise */
+	/* micro-batches (the run's: it searches the step written as M micro-batches for M from 1
+	 * up while that can help; shs_run_annotate) */
+	int64_t microbatches;      /* the plan's: 1, the whole batch at once */
+	int64_t sequences;         /* the step's batch, 0 when the module has no data batch */
+	uint32_t n_microbatch_tries;
+	shs_search_try microbatch_tries[SHS_SEARCH_MICROBATCH_TRIES]; /* the best of each count
+				    * tried (its mesh, plan, step time, memory, fits) */
+	int64_t microbatch_counts[SHS_SEARCH_MICROBATCH_TRIES];
+	char microbatch_refused[SHS_SEARCH_TEXT]; /* why the step cannot be split ("" if it can) */
 } shs_search_result;
 
 /* Searches plans for m on the cluster spec describes (its mesh field is ignored; o->mesh pins
