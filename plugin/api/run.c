@@ -160,7 +160,9 @@ static void note_try(shs_search_result *r, int64_t k, const shs_search_try *t)
 }
 
 /* The step as k micro-batches, searched: kept in r->search and *m (the whole step stays in
- * *whole) when it beats what r->search holds. *stop is set when the step cannot be split. */
+ * *whole) when it fits and beats what r->search holds. *stop is set when the step cannot be
+ * split, or when a plan fits and this count does not beat it (more micro-batches only add
+ * weight gathers and accumulation and shrink the matmuls). */
 static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64_t k,
 			    bool *stop, shs_err *e)
 {
@@ -186,6 +188,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	note_try(&r->search, k, &res.best);
 	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
 	if (!res.best.fits || !better(&res, &r->search)) {
+		*stop = r->search.best.fits;
 		shs_search_result_free(&res);
 		shs_module_free(split);
 		return SHS_OK;
@@ -204,8 +207,8 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 }
 
 /* Micro-batch counts after the whole batch: divisors of the batch, each at least twice the
- * last, while the best plan holds recomputation it could drop or does not fit (more
- * micro-batches only add work once nothing is recomputed), at most
+ * last, while the best plan does not fit, or holds recomputation it could drop and the last
+ * count beat it (more micro-batches only add work once nothing is recomputed), at most
  * SHS_SEARCH_MICROBATCH_TRIES counts in all. *m becomes the module of the plan kept. */
 static int search_microbatches(shs_run *r, shs_module **m, shs_err *e)
 {
