@@ -170,6 +170,7 @@ has "$tmp/out" "(fits"
 # written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/fitm.hlo"
 has "$tmp/out" "micro-batches   4 of 64 sequences each"
+grep -q "^exposed comm .* s: data " "$tmp/out" && ok || bad "the micro-batched plan's report lost its axis names"
 has "$tmp/out" "tried 1: "
 has "$tmp/fitm.hlo" "microbatch.body"
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --json -o "$tmp/fitm.pb"

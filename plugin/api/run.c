@@ -186,6 +186,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 		return rc;
 	}
 	note_try(&r->search, k, &res.best);
+	r->search.search_time_s += res.search_time_s; /* the search's time is all counts' */
 	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
 	if (!res.best.fits || !better(&res, &r->search)) {
 		*stop = r->search.best.fits;
@@ -198,8 +199,11 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	memcpy(res.microbatch_counts, r->search.microbatch_counts, sizeof(res.microbatch_counts));
 	res.microbatches = k;
 	res.sequences = r->search.sequences;
+	res.search_time_s = r->search.search_time_s;
 	shs_search_result_free(&r->search);
 	r->search = res;
+	for (uint32_t a = 0; a < r->search.cluster.mesh.n_axes; a++) /* its own storage */
+		r->search.cluster.mesh.names[a] = r->search.cluster.axis_names[a];
 	if (*m != whole)
 		shs_module_free(*m);
 	*m = split;
