@@ -16,11 +16,13 @@ const char shs_cli_cluster_usage[] =
 	"  --slices S            TPU slices over DCN (physical axis dcn)\n";
 
 const char shs_cli_eval_usage[] =
-	"  --remat none|attention|dots|full\n"
+	"  --remat none|attention|dots|offload|full\n"
 	"                        keep every saved activation (default); all but the attention\n"
 	"                        scores and softmax (Korthikanti's selective recomputation; as\n"
 	"                        none with flash attention); only matmul outputs and layer\n"
-	"                        inputs; or only layer inputs (recomputing the rest)\n"
+	"                        inputs; layer inputs in HBM and the rest in host memory (over\n"
+	"                        the host link, under the compute); or only layer inputs\n"
+	"                        (recomputing the rest)\n"
 	"  --microbatches M      run the step as M micro-batches with gradient accumulation: the\n"
 	"                        module rewritten as JAX lowers a scan over them (one loop of M\n"
 	"                        trips, the optimizer once); M divides the batch\n"

@@ -19,8 +19,9 @@ static const char usage[] =
 	"                     hardware file (name, gpu, flops_bf16, flops_fp8, flops_fp32, flops_int8,\n"
 	"                     hbm_bytes, hbm_bw, TPU: torus_rank, ici_bw, ici_latency, pod,\n"
 	"                     [max_slice,] wrap_unit, wrap_needs_equal, chips_per_host; GPU:\n"
-	"                     node_size, gpu_egress, node_egress; dcn_bw; matmul_eff, matmul_tile,\n"
-	"                     ici_eff | nvlink_eff, scaleout_eff, dcn_eff (fractions 0..1; 0: all),\n"
+	"                     node_size, gpu_egress, node_egress; dcn_bw; host_bw; matmul_eff,\n"
+	"                     matmul_tile, ici_eff | nvlink_eff, scaleout_eff, dcn_eff (fractions\n"
+	"                     0..1; 0: all),\n"
 	"                     windowed_einsum_bytes (0: any size)): SI units (bytes, bytes/s,\n"
 	"                     FLOP/s, seconds); the output loads back with --hardware-file\n"
 	"  --hardware-file F  add or override catalog entries first (JSON, as --json writes)\n"
@@ -123,6 +124,17 @@ static double pct(double eff)
 }
 
 /* What the chip sustains, not its peak (plugin/cost/hardware_rates.c cites each figure). */
+/* The host link offloading moves over, when the catalog knows it. */
+static void print_host(const shs_hardware *h)
+{
+	if (h->host_bw > 0 && h->host_mem_bytes > 0)
+		printf("host link       %.6g bytes/s per %s, one way (%g GB/s); %.4g GB of host "
+		       "memory each: offload\n", h->host_bw, h->gpu ? "GPU" : "chip",
+		       h->host_bw / 1e9, h->host_mem_bytes / 1e9);
+	else
+		printf("host link       not known: no offload\n");
+}
+
 static void print_rates(const shs_hardware *h)
 {
 	printf("matmuls         %.1f %% of peak, in tiles of %lld (%s)\n", pct(h->matmul_eff),
@@ -159,6 +171,7 @@ static void print_entry(const shs_hardware *h)
 		       h->node_egress, h->node_egress / 1e9);
 		printf("DCN             %.6g bytes/s per GPU (%g GB/s)\n", h->dcn_bw,
 		       h->dcn_bw / 1e9);
+		print_host(h);
 		print_rates(h);
 		return;
 	}
@@ -178,6 +191,7 @@ static void print_entry(const shs_hardware *h)
 		       (long long)h->wrap_unit);
 	printf("chips per host  %lld\n", (long long)h->chips_per_host);
 	printf("DCN             %.6g bytes/s per chip (%g GB/s)\n", h->dcn_bw, h->dcn_bw / 1e9);
+	print_host(h);
 	print_rates(h);
 }
 

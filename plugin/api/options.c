@@ -84,7 +84,7 @@ static int set_number(shs_run_options *o, const char *key, const char *v, shs_er
 			o->eval.schedule = (shs_schedule)c;
 	} else if (!strcmp(key, "remat")) {
 		if (!shs_remat_from_name(v, &o->eval.remat))
-			rc = shs_seterr(e, SHS_EINVAL, "takes none, attention, dots or full");
+			rc = shs_seterr(e, SHS_EINVAL, "takes none, attention, dots, offload or full");
 		else
 			o->remat_given = true;
 	} else if (!strcmp(key, "prefetch")) {

@@ -166,6 +166,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
 	       ev->hbm_bytes / GIB, shs_eval_fit_text(ev));
+	shs_offload_print(out, ev);
 	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);

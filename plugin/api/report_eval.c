@@ -30,6 +30,7 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 		"gradients %.2f GiB, Adam state %.2f GiB\n", ev->memory_bytes / gib,
 		ev->hbm_bytes / gib, shs_eval_fit_text(ev), ev->params_bytes / gib,
 		ev->grads_bytes / gib, ev->optimizer_bytes / gib);
+	shs_offload_print(out, ev);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
@@ -37,6 +38,18 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 			"%.0f\n", shs_coll_name(s->kind), axes, s->where, s->reshard ? " (reshard)" : "",
 			s->time_s, s->exposed_s, s->bytes, s->count);
 	}
+}
+
+#define GIB_F (1024.0 * 1024.0 * 1024.0)
+
+void shs_offload_print(FILE *out, const shs_eval *ev)
+{
+	if (ev->offload_bytes > 0)
+		fprintf(out, "offload         %.2f GiB of saved activations to host memory and back "
+			"per step (%.2f GiB held at once, of %.2f GiB host memory per chip): %.4g s "
+			"each way over the host link, %.4g s of it exposed\n",
+			ev->offload_bytes / GIB_F, ev->offload_held_bytes / GIB_F,
+			ev->host_mem_bytes / GIB_F, ev->offload_s, ev->offload_exposed_s);
 }
 
 json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
@@ -65,6 +78,10 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "compute_s", json_real(ev->compute_s));
 	json_object_set_new(o, "remat_s", json_real(ev->remat_s));
 	json_object_set_new(o, "remat_comm_s", json_real(ev->remat_comm_s));
+	json_object_set_new(o, "offload_bytes", json_real(ev->offload_bytes));
+	json_object_set_new(o, "offload_s", json_real(ev->offload_s));
+	json_object_set_new(o, "offload_held_bytes", json_real(ev->offload_held_bytes));
+	json_object_set_new(o, "offload_exposed_s", json_real(ev->offload_exposed_s));
 	json_object_set_new(o, "comm_s", json_real(ev->comm_s));
 	json_object_set_new(o, "exposed_comm_s", by_axis);
 	json_object_set_new(o, "exposed_comm_total_s", json_real(ev->exposed_comm_s));

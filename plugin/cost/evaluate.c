@@ -368,6 +368,26 @@ static void adopt_sites(evaluator *x)
 	x->colls = NULL;
 }
 
+/* Offloaded activations over the host link (the DMA engines run beside the compute and the
+ * collectives): out as the forward pass makes them, back as the backward pass needs them,
+ * each way under the compute of its pass. A training step's matmul FLOPs are a third forward
+ * and two thirds backward (the book: 2 N P forward, 4 N P backward), so the way out hides
+ * under a third of the compute and the way back under two thirds; what does not hide waits. */
+static void offload(const evaluator *x, const shs__remat *r, shs_eval *out)
+{
+	double t, fwd = out->compute_s / 3, bwd = 2 * out->compute_s / 3;
+
+	if (!(r->host_bytes > 0) || !(x->c->hw.host_bw > 0))
+		return;
+	t = r->host_bytes / x->c->hw.host_bw;
+	out->offload_bytes = r->host_bytes;
+	out->offload_held_bytes = r->host_held;
+	out->host_mem_bytes = x->c->hw.host_mem_bytes;
+	out->offload_s = t;
+	out->offload_exposed_s = (t > fwd ? t - fwd : 0) + (t > bwd ? t - bwd : 0);
+	out->step_time_s += out->offload_exposed_s;
+}
+
 /* The step's figures with remat policy: base (the schedule's, without remat) plus the
  * recomputation it costs (its compute and the collectives it repeats), and the memory it
  * leaves. */
@@ -392,11 +412,38 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 			out->exposed_by_axis[a] += remat.comm_exposed_by_axis[a];
 		out->step_time_s += remat.extra_s + remat.comm_exposed_s;
 		out->flops += remat.extra_flops;
+		offload(x, &remat, out);
 		finish(x);
 		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, out, e);
+		/* offloaded values must fit in the host's memory too */
+		if (out->offload_held_bytes > x->c->hw.host_mem_bytes)
+			out->fits = false;
 	}
 	shs__remat_free(&remat);
 	return rc;
+}
+
+static bool can_offload(const shs_hardware *hw)
+{
+	return hw->host_bw > 0 && hw->host_mem_bytes > 0;
+}
+
+/* Offload fits: full recomputation holds the same in HBM, so it fits too; keeps whichever is
+ * faster (the transfers' exposure against the recomputed forward). */
+static int faster_of_full(evaluator *x, const shs_eval *base, shs_remat *used, shs_err *e)
+{
+	shs_eval offloaded = *x->ev;
+	int rc = with_remat(x, base, SHS_REMAT_FULL, e);
+
+	if (rc != SHS_OK)
+		return rc;
+	if (x->ev->fits && x->ev->step_time_s < offloaded.step_time_s) {
+		if (used)
+			*used = SHS_REMAT_FULL;
+		return SHS_OK;
+	}
+	*x->ev = offloaded; /* the same collective sites: with_remat keeps them */
+	return SHS_OK;
 }
 
 int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
@@ -452,10 +499,17 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	if (out->model_flops < 0 && rc == SHS_OK)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	base = *out;
+	if (rc == SHS_OK && policy == SHS_REMAT_OFFLOAD && !can_offload(&c->hw))
+		rc = shs_seterr(e, SHS_EINVAL, "evaluate: %s has no host link or host memory in "
+				"the catalog (host_bw, host_mem_bytes): no offload", c->hw.name);
 	for (; rc == SHS_OK; policy = (shs_remat)(policy + 1)) {
+		if (policy == SHS_REMAT_OFFLOAD && !can_offload(&c->hw) && policy < most)
+			continue; /* no host link known: straight to recomputation */
 		rc = with_remat(&x, &base, policy, e);
 		if (used)
 			*used = policy;
+		if (rc == SHS_OK && out->fits && policy == SHS_REMAT_OFFLOAD && most > policy)
+			rc = faster_of_full(&x, &base, used, e);
 		if (rc != SHS_OK || out->fits || policy >= most)
 			break;
 	}

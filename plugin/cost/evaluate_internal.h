@@ -143,6 +143,9 @@ typedef struct shs__remat {
 	bool *dropped;
 	double extra_s, extra_flops;
 	double comm_s, comm_exposed_s, comm_exposed_by_axis[SHS_MESH_MAX_AXES];
+	double host_bytes;  /* offload: the dropped values' bytes per device per step, which go
+			     * to host memory and back instead of being recomputed */
+	double host_held;   /* of which the host holds at once: one run's (a micro-batch's) */
 } shs__remat;
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,

@@ -17,7 +17,9 @@
  * scanned layer also no longer stores what it drops: the dynamic-update-slices that would copy
  * those values into their stacks on every trip are taken off the recomputation's seconds (an
  * unrolled layer keeps its saved values where it made them and has no such copy). The
- * recomputed instructions' collectives run again (repeated_comm). */
+ * recomputed instructions' collectives run again (repeated_comm). `offload` drops what `full`
+ * drops from HBM but recomputes nothing: the dropped values' bytes (per device, as the plan
+ * splits them) go to host memory and back (host_bytes; evaluate.c costs the transfers). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +142,34 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 	return t;
 }
 
+/* Leaf *l of shape s, depth first (counting *l down), or NULL. */
+static const shs_shape *nth_leaf(const shs_shape *s, uint32_t *l)
+{
+	if (s->type != SHS_TUPLE)
+		return (*l)-- == 0 ? s : NULL;
+	for (uint32_t k = 0; k < s->n_tuple; k++) {
+		const shs_shape *r = nth_leaf(&s->tuple[k], l);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* Bytes per device of leaf l of instruction i of computation c under plan p. */
+static double leaf_bytes(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+			 uint32_t c, uint32_t i, uint32_t l)
+{
+	const shs_decision *d = &p->d[c][i];
+	uint32_t at = l;
+	const shs_shape *a = nth_leaf(&m->comps[c]->instrs[i]->shape, &at);
+
+	if (!a)
+		return 0;
+	if (d->set && l < d->n_leaves)
+		return shs_spec_local_bytes(&d->leaves[l], a, &cl->mesh);
+	return (double)shs_shape_bytes(a);
+}
+
 /* The communication the recomputation repeats: each collective site of base at a recomputed
  * instruction runs again as it ran in the forward pass, exposed as much (a tensor-parallel
  * all-reduce of a recomputed layer is made again: Megatron-LM's and JAX's checkpointed forward
@@ -251,11 +281,13 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 				continue;
 			for (uint32_t j = out->first[z]; j < out->first[z + 1]; j++)
 				out->dropped[j] = true;
+			if (policy == SHS_REMAT_OFFLOAD) /* the whole stack, every layer's */
+				out->host_bytes += leaf_bytes(m, p, cl, out->comp, z, 0);
 			stores += shs__fused_bytes(m, p, fused, wi->called[0],
 						   root->operands[k]) / cl->hw.hbm_bw;
 		}
 	}
-	if (any && policy != SHS_REMAT_NONE) {
+	if (any && policy != SHS_REMAT_NONE && policy != SHS_REMAT_OFFLOAD) {
 		double flops = 0;
 		if (!shs_while_trip_count(m, e, wi, &trips))
 			trips = 1;
@@ -290,10 +322,15 @@ static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *
 	     k < root->n_operands; k++) {
 		uint32_t n = shs_shape_leaves(&fc->instrs[root->operands[k]]->shape);
 		for (uint32_t j = 0; !kept(m, call->called[0], root->operands[k], policy, core) &&
-				     j < n && out->first[ci] + leaf + j < out->first[ci + 1]; j++)
+				     j < n && out->first[ci] + leaf + j < out->first[ci + 1]; j++) {
 			out->dropped[out->first[ci] + leaf + j] = true;
+			if (policy == SHS_REMAT_OFFLOAD)
+				out->host_bytes += leaf_bytes(m, p, cl, out->comp, ci, leaf + j);
+		}
 		leaf += n;
 	}
+	if (policy == SHS_REMAT_OFFLOAD)
+		return true;
 	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy, core, &flops, redo);
 	out->extra_flops += flops;
 	free(core);
@@ -368,6 +405,8 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	/* the collectives' counts already hold the runs; the recomputed compute is per run */
 	out->extra_s *= (double)runs;
 	out->extra_flops *= (double)runs;
+	out->host_held = out->host_bytes;
+	out->host_bytes *= (double)runs;
 	if (ok)
 		repeated_comm(cl, base, redo, out);
 	free(feeds);
@@ -388,7 +427,7 @@ void shs__remat_free(shs__remat *r)
 }
 
 static const char *const remat_names[SHS_REMAT_COUNT] = { "none", "attention", "dots",
-								   "full" };
+								   "offload", "full" };
 
 const char *shs_remat_name(shs_remat r)
 {

@@ -49,6 +49,8 @@ static const shs_hardware builtin[] = {
 		.chips_per_host = 4,     /* host 2x2x1 */
 		/* the book gives no DCN for v4p: v5p's 6.25e9 per chip (an assumption) */
 		.dcn_bw = 6.25e9,
+		.host_bw = 1.6e10,       /* PCIe: "TPU v4 is 16GB/s each way" (the book) */
+		.host_mem_bytes = 407e9 / 4, /* G: ct4p-hightpu-4t, 407 GB for 4 chips */
 	},
 	{
 		.name = "v5e",
@@ -67,6 +69,8 @@ static const shs_hardware builtin[] = {
 		.wrap_needs_equal = true,
 		.chips_per_host = 8,     /* host 4x2 */
 		.dcn_bw = 3.125e9,       /* DCN egress per TPU */
+		.host_bw = 1.6e10,       /* PCIe: "about 1.6e10 B/s per TPU" (the book) */
+		.host_mem_bytes = 48e9,  /* G: ct5lp-hightpu-8t, 384 GB for 8 chips (1t: 48 GB) */
 	},
 	{
 		.name = "v5p",
@@ -86,6 +90,8 @@ static const shs_hardware builtin[] = {
 		.wrap_unit = 4,
 		.chips_per_host = 4,     /* host 2x2x1 */
 		.dcn_bw = 6.25e9,        /* DCN egress per TPU (G: 50 Gbps) */
+		.host_bw = 1.6e10,       /* PCIe: "about 1.6e10 B/s per TPU" (the book) */
+		.host_mem_bytes = 448e9 / 4, /* G: ct5p-hightpu-4t, 448 GB for 4 chips */
 	},
 	{
 		.name = "v6e",
@@ -103,6 +109,8 @@ static const shs_hardware builtin[] = {
 		.wrap_needs_equal = true,
 		.chips_per_host = 8,     /* host 4x2 */
 		.dcn_bw = 12.5e9,
+		.host_bw = 3.2e10,       /* PCIe: "3.2e10 for v6e" (the book) */
+		.host_mem_bytes = 1440e9 / 8, /* G: ct6e-standard-8t, 1440 GB for 8 chips */
 	},
 	{
 		.name = "7x",
@@ -119,6 +127,7 @@ static const shs_hardware builtin[] = {
 		.wrap_unit = 4,
 		.chips_per_host = 4,     /* host 2x2x1 */
 		.dcn_bw = 12.5e9,
+		/* no host link figure in the book or G: host_bw 0, no offload */
 	},
 	{
 		.name = "a100",
@@ -136,6 +145,8 @@ static const shs_hardware builtin[] = {
 		 * (assumption) */
 		.node_egress = 200e9,
 		.dcn_bw = 25e9,
+		.host_bw = 32e9,         /* N: "PCIe Gen4: 64GB/s" (both ways) */
+		.host_mem_bytes = 2e12 / 8, /* N DGX A100 640GB: 2TB system memory, 8 GPUs */
 	},
 	{
 		.name = "h100",
@@ -151,6 +162,8 @@ static const shs_hardware builtin[] = {
 		.gpu_egress = 450e9,     /* NVLink 4.0: 18 links x 25GB/s */
 		.node_egress = 400e9,    /* one 400Gbps CX7 NIC per GPU */
 		.dcn_bw = 50e9,
+		.host_bw = 64e9,         /* N SXM: "PCIe Gen5: 128GB/s" (both ways) */
+		.host_mem_bytes = 2e12 / 8, /* N DGX H100: 2TB system memory, 8 GPUs */
 	},
 	{
 		.name = "h200",
@@ -165,6 +178,8 @@ static const shs_hardware builtin[] = {
 		.gpu_egress = 450e9,
 		.node_egress = 400e9,
 		.dcn_bw = 50e9,
+		.host_bw = 64e9,         /* N: "PCIe Gen5: 128GB/s" (both ways) */
+		.host_mem_bytes = 2e12 / 8, /* N DGX H200: 2TB system memory, 8 GPUs */
 	},
 	{
 		.name = "b200",
@@ -181,6 +196,8 @@ static const shs_hardware builtin[] = {
 		.gpu_egress = 900e9,     /* NVLink 5.0: 18 links x 50GB/s */
 		.node_egress = 400e9,
 		.dcn_bw = 50e9,
+		.host_bw = 64e9,         /* N DGX B200: PCIe Gen5 x16 per GPU, 128GB/s both ways */
+		.host_mem_bytes = 2e12 / 8, /* N DGX B200: 2TB system memory (4TB optional) */
 	},
 	{
 		.name = "gb200-nvl72",
@@ -197,6 +214,9 @@ static const shs_hardware builtin[] = {
 		.gpu_egress = 900e9,
 		.node_egress = 3600e9,
 		.dcn_bw = 50e9,
+		/* N: "NVLink-C2C 900GB/s" (both ways) between one Grace and its two GPUs */
+		.host_bw = 225e9,
+		.host_mem_bytes = 480e9 / 2, /* N: 480GB LPDDR5X per Grace, two GPUs each */
 	},
 };
 

@@ -61,6 +61,8 @@ static const member members[] = {
 	{ "node_egress", POSITIVE, AT(node_egress), GPU_ONLY, true },
 	/* GPUs: node_egress / node_size when an added entry does not give it */
 	{ "dcn_bw", POSITIVE, AT(dcn_bw), BOTH, true },
+	{ "host_bw", NONNEGATIVE, AT(host_bw), BOTH, false },
+	{ "host_mem_bytes", NONNEGATIVE, AT(host_mem_bytes), BOTH, false },
 	/* achievable rates (hardware_rates.c): 0 or absent means the peak / line rate */
 	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false },
 	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false },

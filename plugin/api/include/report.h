@@ -35,8 +35,12 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 			   uint32_t max_colls);
 
+/* "offload  ... GiB ... to host memory and back ..." when ev offloads activations (the remat
+ * policy offload), else nothing. */
+void shs_offload_print(FILE *out, const shs_eval *ev);
+
 /* ev as a new JSON object (caller releases; NULL when out of memory): step_time_s, compute_s,
- * remat_s, comm_s, exposed_comm_s by axis and in all, bound, mfu, hfu, model_flops_per_device,
+ * remat_s, offload_bytes, offload_s, offload_exposed_s, comm_s, exposed_comm_s by axis and in all, bound, mfu, hfu, model_flops_per_device,
  * flops_per_device,
  * memory_bytes_per_device with its parts, hbm_bytes, fits, collectives. The one writer of an
  * evaluation: the search's JSON report starts from it. */

@@ -53,7 +53,7 @@ int shs_run_option_set(shs_run_options *o, const char *key, const char *value, s
 
 /* Sets every "key=value" of text, separated by ';' (empty parts skipped; a flag may stand
  * alone), splitting text in place (its pieces are borrowed). Returns SHS_OK, or SHS_EINVAL with
- * e naming the option ("option remat=all: takes none, attention, dots or full"). */
+ * e naming the option ("option remat=all: takes none, attention, dots, offload or full"). */
 int shs_run_options_parse(shs_run_options *o, char *text, shs_err *e);
 
 /* A run: its options made ready (the catalog, a named plan's request and cluster), then the

@@ -18,12 +18,17 @@ typedef enum shs_remat {
 				  * backward pass recomputes; a flash kernel keeps no such value,
 				  * so with flash attention this is none */
 	SHS_REMAT_DOTS = 2,      /* keep matmul outputs and layer inputs; recompute the rest */
-	SHS_REMAT_FULL = 3,      /* keep layer inputs; recompute each forward layer */
+	SHS_REMAT_OFFLOAD = 3,   /* keep layer inputs in HBM and every other saved activation in
+				  * host memory: copied out over the host link as the forward pass
+				  * makes it, back as the backward pass needs it, under the
+				  * compute (MaxText's offloaded remat policies); nothing
+				  * recomputed. Needs the hardware's host_bw */
+	SHS_REMAT_FULL = 4,      /* keep layer inputs; recompute each forward layer */
 	SHS_REMAT_COUNT
 } shs_remat;
 
-/* The policy's name ("none", "attention", "dots", "full"; "?" for no policy), and the policy
- * of a name (false when it names none) (evaluate_remat.c). */
+/* The policy's name ("none", "attention", "dots", "offload", "full"; "?" for no policy), and
+ * the policy of a name (false when it names none) (evaluate_remat.c). */
 const char *shs_remat_name(shs_remat r);
 bool shs_remat_from_name(const char *name, shs_remat *out);
 
@@ -78,6 +83,15 @@ typedef struct shs_eval {
 					   * (no recomputation) with attention's halved (causal),
 					   * / devices (evaluate.c) */
 	double remat_s;                   /* compute added by recomputation (in compute_s) */
+	double offload_bytes;             /* saved activations offloaded to host memory per device
+					   * per step (each goes out and comes back) */
+	double offload_s;                 /* their transfer each way over the host link */
+	double offload_held_bytes;        /* of which the host holds at once (one micro-batch's) */
+	double host_mem_bytes;            /* the host memory per chip they may take (a plan that
+					   * holds more there does not fit) */
+	double offload_exposed_s;         /* of which the compute does not hide (in the step
+					   * time): out during the forward pass (a third of the
+					   * compute), back during the backward (two thirds) */
 	double remat_comm_s;              /* exposed communication added by recomputation: the
 					   * collectives of the recomputed forward instructions,
 					   * exposed as they were in the forward pass (in

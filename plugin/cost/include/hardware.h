@@ -48,6 +48,11 @@ typedef struct shs_hardware {
 	double node_egress;           /* scale-out egress per node, one way */
 	/* both */
 	double dcn_bw;                /* per chip, across slices / pods */
+	double host_bw;               /* the host link per chip, one way (PCIe, NVLink-C2C): what
+				       * offloading to host memory moves over; 0: not known (no
+				       * offload) */
+	double host_mem_bytes;        /* host memory per chip (the host's, or its VM's, over its
+				       * chips): what offloaded activations may take; 0: none */
 	/* achievable, not peak (hardware.c cites each; 0 reads as 1, i.e. the peak) */
 	double matmul_eff;            /* fraction of peak large, aligned matmuls sustain */
 	int64_t matmul_tile;          /* the matmul unit's tile edge (evaluate_rate.c) */
@@ -82,7 +87,7 @@ int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e);
 
 /* Entry h as a new JSON object with the members a hardware file takes (name, gpu, flops_bf16,
  * flops_fp8, flops_fp32, flops_int8, hbm_bytes, hbm_bw, then the TPU or the GPU members (max_slice only when set), then
- * dcn_bw), in that order: {"hardware": [it]} loads back as the same entry. Caller releases;
+ * dcn_bw, host_bw, host_mem_bytes), in that order: {"hardware": [it]} loads back as the same entry. Caller releases;
  * NULL when out of memory. */
 struct json_t;
 struct json_t *shs_hw_to_json(const shs_hardware *h);
