@@ -211,9 +211,10 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 }
 
 /* Micro-batch counts after the whole batch: divisors of the batch, each at least twice the
- * last, while the best plan does not fit, or holds recomputation it could drop and the last
- * count beat it (more micro-batches only add work once nothing is recomputed), at most
- * SHS_SEARCH_MICROBATCH_TRIES counts in all. *m becomes the module of the plan kept. */
+ * last, while the best plan does not fit (unless its model state alone is over the HBM), or
+ * holds recomputation it could drop and the last count beat it (more micro-batches only add
+ * work once nothing is recomputed), at most SHS_SEARCH_MICROBATCH_TRIES counts in all. *m
+ * becomes the module of the plan kept. */
 static int search_microbatches(shs_run *r, shs_module **m, shs_err *e)
 {
 	shs_module *whole = *m;
@@ -221,6 +222,9 @@ static int search_microbatches(shs_run *r, shs_module **m, shs_err *e)
 	bool stop = false;
 	int rc = SHS_OK;
 
+	/* the model state alone over the HBM: smaller micro-batches cannot make it fit */
+	if (!r->search.best.fits && r->search.eval.state_bytes >= r->search.eval.hbm_bytes)
+		return SHS_OK;
 	for (int64_t k = 2; k <= batch && !stop && rc == SHS_OK &&
 			    r->search.n_microbatch_tries < SHS_SEARCH_MICROBATCH_TRIES; k++) {
 		if (batch % k || k < 2 * last)
