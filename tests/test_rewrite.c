@@ -291,8 +291,9 @@ static void refused(const char *tail, const char *why)
 	shs_module_free(m);
 }
 
-/* What needs the whole batch at once is refused, naming the instruction; a sum over the batch
- * and what is computed from sums (a mean over a data-dependent count) are not. */
+/* What needs the whole batch at once is refused, naming the instruction; a sum over the batch,
+ * what is computed from sums (a mean over a data-dependent count) and a batch-sized value made
+ * once before the loop (sliced per micro-batch) are not. */
 static void test_refusals(void)
 {
 	shs_module *m, *out = NULL;
@@ -312,6 +313,24 @@ static void test_refusals(void)
 	SHS_ASSERT_OK(shs_microbatch_rewrite(m, 2, &out, &e), &e);
 	CU_ASSERT_EQUAL(shs_microbatch_rewrite(m, 3, &out, &e), SHS_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "does not divide"));
+	shs_module_free(out);
+	shs_module_free(m);
+	/* a value of the batch's size the rewrite cannot remake (a constant, as a mask computed
+	 * once in the entry) is sliced to each micro-batch's rows in the loop */
+	m = shs_test_parse(tiny("  k = f32[8,4] constant({{1,2,3,4},{1,2,3,4},{1,2,3,4},{1,2,3,4},"
+				"{1,2,3,4},{1,2,3,4},{1,2,3,4},{1,2,3,4}})\n"
+				"  z = f32[8,4] multiply(y, k)\n"
+				"  g = f32[4,4] dot(x, z), lhs_contracting_dims={0}, "
+				"rhs_contracting_dims={0}\n  ROOT r = (f32[4,4]) tuple(g)"));
+	SHS_ASSERT_OK(shs_microbatch_rewrite(m, 2, &out, &e), &e);
+	CU_ASSERT_PTR_NOT_NULL(shs_module_find_comp(out, "main.microbatch.body"));
+	{
+		const shs_computation *b = shs_module_find_comp(out, "main.microbatch.body");
+		bool sliced = false;
+		for (uint32_t i = 0; b && i < b->n_instrs; i++)
+			sliced |= !strncmp(b->instrs[i]->name, "microbatch.rows", 15);
+		CU_ASSERT_TRUE(sliced);
+	}
 	shs_module_free(out);
 	shs_module_free(m);
 }

@@ -127,6 +127,15 @@ static void scale_cost(em *E, shs_instr *ni)
 	json_decref(root);
 }
 
+/* Whether a copy of oi at a micro-batch's size is made from its operands' (a tuple of them, a
+ * broadcast, an iota, a transpose, elementwise work); else the entry's loop slices it. */
+static bool remade(const shs_instr *oi)
+{
+	return oi->op == SHS_OP_TUPLE || oi->op == SHS_OP_BROADCAST || oi->op == SHS_OP_IOTA ||
+	       oi->op == SHS_OP_TRANSPOSE ||
+	       (shs_opcode_is_elementwise(oi->op) && oi->shape.type != SHS_TUPLE);
+}
+
 static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t depth);
 
 /* Operand k of instruction i, resized where the analysis says so. */
@@ -210,9 +219,9 @@ static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t
 
 	if (E->rc != SHS_OK)
 		return UINT32_MAX;
-	if (depth > MB_RESIZE_DEPTH || !(oi->op == SHS_OP_TUPLE || oi->op == SHS_OP_BROADCAST ||
-					 oi->op == SHS_OP_IOTA || oi->op == SHS_OP_TRANSPOSE ||
-					 shs_opcode_is_elementwise(oi->op)))
+	if (!remade(oi) && s->trip != UINT32_MAX)
+		return mb_rows(E, s, s->map[v], d); /* the entry's loop: its rows */
+	if (depth > MB_RESIZE_DEPTH || !remade(oi))
 		return E->rc = mb_fail(E->x, s->c, oi, "a value of the whole batch's size the "
 				       "rewrite cannot make per micro-batch"), UINT32_MAX;
 	ni = shs_arena_alloc(A(E), sizeof(*ni));
@@ -265,6 +274,10 @@ void mb_mark_resized(const mb_inst *I, const shs_computation *c, uint32_t v, con
 
 	if (depth > MB_RESIZE_DEPTH)
 		return;
+	if (!remade(oi)) { /* sliced from the value itself (the entry's loop) */
+		used[v] = 1;
+		return;
+	}
 	if (oi->op == SHS_OP_TUPLE) {
 		uint32_t at = 0;
 		for (uint32_t k = 0; k < oi->n_operands; k++) {
@@ -341,7 +354,7 @@ uint32_t mb_inst_comp(em *E, uint32_t k)
 		return I->out;
 	nc = shs_arena_calloc(A(E), 1, sizeof(*nc));
 	snprintf(suffix, sizeof(suffix), ".mb%u", k);
-	s = (site){ .I = I, .c = c, .nc = nc, .suffix = suffix,
+	s = (site){ .I = I, .c = c, .nc = nc, .suffix = suffix, .trip = UINT32_MAX,
 		    .map = calloc(c->n_instrs + 1, sizeof(uint32_t)) };
 	if (!nc || !s.map) {
 		free(s.map);

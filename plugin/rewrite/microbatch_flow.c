@@ -267,9 +267,62 @@ int mb_analyse(mb_ctx *x, uint32_t c, const mb_leaf *sig, uint32_t n, uint32_t *
 	return SHS_OK;
 }
 
+/* The parameter leaf (an index into the signature) that value v of instance I's computation
+ * is: an array parameter, or an array element of a tuple parameter; UINT32_MAX otherwise. */
+static uint32_t sig_leaf(const mb_ctx *x, const mb_inst *I, uint32_t v)
+{
+	const shs_computation *c = x->m->comps[I->comp];
+	const shs_instr *in = c->instrs[v], *p = in;
+	uint32_t at = 0;
+
+	if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands == 1)
+		p = c->instrs[in->operands[0]];
+	if (p->op != SHS_OP_PARAMETER || (p != in && p->shape.type != SHS_TUPLE) ||
+	    in->shape.type == SHS_TUPLE)
+		return UINT32_MAX;
+	for (uint32_t q = 0; q < c->n_instrs; q++)
+		if (c->instrs[q]->op == SHS_OP_PARAMETER &&
+		    c->instrs[q]->parameter_number < p->parameter_number)
+			at += I->first[q + 1] - I->first[q];
+	if (p != in) {
+		if (in->tuple_index < 0 || (uint64_t)in->tuple_index >= p->shape.n_tuple)
+			return UINT32_MAX;
+		for (int64_t k = 0; k < in->tuple_index; k++)
+			at += shs_shape_leaves(&p->shape.tuple[k]);
+	}
+	return at < I->n_sig ? at : UINT32_MAX;
+}
+
+/* A callee that takes a parameter at the batch's size where it meets the batch (resized from
+ * a broadcast in the caller) takes it with the batch instead: sig[l] becomes the batch on that
+ * dim (the caller resizes the operand). Whether any did. */
+static bool promote(const mb_ctx *x, const mb_inst *I, mb_leaf *sig)
+{
+	const shs_computation *c = x->m->comps[I->comp];
+	bool any = false;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		uint32_t at = I->op_first[i];
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k], n = I->first[o + 1] - I->first[o];
+			uint32_t l = n == 1 && I->need[at] >= 0 ? sig_leaf(x, I, o) : UINT32_MAX;
+			if (l != UINT32_MAX && sig[l].kind == MB_NONE) {
+				sig[l].kind = MB_BATCH;
+				sig[l].dim = I->need[at];
+				sig[l].zero = false;
+				any = true;
+			}
+			at += n;
+		}
+	}
+	return any;
+}
+
 /* Joins b into a (a loop's carry with its body's result): the same state, a value the rewrite
- * can resize taking the batch, a zero taking a sum. False when they cannot agree. */
-static bool join(mb_leaf *a, const mb_leaf *b)
+ * can resize (or, for the entry's loops, slice: slice_a) taking the batch, a zero taking a sum.
+ * False when they cannot agree. */
+static bool join(mb_leaf *a, const mb_leaf *b, bool slice_a)
 {
 	const mb_leaf *none = a->kind == MB_NONE ? a : b, *other = none == a ? b : a;
 
@@ -282,12 +335,21 @@ static bool join(mb_leaf *a, const mb_leaf *b)
 	}
 	if (none->kind != MB_NONE)
 		return false; /* a batch and a sum */
-	if (other->kind == MB_BATCH && !(none->free >> other->dim & 1))
+	if (other->kind == MB_BATCH && !(none->free >> other->dim & 1) && !(slice_a && none == a))
 		return false;
 	if (other->kind == MB_PARTIAL && !none->zero)
 		return false;
 	*a = *other;
 	return true;
+}
+
+/* The entry's values of the whole batch's size can all be taken per micro-batch (sliced to its
+ * rows in the loop when they cannot be remade): every dim free. */
+static void sliceable(mb_leaf *l, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (l[j].kind == MB_NONE)
+			l[j].free = ~(uint64_t)0;
 }
 
 /* A body's parameters never resize: the loop's carry brings them. */
@@ -327,6 +389,7 @@ static int while_states(mb_ctx *x, uint32_t k, uint32_t i, const mb_leaf *init, 
 	const shs_instr *w = c->instrs[i];
 	mb_leaf *carry = malloc((n + 1) * sizeof(*carry)), *sig = malloc((n + 1) * sizeof(*sig));
 	uint32_t body = 0, cond = 0, trip;
+	bool entry = I->comp == x->m->entry; /* the loop's init can be sliced per micro-batch */
 	int rc = SHS_OK;
 
 	if (!carry || !sig) {
@@ -334,6 +397,8 @@ static int while_states(mb_ctx *x, uint32_t k, uint32_t i, const mb_leaf *init, 
 		goto done;
 	}
 	memcpy(carry, init, n * sizeof(*carry));
+	if (entry)
+		sliceable(carry, n);
 	for (trip = 0; trip < MB_MAX_TRIPS; trip++) {
 		const mb_inst *B;
 		const shs_computation *bc;
@@ -346,10 +411,22 @@ static int while_states(mb_ctx *x, uint32_t k, uint32_t i, const mb_leaf *init, 
 			goto done;
 		B = x->inst[body];
 		bc = x->m->comps[B->comp];
+		/* a carried value read at the batch's size where it meets the batch: carried with
+		 * the batch (the init resized) */
+		if (promote(x, B, sig)) {
+			for (uint32_t l = 0; l < n; l++)
+				if (sig[l].kind == MB_BATCH && carry[l].kind == MB_NONE &&
+				    !join(&carry[l], &sig[l], entry)) {
+					rc = mb_fail(x, c, w, "a loop carries a value of the whole batch's "
+						     "size the rewrite cannot make per micro-batch");
+					goto done;
+				}
+			continue;
+		}
 		for (uint32_t l = 0; l < n; l++) {
 			mb_leaf before = carry[l], root = B->leaf[B->first[bc->root] + l];
 			root.free = carry[l].free; /* the body's copy is not what is resized */
-			if (!join(&carry[l], &root)) {
+			if (!join(&carry[l], &root, entry)) {
 				rc = mb_fail(x, c, w, "a loop's carry mixes a sum over the batch, the "
 					     "batch itself or a value that is not zero");
 				goto done;
@@ -420,8 +497,27 @@ int mb_calls(mb_ctx *x, uint32_t k, uint32_t i)
 			memcpy(sig + n, I->leaf + I->first[o], m * sizeof(*sig));
 			n += m;
 		}
-		clear_free(sig, n);
-		rc = mb_analyse(x, ins->called[0], sig, n, &callee);
+		if (I->comp == x->m->entry)
+			sliceable(sig, n);
+		for (uint32_t pass = 0; pass < MB_MAX_TRIPS; pass++) {
+			rc = mb_analyse(x, ins->called[0], sig, n, &callee);
+			if (rc != SHS_OK || !promote(x, x->inst[callee], sig))
+				break;
+		}
+		/* what the callee takes with the batch the caller resizes */
+		for (uint32_t j = 0, l = 0; rc == SHS_OK && j < ins->n_operands; j++) {
+			uint32_t o = ins->operands[j], m = I->first[o + 1] - I->first[o];
+			for (uint32_t q = 0; q < m; q++, l++) {
+				const mb_leaf *have = I->leaf + I->first[o] + q;
+				if (sig[l].kind != MB_BATCH || have->kind == MB_BATCH)
+					continue;
+				if (have->kind != MB_NONE || (!(have->free >> sig[l].dim & 1) &&
+							       I->comp != x->m->entry))
+					rc = mb_fail(x, c, ins, "its callee meets the batch with a value "
+						     "the rewrite cannot make per micro-batch");
+				I->need[I->op_first[i] + l] = sig[l].dim;
+			}
+		}
 		free(sig);
 		if (rc != SHS_OK)
 			return rc;

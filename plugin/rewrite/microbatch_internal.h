@@ -94,7 +94,14 @@ typedef struct site {
 	shs_computation *nc;
 	uint32_t *map;
 	const char *suffix;   /* appended to the names of the copies ("" for none) */
+	uint32_t trip;        /* the entry's loop body: its trip counter (a value the rewrite
+			       * cannot remake is sliced to the micro-batch's rows); else
+			       * UINT32_MAX */
 } site;
+
+/* Micro-batch s->trip's rows of value v of s's new computation along dim d ([.., B, ..] as
+ * [.., B/M, M, ..], column trip), as the data is split (microbatch_loop.c). */
+uint32_t mb_rows(em *E, const site *s, uint32_t v, int d);
 
 /* Each returns the new instruction's or computation's index (UINT32_MAX after a failure, which
  * E->rc keeps), or false when out of memory. */

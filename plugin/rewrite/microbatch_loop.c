@@ -126,17 +126,18 @@ static uint32_t zeros(em *E, shs_computation *nc, const shs_shape *s)
 	return make(E, nc, SHS_OP_BROADCAST, &a, &z, 1, "microbatch.zeros");
 }
 
-/* Data [B, ...] as [B/M, M, ...]. */
-static bool split_shape(em *E, const shs_shape *s, shs_shape *out)
+/* Array s with dim d of B as [B/M, M] (the data's split: rows r M + i are micro-batch i's). */
+static bool split_shape(em *E, const shs_shape *s, int d, shs_shape *out)
 {
 	int64_t dims[SHS_MAX_RANK + 1];
 
-	if (s->rank >= SHS_MAX_RANK)
+	if (s->rank >= SHS_MAX_RANK || d < 0 || (uint32_t)d >= s->rank)
 		return false;
-	dims[0] = s->dims[0] / E->x->mb;
-	dims[1] = E->x->mb;
-	for (uint32_t d = 1; d < s->rank; d++)
-		dims[d + 1] = s->dims[d];
+	for (uint32_t k = 0, j = 0; k < s->rank; k++) {
+		dims[j++] = (int)k == d ? s->dims[k] / E->x->mb : s->dims[k];
+		if ((int)k == d)
+			dims[j++] = E->x->mb;
+	}
 	return mb_array_shape(E, out, s->type, dims, s->rank + 1);
 }
 
@@ -151,7 +152,7 @@ static int carry_shape(loop *L)
 		return mb_oom(E);
 	for (uint32_t k = 0; k < L->n_params; k++) {
 		const shs_shape *s = &L->c->instrs[L->params[k]]->shape;
-		if (is_data(L, L->params[k]) ? !split_shape(E, s, &t[1 + k])
+		if (is_data(L, L->params[k]) ? !split_shape(E, s, 0, &t[1 + k])
 		    : shs_shape_copy(E->nm->arena, &t[1 + k], s) != SHS_OK)
 			return mb_oom(E);
 	}
@@ -213,9 +214,10 @@ static uint32_t cond(loop *L)
 	return finish(E, nc, mb_add(E, nc, lt));
 }
 
-/* Micro-batch i of data [B/M, M, ...]: column i, [B/M, ...]. */
+/* Micro-batch i of value split (dim d of whole split as [B/M, M]): column i, reshaped to whole
+ * with B/M on dim d. */
 static uint32_t column(em *E, shs_computation *nc, uint32_t split, uint32_t trip,
-		       const shs_shape *whole)
+		       const shs_shape *whole, int d)
 {
 	const shs_shape *s = &nc->instrs[split]->shape;
 	uint32_t ops[SHS_MAX_RANK + 2], zero = scalar(E, nc, SHS_S32, 0, "microbatch.start");
@@ -223,9 +225,9 @@ static uint32_t column(em *E, shs_computation *nc, uint32_t split, uint32_t trip
 	shs_shape one, col;
 	shs_instr *ds;
 
-	for (uint32_t d = 0; d < s->rank; d++) {
-		ops[d + 1] = d == 1 ? trip : zero;
-		sizes[d] = d == 1 ? 1 : s->dims[d];
+	for (uint32_t k = 0; k < s->rank; k++) {
+		ops[k + 1] = (int)k == d + 1 ? trip : zero;
+		sizes[k] = (int)k == d + 1 ? 1 : s->dims[k];
 	}
 	ops[0] = split;
 	if (!mb_array_shape(E, &one, s->type, sizes, s->rank) ||
@@ -237,9 +239,21 @@ static uint32_t column(em *E, shs_computation *nc, uint32_t split, uint32_t trip
 		return mb_oom(E), UINT32_MAX;
 	ds->dynamic_slice_sizes.n = s->rank;
 	ds->shape = one;
-	col.dims[0] /= E->x->mb;
+	col.dims[d] /= E->x->mb;
 	uint32_t sliced = mb_add(E, nc, ds);
 	return make(E, nc, SHS_OP_RESHAPE, &col, &sliced, 1, "microbatch.column");
+}
+
+uint32_t mb_rows(em *E, const site *s, uint32_t v, int d)
+{
+	const shs_shape *whole = &s->nc->instrs[v]->shape;
+	shs_shape split;
+	uint32_t r;
+
+	if (E->rc != SHS_OK || !split_shape(E, whole, d, &split))
+		return mb_oom(E), UINT32_MAX;
+	r = make(E, s->nc, SHS_OP_RESHAPE, &split, &v, 1, "microbatch.rows");
+	return r == UINT32_MAX ? r : column(E, s->nc, r, s->trip, whole, d);
 }
 
 /* One trip: the micro-batch's forward and backward, the accumulators added to. */
@@ -251,7 +265,7 @@ static uint32_t body(loop *L)
 	shs_instr *p = mb_fresh(E, SHS_OP_PARAMETER, "carry");
 	uint32_t n = 1 + L->n_params + L->n_slots, *next = calloc(n + 1, sizeof(*next));
 	uint32_t pv, trip, one;
-	site s = { .I = L->I, .c = c, .nc = nc, .suffix = "",
+	site s = { .I = L->I, .c = c, .nc = nc, .suffix = "", .trip = UINT32_MAX,
 		   .map = calloc(c->n_instrs + 1, sizeof(uint32_t)) };
 
 	if (!nc || !p || !next || !s.map ||
@@ -262,14 +276,15 @@ static uint32_t body(loop *L)
 	}
 	pv = mb_add(E, nc, p);
 	trip = gte(E, nc, pv, 0, "trip");
+	s.trip = trip;
 	one = scalar(E, nc, SHS_S32, 1, "microbatch.one");
 	next[0] = make(E, nc, SHS_OP_ADD, &L->carry.tuple[0], (uint32_t[]){ trip, one }, 2,
 		       "microbatch.next");
 	for (uint32_t k = 0; k < L->n_params && E->rc == SHS_OK; k++) {
 		uint32_t q = L->params[k];
 		next[1 + k] = gte(E, nc, pv, 1 + k, c->instrs[q]->name);
-		s.map[q] = is_data(L, q) ? column(E, nc, next[1 + k], trip, &c->instrs[q]->shape)
-					 : next[1 + k];
+		s.map[q] = is_data(L, q) ? column(E, nc, next[1 + k], trip, &c->instrs[q]->shape,
+						  0) : next[1 + k];
 	}
 	for (uint32_t i = 0; i < c->n_instrs && E->rc == SHS_OK; i++) {
 		if (!L->in[i] || c->instrs[i]->op == SHS_OP_PARAMETER)
@@ -301,7 +316,7 @@ static uint32_t entry(loop *L, uint32_t body_comp, uint32_t cond_comp)
 	shs_computation *nc = new_comp(E, "");
 	uint32_t n = 1 + L->n_params + L->n_slots, *init = calloc(n + 1, sizeof(*init));
 	uint32_t w = UINT32_MAX;
-	site s = { .I = L->I, .c = c, .nc = nc, .suffix = "",
+	site s = { .I = L->I, .c = c, .nc = nc, .suffix = "", .trip = UINT32_MAX,
 		   .map = calloc(c->n_instrs + 1, sizeof(uint32_t)) };
 
 	if (!nc || !init || !s.map) {

@@ -53,7 +53,9 @@ static int take_batch(const step *s, uint32_t k, int d)
 						      "dims");
 	if (o->kind == MB_PARTIAL)
 		return nonlinear(s);
-	if (!(o->free & bit(d)))
+	/* remade per micro-batch where it is a broadcast or an iota; in the entry, whatever it
+	 * is, sliced to the micro-batch's rows in the loop */
+	if (!(o->free & bit(d)) && s->I->comp != s->x->m->entry)
 		return fail(s, "meets the batch with a value of the whole batch's size that the "
 			       "rewrite cannot make per micro-batch");
 	return SHS_OK;
