@@ -30,19 +30,26 @@ static shs_module *split(const shs_module *m, int64_t mb)
 	return out;
 }
 
-/* The step on 8 H100s under FSDP. */
-static shs_eval fsdp8(shs_host *h, const shs_module *m)
+/* The step on n H100s with the named plan on mesh. */
+static shs_eval on_h100(shs_host *h, const shs_module *m, int64_t n, const char *mesh,
+			const char *plan)
 {
 	shs_hw_catalog cat;
-	shs_cluster_spec spec = { .hardware = "h100", .devices = 8, .mesh = "fsdp=8" };
+	shs_cluster_spec spec = { .hardware = "h100", .devices = n, .mesh = mesh };
 	shs_cluster c;
 	shs_plan *p = NULL;
 	shs_eval ev;
 
 	shs_hw_catalog_builtin(&cat);
-	shs_test_plan_evaluate(h, &cat, &spec, m, "fsdp", NULL, &c, &p, &ev);
+	shs_test_plan_evaluate(h, &cat, &spec, m, plan, NULL, &c, &p, &ev);
 	shs_plan_free(p);
 	return ev;
+}
+
+/* The step on 8 H100s under FSDP. */
+static shs_eval fsdp8(shs_host *h, const shs_module *m)
+{
+	return on_h100(h, m, 8, "fsdp=8", "fsdp");
 }
 
 /* One loop of M trips in the entry, the module's parameters and result as they were, and the
@@ -113,16 +120,7 @@ static void test_flops(void)
 /* The step on one H100 (data parallel, one replica). */
 static shs_eval one_h100(shs_host *h, const shs_module *m)
 {
-	shs_hw_catalog cat;
-	shs_cluster_spec spec = { .hardware = "h100", .devices = 1, .mesh = "data=1" };
-	shs_cluster c;
-	shs_plan *p = NULL;
-	shs_eval ev;
-
-	shs_hw_catalog_builtin(&cat);
-	shs_test_plan_evaluate(h, &cat, &spec, m, "dp", NULL, &c, &p, &ev);
-	shs_plan_free(p);
-	return ev;
+	return on_h100(h, m, 1, "data=1", "dp");
 }
 
 /* Activation memory as 1/M: between M = 2, 4 and 8 the peak drops by A/4 then A/8 (on one

@@ -133,9 +133,12 @@ static void microbatches_print(FILE *out, const shs_search_result *r)
 			"module written loops over them (MaxText gradient_accumulation_steps=%lld)",
 			(long long)r->microbatches,
 			(long long)(r->sequences / r->microbatches), (long long)r->microbatches);
-	else
+	else if (r->sequences > 0)
 		fprintf(out, "micro-batches   none: the whole batch of %lld sequences at once",
 			(long long)r->sequences);
+	else
+		fprintf(out, "micro-batches   none: no data batch found (entry parameters named "
+			"batch, inputs or targets, or of integers)");
 	if (r->n_microbatch_tries > 1) {
 		fprintf(out, "; tried");
 		for (uint32_t k = 0; k < r->n_microbatch_tries; k++) {

@@ -136,6 +136,22 @@ static bool remade(const shs_instr *oi)
 	       (shs_opcode_is_elementwise(oi->op) && oi->shape.type != SHS_TUPLE);
 }
 
+/* The dim of operand k of remade instruction oi (of computation c) that its dim d comes from:
+ * a broadcast's operand dim, a transpose's permuted one, elementwise work's same dim; -1 when
+ * the operand has none (a broadcast dim, a scalar). */
+static int8_t operand_dim(const shs_computation *c, const shs_instr *oi, uint32_t k, int d)
+{
+	if (oi->op == SHS_OP_BROADCAST) {
+		for (uint32_t j = 0; j < oi->dimensions.n; j++)
+			if (oi->dimensions.v[j] == d)
+				return (int8_t)j;
+		return -1;
+	}
+	if (oi->op == SHS_OP_TRANSPOSE)
+		return (int8_t)oi->dimensions.v[d];
+	return c->instrs[oi->operands[k]]->shape.rank > 0 ? (int8_t)d : -1;
+}
+
 static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t depth);
 
 /* Operand k of instruction i, resized where the analysis says so. */
@@ -251,16 +267,7 @@ static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t
 	ni->shape.dims[d] /= E->x->mb;
 	for (uint32_t k = 0; k < oi->n_operands; k++) {
 		uint32_t o = oi->operands[k];
-		int8_t sub = -1;
-		if (oi->op == SHS_OP_BROADCAST) {
-			for (uint32_t j = 0; j < oi->dimensions.n; j++)
-				if (oi->dimensions.v[j] == d)
-					sub = (int8_t)j;
-		} else if (oi->op == SHS_OP_TRANSPOSE) {
-			sub = (int8_t)oi->dimensions.v[d];
-		} else if (s->c->instrs[o]->shape.rank > 0) {
-			sub = (int8_t)d;
-		}
+		int8_t sub = operand_dim(s->c, oi, k, d);
 		ops[k] = sub >= 0 ? resized(E, s, o, &sub, depth + 1) : s->map[o];
 	}
 	return E->rc == SHS_OK ? mb_add(E, s->nc, ni) : UINT32_MAX;
@@ -295,16 +302,7 @@ void mb_mark_resized(const mb_inst *I, const shs_computation *c, uint32_t v, con
 	}
 	for (uint32_t k = 0; k < oi->n_operands; k++) {
 		uint32_t o = oi->operands[k];
-		int8_t sub = -1;
-		if (oi->op == SHS_OP_BROADCAST) {
-			for (uint32_t j = 0; j < oi->dimensions.n; j++)
-				if (oi->dimensions.v[j] == d)
-					sub = (int8_t)j;
-		} else if (oi->op == SHS_OP_TRANSPOSE) {
-			sub = (int8_t)oi->dimensions.v[d];
-		} else if (c->instrs[o]->shape.rank > 0) {
-			sub = (int8_t)d;
-		}
+		int8_t sub = operand_dim(c, oi, k, d);
 		if (sub >= 0)
 			mb_mark_resized(I, c, o, &sub, used, depth + 1);
 		else
