@@ -68,9 +68,22 @@
 /* The paper's tolerance in the issue: within 5 %. */
 static const double TOL = 0.05;
 
-/* A small GPT-3-style model (plain gelu MLP with d_ff = 4h, multi-head attention). */
-enum { H = 256, HEADS = 4, HEAD_DIM = 64, FF = 1024, SEQ = 1024, BATCH = 8, VOCAB = 1024 };
-static const int64_t L1 = 4, L2 = 8;
+/* A GPT-3-style model (plain gelu MLP with d_ff = 4h, multi-head attention), measured between
+ * l1 and l2 layers. */
+typedef struct dims {
+	long long h, heads, head_dim, ff, seq, batch, vocab;
+	int64_t l1, l2;
+} dims;
+
+/* A small one, fast enough for every row. */
+static const dims SMALL = { .h = 256, .heads = 4, .head_dim = 64, .ff = 1024, .seq = 1024,
+			    .batch = 8, .vocab = 1024, .l1 = 4, .l2 = 8 };
+/* The issue's GPT-style layer: hidden 6144, 64 heads, sequence 2048 (Megatron-LM's 18B
+ * configuration), vocab 51200; 100 sequences, so that the layer is activation-heavy (s b > 24
+ * h, see the top) and the residual stream's batch does not divide by 8: it is split over the
+ * sequence, Megatron's sequence parallelism. */
+static const dims GPT = { .h = 6144, .heads = 64, .head_dim = 96, .ff = 24576, .seq = 2048,
+			  .batch = 100, .vocab = 51200, .l1 = 4, .l2 = 8 };
 
 typedef struct measured {
 	double bytes;        /* the peak less state */
@@ -106,8 +119,9 @@ static bool residual_split(const shs_module *m, const shs_plan *p, const shs_mes
 /* The model's dropout rate in the cases that have one (Megatron-LM's). */
 static const char DROPOUT[] = "0.1";
 
-static measured step_memory(int64_t layers, bool scan, const char *attention, bool dropout,
-			    const char *mesh, int64_t devices, const char *kind, shs_remat policy)
+static measured step_memory(const dims *md, int64_t layers, bool scan, const char *attention,
+			    bool dropout, const char *mesh, int64_t devices, const char *kind,
+			    shs_remat policy)
 {
 	char v[8][24];
 	const char *const set[] = { "d_model", v[0], "d_ff", v[1], "heads", v[2], "kv_heads", v[2],
@@ -115,7 +129,8 @@ static measured step_memory(int64_t layers, bool scan, const char *attention, bo
 				    "gated_mlp", "false", "attention", attention, "layers", v[7],
 				    "dropout", dropout ? DROPOUT : "0",
 				    "scan", scan ? "true" : "false", NULL };
-	const long long sizes[8] = { H, FF, HEADS, HEAD_DIM, SEQ, BATCH, VOCAB, layers };
+	const long long sizes[8] = { md->h, md->ff, md->heads, md->head_dim, md->seq, md->batch,
+				     md->vocab, layers };
 	shs_cluster_spec spec = { .hardware = "h100", .devices = devices, .slices = 1,
 				  .mesh = mesh };
 	shs_host *h = shs_test_host();
@@ -144,17 +159,18 @@ static measured step_memory(int64_t layers, bool scan, const char *attention, bo
 
 /* Per layer bytes under policy, and the residual's split (unrolled); *grads (may be NULL)
  * the gradients' bytes per layer. */
-static double per_layer(bool scan, const char *attention, bool dropout, const char *mesh,
-			int64_t t, const char *kind, shs_remat policy, bool *split, double *grads)
+static double per_layer(const dims *md, bool scan, const char *attention, bool dropout,
+			const char *mesh, int64_t t, const char *kind, shs_remat policy, bool *split,
+			double *grads)
 {
-	measured a = step_memory(L1, scan, attention, dropout, mesh, t, kind, policy);
-	measured b = step_memory(L2, scan, attention, dropout, mesh, t, kind, policy);
+	measured a = step_memory(md, md->l1, scan, attention, dropout, mesh, t, kind, policy);
+	measured b = step_memory(md, md->l2, scan, attention, dropout, mesh, t, kind, policy);
 
 	if (split)
 		*split = b.residual_split;
 	if (grads)
-		*grads = (b.grads - a.grads) / (double)(L2 - L1);
-	return (b.bytes - a.bytes) / (double)(L2 - L1);
+		*grads = (b.grads - a.grads) / (double)(md->l2 - md->l1);
+	return (b.bytes - a.bytes) / (double)(md->l2 - md->l1);
 }
 
 /* Of the scanned form's two readings (see the top of the file), the one nearer want; *where
@@ -171,9 +187,10 @@ static double scanned_reading(double slope, double grads, double want, const cha
  * with the residual stream split over the t devices (sequence parallel) or replicated, and
  * with dropout (its masks, 2 s b h, and the attention's mask and output, 3 a s^2 b) or
  * without. */
-static double closed_form(shs_remat policy, int64_t t, bool split, bool dropout)
+static double closed_form(const dims *md, shs_remat policy, int64_t t, bool split, bool dropout)
 {
-	double s = SEQ, b = BATCH, h = H, a = HEADS, d = (double)t;
+	double s = (double)md->seq, b = (double)md->batch, h = (double)md->h;
+	double a = (double)md->heads, d = (double)t;
 	double masks = dropout ? 2 : 0, core = dropout ? 5 : 2; /* per s b h; a s / h */
 
 	if (!split)
@@ -194,7 +211,8 @@ static double closed_form(shs_remat policy, int64_t t, bool split, bool dropout)
 
 /* The sequence-parallel forms (or, want_split false, the replicated-residual ones) under the
  * plan kind (a name or a plan file), scanned and unrolled, with dropout or without. */
-static void check(const char *mesh, int64_t t, const char *kind, bool want_split, bool dropout)
+static void check(const dims *md, const char *mesh, int64_t t, const char *kind, bool want_split,
+		  bool dropout)
 {
 	static const shs_remat policies[] = { SHS_REMAT_NONE, SHS_REMAT_ATTENTION,
 					      SHS_REMAT_FULL };
@@ -203,9 +221,9 @@ static void check(const char *mesh, int64_t t, const char *kind, bool want_split
 		for (int k = 0; k < 3; k++) {
 			bool split = false;
 			double grads = 0;
-			double got = per_layer(scan, "dot", dropout, mesh, t, kind, policies[k],
+			double got = per_layer(md, scan, "dot", dropout, mesh, t, kind, policies[k],
 					       &split, &grads);
-			double want = closed_form(policies[k], t, want_split, dropout);
+			double want = closed_form(md, policies[k], t, want_split, dropout);
 			const char *where = "";
 			if (scan)
 				got = scanned_reading(got, grads, want, &where);
@@ -225,21 +243,72 @@ static void check(const char *mesh, int64_t t, const char *kind, bool want_split
 
 static void test_no_parallelism(void)
 {
-	check("data=1", 1, "dp", true, false);
-	check("data=1", 1, "dp", true, true);
+	check(&SMALL, "data=1", 1, "dp", true, false);
+	check(&SMALL, "data=1", 1, "dp", true, true);
 }
 
 static void test_tensor_parallel(void)
 {
-	check("tensor=4", 4, "tp", true, false);
-	check("tensor=4", 4, "tp", true, true);
+	check(&SMALL, "tensor=4", 4, "tp", true, false);
+	check(&SMALL, "tensor=4", 4, "tp", true, true);
+}
+
+/* The issue's GPT-style layer (hidden 6144, 64 heads, sequence 2048) at tensor=8: Megatron's
+ * sequence parallelism (the residual stream, the norms and dropouts split over the sequence
+ * inside the tensor axis), s b h / t (34 + 5 a s / h) in the paper's terms. */
+static void test_sequence_parallel_gpt(void)
+{
+	char v[4][24];
+	const char *const set[] = { "d_model", v[0], "d_ff", v[1], "heads", v[2], "kv_heads", v[2],
+				    "head_dim", v[3], "seq", "2048", "batch", "100", "vocab", "51200",
+				    "gated_mlp", "false", "attention", "dot", "layers", "2", NULL };
+	shs_cluster_spec spec = { .hardware = "h100", .devices = 8, .slices = 1,
+				  .mesh = "tensor=8" };
+	shs_host *h = shs_test_host();
+	shs_hw_catalog cat;
+	shs_cluster cl;
+	shs_module *m;
+	shs_plan *p = NULL;
+	shs_eval ev;
+	uint32_t calls = 0;
+	const shs_computation *c;
+
+	check(&GPT, "tensor=8", 8, "tp", true, false);
+	check(&GPT, "tensor=8", 8, "tp", true, true);
+	/* the residual stream each layer takes is split over its sequence dim, 8 ways */
+	snprintf(v[0], sizeof(v[0]), "%lld", GPT.h);
+	snprintf(v[1], sizeof(v[1]), "%lld", GPT.ff);
+	snprintf(v[2], sizeof(v[2]), "%lld", GPT.heads);
+	snprintf(v[3], sizeof(v[3]), "%lld", GPT.head_dim);
+	m = shs_test_generate("gpt3-175b", set);
+	shs_hw_catalog_builtin(&cat);
+	shs_test_plan_evaluate(h, &cat, &spec, m, "tp", NULL, &cl, &p, &ev);
+	c = shs_module_entry(m);
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		const shs_decision *d;
+		if (in->op != SHS_OP_CALL || !in->n_operands ||
+		    c->instrs[in->operands[0]]->shape.rank != 3)
+			continue;
+		d = &p->d[m->entry][in->operands[0]];
+		calls++;
+		CU_ASSERT_TRUE(d->set && d->n_leaves &&
+			       shs_spec_dim_split(&d->leaves[0], 1, &cl.mesh) == 8);
+	}
+	CU_ASSERT_TRUE(calls >= 2);
+	shs_eval_free(&ev);
+	shs_plan_free(p);
+	shs_module_free(m);
+	shs_host_free(h);
 }
 
 /* Megatron-LM's tensor parallelism: the residual stream replicated over tensor. */
 static void test_tensor_parallel_replicated(void)
 {
-	check("data=1,tensor=4", 4, SHS_TEST_DATA_DIR "/plans/megatron-tp.json", false, false);
-	check("data=1,tensor=4", 4, SHS_TEST_DATA_DIR "/plans/megatron-tp.json", false, true);
+	check(&SMALL, "data=1,tensor=4", 4, SHS_TEST_DATA_DIR "/plans/megatron-tp.json", false,
+	      false);
+	check(&SMALL, "data=1,tensor=4", 4, SHS_TEST_DATA_DIR "/plans/megatron-tp.json", false,
+	      true);
 }
 
 /* A flash kernel keeps no [T, T] value: selective recomputation drops nothing (scanned and
@@ -250,12 +319,12 @@ static void test_flash_has_no_core(void)
 {
 	for (int scan = 0; scan < 2; scan++) {
 		double grads = 0;
-		double none = per_layer(scan, "flash", false, "data=1", 1, "dp", SHS_REMAT_NONE,
-					NULL, &grads);
-		double attn = per_layer(scan, "flash", false, "data=1", 1, "dp",
+		double none = per_layer(&SMALL, scan, "flash", false, "data=1", 1, "dp",
+					SHS_REMAT_NONE, NULL, &grads);
+		double attn = per_layer(&SMALL, scan, "flash", false, "data=1", 1, "dp",
 					SHS_REMAT_ATTENTION, NULL, NULL);
-		double want = closed_form(SHS_REMAT_ATTENTION, 1, true, false) +
-			      4.0 * BATCH * HEADS * SEQ;
+		double want = closed_form(&SMALL, SHS_REMAT_ATTENTION, 1, true, false) +
+			      4.0 * (double)(SMALL.batch * SMALL.heads * SMALL.seq);
 		const char *where = "";
 		fprintf(stderr, "\n  flash %s: none %.0f, attention %.0f bytes per layer",
 			scan ? "scanned" : "unrolled", none, attn);
@@ -272,6 +341,8 @@ CU_TestInfo activation_tests[] = {
 	  test_no_parallelism },
 	{ "per layer, tp=4: none, attention, full within 5 % of the sequence-parallel forms",
 	  test_tensor_parallel },
+	{ "GPT-style layer (h 6144, 64 heads, s 2048), tp=8 with sequence parallelism: within 5 % "
+	  "of Korthikanti's tensor + sequence form", test_sequence_parallel_gpt },
 	{ "per layer, Megatron's tp=4: none, attention, full within 5 % of the tensor-parallel "
 	  "forms", test_tensor_parallel_replicated },
 	{ "flash attention keeps no core: remat attention is none", test_flash_has_no_core },
