@@ -166,6 +166,15 @@ has "$tmp/out" '"more_recomputation": null'
 has "$tmp/out" '"fits": false'
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 4 -o "$tmp/fit4.pb"
 has "$tmp/out" "(fits"
+# a mixture of experts: the report names the expert axis the plan took or not, and the best
+# plan of the other kind; the fine-grained preset generates
+expect 0 "$ss" gen mixtral-8x7b --scan --set layers=2 --set seq=256 --set batch=16 -o "$tmp/moe.pb"
+expect 0 "$ss" annotate "$tmp/moe.pb" --hardware h100 --devices 8 -o "$tmp/moe-searched.pb"
+has "$tmp/out" "experts         8 routed per layer"
+expect 0 "$ss" annotate "$tmp/moe.pb" --hardware h100 --devices 8 --json -o "$tmp/moe-searched.pb"
+has "$tmp/out" '"routed": 8'
+expect 0 "$ss" gen deepseek-moe-16b --set layers=2 --set seq=256 --set batch=8
+has "$tmp/out" "deepseek-moe-16b"
 # searched with micro-batches, it fits: the count is named and each count tried, the module
 # written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/fitm.hlo"

@@ -73,7 +73,7 @@ has "$tmp/out" "capacity_factor"
 for p in $presets; do has "$tmp/out" "$p"; done
 expect 0 "$ss" gen --list
 for p in $presets; do if grep -qx -- "$p" "$tmp/out"; then ok; else bad "gen --list lacks $p"; fi; done
-[ "$(wc -l <"$tmp/out")" -eq 7 ] && ok || bad "gen --list prints $(wc -l <"$tmp/out") lines, want 7"
+[ "$(wc -l <"$tmp/out")" -eq 8 ] && ok || bad "gen --list prints $(wc -l <"$tmp/out") lines, want 8"
 expect 1 "$ss" gen no-such-model
 has "$tmp/err" "no-such-model"
 expect 2 "$ss" gen

@@ -8,7 +8,7 @@
 #include "gen.h"
 #include "test_util.h"
 
-enum { PATH_MAX_LEN = 4096, LONG_NAME_LEN = 80, N_PRESETS_PUBLISHED = 7 };
+enum { PATH_MAX_LEN = 4096, LONG_NAME_LEN = 80, N_PRESETS_PUBLISHED = 8 };
 
 /* Asserts that haystack contains needle, printing both otherwise. */
 #define ASSERT_HAS(haystack, needle)                                                       \

@@ -46,15 +46,19 @@ static void test_meshes(void)
 	CU_ASSERT_TRUE(found);
 	/* more than fit: counted, not written */
 	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, 0, out, NULL, 2), 405);
-	/* with 8 experts an expert axis of 2, 4 or 8: every split of 8 over four axes (20); with
-	 * 4 experts all but expert=8 */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 8, out, NULL, 64), 20);
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 4, out, NULL, 64), 19);
+	/* with 8 experts an expert axis of 2, 4 or 8: every split of 8 over four axes (20), the
+	 * 4 with both fsdp and expert in both orders (24); with 4 experts all but expert=8 */
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 8, out, NULL, 64), 24);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 4, out, NULL, 64), 23);
 	found = false;
-	for (uint32_t i = 0; i < 19; i++) {
+	for (uint32_t i = 0; i < 23; i++) {
 		found |= !strcmp(out[i], "data=2,expert=2,tensor=2");
 		CU_ASSERT_PTR_NULL(strstr(out[i], "expert=8"));
 	}
+	CU_ASSERT_TRUE(found);
+	found = false;
+	for (uint32_t i = 0; i < 23; i++)
+		found |= !strcmp(out[i], "expert=2,fsdp=4");
 	CU_ASSERT_TRUE(found);
 }
 

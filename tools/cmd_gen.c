@@ -42,6 +42,8 @@ static const char usage_head[] =
 	"  microbatches                      gradient accumulation: the batch as this many micro-batches\n"
 	"                                    in one while loop (a lax.scan), the optimizer once (1: none)\n"
 	"  experts, top_k, capacity_factor   MoE layers (experts=0: dense MLP layers)\n"
+	"  shared_experts                    experts every token goes through (DeepSeekMoE): a dense\n"
+	"                                    MLP of shared_experts x d_ff beside the routed ones\n"
 	"  scan, gated_mlp, tied_embedding   true or false\n"
 	"  dtype                             bf16 or f32-master (f32 weights, bf16 compute)\n"
 	"  attention                         flash (default: the fused kernel, no [T,T] scores)\n"

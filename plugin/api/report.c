@@ -125,6 +125,51 @@ static const char *const stage_text[] = {
 	"ZeRO-3: weights, gradients and Adam state split over the batch axes (FSDP)",
 };
 
+/* The mesh's size of axis name in mesh text ("fsdp=8@x,expert=4@y"): 1 when it has none. */
+static int64_t axis_size(const char *mesh, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = mesh; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == mesh || p[-1] == ',') && p[n] == '=')
+			return strtoll(p + n + 1, NULL, 10);
+	return 1;
+}
+
+/* The best candidate that differs from the plan in having an expert axis or not, or NULL. */
+static const shs_search_try *expert_other(const shs_search_result *r)
+{
+	bool split = axis_size(r->best.mesh, "expert") > 1;
+
+	for (uint32_t k = 0; k < r->n_tries; k++)
+		if ((axis_size(r->tries[k].mesh, "expert") > 1) != split)
+			return &r->tries[k];
+	return NULL;
+}
+
+/* "experts  64 routed per layer, split over expert=8 ...; without an expert axis: ..." */
+static void experts_print(FILE *out, const shs_search_result *r)
+{
+	int64_t e = axis_size(r->best.mesh, "expert");
+	const shs_search_try *o = expert_other(r);
+
+	if (r->experts < 1)
+		return;
+	if (e > 1)
+		fprintf(out, "experts         %lld routed per layer, split over expert=%lld (expert "
+			"parallelism: tokens dispatched and combined by all-to-all over it)",
+			(long long)r->experts, (long long)e);
+	else
+		fprintf(out, "experts         %lld routed per layer, no expert axis (their weights "
+			"split as the plan splits the others)", (long long)r->experts);
+	if (o)
+		fprintf(out, "; the best plan %s an expert axis: %s, %.4g s (%+.1f %%)%s",
+			e > 1 ? "without" : "with", o->mesh, o->step_time_s,
+			100 * (o->step_time_s / r->best.step_time_s - 1),
+			o->fits ? "" : ", does not fit");
+	fputc('\n', out);
+}
+
 /* "micro-batches   8 of 16 sequences: ..." with each count tried. */
 static void microbatches_print(FILE *out, const shs_search_result *r)
 {
@@ -165,6 +210,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
 	       shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
 	microbatches_print(out, r);
+	experts_print(out, r);
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
@@ -208,6 +254,26 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 	json_object_set_new(o, "shape", json_string(shape));
 	json_object_set_new(o, "sharding", json_string(spec));
 	json_object_set_new(user, path, o);
+}
+
+/* {"routed": E, "expert_axis": size, "other": {"mesh", "plan", "step_time_s", "fits"} or
+ * null}: the plan's expert axis, and the best candidate that differs in having one. */
+static json_t *experts_json(const shs_search_result *r)
+{
+	json_t *o = json_object(), *other = json_null();
+	const shs_search_try *t = expert_other(r);
+
+	json_object_set_new(o, "routed", json_integer(r->experts));
+	json_object_set_new(o, "expert_axis", json_integer(axis_size(r->best.mesh, "expert")));
+	if (t) {
+		other = json_object();
+		json_object_set_new(other, "mesh", json_string(t->mesh));
+		json_object_set_new(other, "plan", json_string(t->plan));
+		json_object_set_new(other, "step_time_s", json_real(t->step_time_s));
+		json_object_set_new(other, "fits", json_boolean(t->fits));
+	}
+	json_object_set_new(o, "other", other);
+	return o;
 }
 
 /* [{"microbatches": 1, "mesh": ..., "step_time_s": ..., "memory_bytes": ..., "fits": ...}]. */
@@ -261,6 +327,8 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_decref(ev);
 	json_object_set_new(o, "zero_stage", json_integer(r->zero_stage));
 	json_object_set_new(o, "microbatches", json_integer(r->microbatches));
+	if (r->experts > 0)
+		json_object_set_new(o, "experts", experts_json(r));
 	json_object_set_new(o, "sequences", json_integer(r->sequences));
 	json_object_set_new(o, "microbatch_tries", microbatch_tries_json(r));
 	json_object_set_new(o, "microbatch_refused", r->microbatch_refused[0] ?

@@ -311,7 +311,10 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 {
 	const shs_shape *a = &p->shape;
 
-	if (shs_param_path_has_segment(path, "moe") && !shs_param_path_has_segment(path, "gate"))
+	/* an expert's weight: the expert dim on the expert axis (not the router's, nor the
+	 * shared experts' dense MLP) */
+	if (shs_param_path_has_segment(path, "moe") && !shs_param_path_has_segment(path, "gate") &&
+	    !shs_param_path_has_segment(path, "shared"))
 		for (int d = 0; d < (int)a->rank; d++)
 			if (d != layer && a->dims[d] != s->d_model) {
 				try_axis(s, spec, a, d, "expert", PAD_NO_EMPTY);

@@ -321,6 +321,7 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	int rc = base ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 
 	memset(out, 0, sizeof(*out));
+	out->experts = experts_of(m);
 	g.start = now_s();
 	whole.mesh = NULL;
 	if (rc == SHS_OK && (!(meshes = malloc(MAX_MESHES * sizeof(*meshes))) ||

@@ -1,24 +1,31 @@
 /* The meshes the search tries: every split of the devices over data, fsdp and tensor, with a
  * sequence axis when the token batch has fewer sequences than devices, and an expert axis when
- * the model has experts. */
+ * the model has experts (with fsdp, in both orders: which of them takes the faster links). */
 #include <stdio.h>
 #include <string.h>
 
 #include "search_internal.h"
 
 /* Writes "data=d,fsdp=f,sequence=s,expert=e,tensor=t" without the size-1 axes (all size 1:
- * "data=1"). */
-static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], char *buf, size_t cap)
+ * "data=1"); expert_major: expert before fsdp ("data=d,expert=e,fsdp=f,..."), which lays the
+ * experts on the slower links and the weights' gathers on the faster ones. */
+static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], bool expert_major, char *buf,
+		      size_t cap)
 {
 	static const char *const names[SHS_SEARCH_AXES] = { "data", "fsdp", "sequence", "expert",
 							    "tensor" };
+	static const int usual[SHS_SEARCH_AXES] = { 0, 1, 2, 3, 4 };
+	static const int swapped[SHS_SEARCH_AXES] = { 0, 3, 1, 2, 4 };
+	const int *order = expert_major ? swapped : usual;
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int k = 0; k < SHS_SEARCH_AXES && used < cap; k++)
+	for (int j = 0; j < SHS_SEARCH_AXES && used < cap; j++) {
+		int k = order[j];
 		if (sizes[k] > 1)
 			used += (size_t)snprintf(buf + used, cap - used, "%s%s=%lld",
 						 used ? "," : "", names[k], (long long)sizes[k]);
+	}
 	if (!used)
 		snprintf(buf, cap, "data=1");
 }
@@ -49,11 +56,15 @@ uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t exper
 					int64_t mesh[SHS_SEARCH_AXES] = { rest / f, f, s, e, t };
 					if (rest % f || !sequence_fits(n, s, rest * e, batch, seq))
 						continue;
-					if (count < cap)
-						mesh_text(mesh, out[count], SHS_SEARCH_TEXT);
-					if (count < cap && sizes)
-						memcpy(sizes[count], mesh, sizeof(mesh));
-					count++;
+					/* with both fsdp and expert axes, each of them major */
+					for (int major = 0; major < 1 + (e > 1 && f > 1); major++) {
+						if (count < cap)
+							mesh_text(mesh, major, out[count],
+								  SHS_SEARCH_TEXT);
+						if (count < cap && sizes)
+							memcpy(sizes[count], mesh, sizeof(mesh));
+						count++;
+					}
 				}
 			}
 		}

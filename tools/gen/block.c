@@ -42,10 +42,19 @@ static void ff_weights(const shs_gen_config *c, shs_gen_weight *w, uint32_t *n)
 	int64_t D = c->d_model, F = c->d_ff, E = c->experts;
 
 	if (c->kind == SHS_GEN_TRANSFORMER && E) {
+		int64_t S = c->shared_experts * F;
 		add_weight(w, n, "moe/gate", GD(D, E), true);
 		add_weight(w, n, "moe/wi_0", GD(E, D, F), true);
 		add_weight(w, n, "moe/wi_1", GD(E, D, F), true);
 		add_weight(w, n, "moe/wo", GD(E, F, D), true);
+		if (S && c->gated_mlp) {
+			add_weight(w, n, "moe/shared/wi_0", GD(D, S), true);
+			add_weight(w, n, "moe/shared/wi_1", GD(D, S), true);
+			add_weight(w, n, "moe/shared/wo", GD(S, D), true);
+		} else if (S) {
+			add_weight(w, n, "moe/shared/wi", GD(D, S), true);
+			add_weight(w, n, "moe/shared/wo", GD(S, D), true);
+		}
 	} else if (c->kind == SHS_GEN_TRANSFORMER && c->gated_mlp) {
 		add_weight(w, n, "mlp/wi_0", GD(D, F), true);
 		add_weight(w, n, "mlp/wi_1", GD(D, F), true);

@@ -40,6 +40,7 @@ static const shs__gen_key KEYS[] = {
 	INT_KEY(microbatches, 1),
 	INT_KEY(experts, 0),
 	INT_KEY(top_k, 0),
+	INT_KEY(shared_experts, 0),
 	REAL_KEY(capacity_factor),
 	REAL_KEY(norm_eps),
 	REAL_KEY(learning_rate),

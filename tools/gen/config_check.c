@@ -166,6 +166,9 @@ static int check_experts(const shs_gen_config *c, int64_t *capacity, shs_err *e)
 	double cap;
 
 	*capacity = 0;
+	if (c->shared_experts && !c->experts)
+		return shs_seterr(e, SHS_EINVAL, "shared_experts needs experts (got %" PRId64
+				  " shared experts and no routed ones)", c->shared_experts);
 	if (!c->experts)
 		return SHS_OK;
 	if (c->experts < 2)

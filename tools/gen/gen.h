@@ -49,6 +49,8 @@ typedef struct shs_gen_config {
 	int64_t microbatches;     /* gradient accumulation: the batch as this many micro-batches,
 				   * one while loop over them (1: none) */
 	int64_t experts, top_k;
+	int64_t shared_experts;   /* experts every token goes through besides its top_k (DeepSeekMoE):
+				   * one dense MLP of shared_experts x d_ff in each MoE layer */
 	double capacity_factor;   /* capacity = ceil(top_k * seq * capacity_factor / experts) */
 	bool scan;                /* one while loop over layer-stacked weights, else L copies */
 	bool gated_mlp;           /* SwiGLU (wi_0, wi_1, wo) rather than plain (wi, wo) with gelu */

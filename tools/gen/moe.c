@@ -1,7 +1,8 @@
-/* Mixture-of-experts feed-forward, GShard style: router, top-k dispatch/combine einsums, experts. */
+/* Mixture-of-experts feed-forward, GShard style: router, top-k dispatch/combine einsums, experts,
+ * and (DeepSeekMoE) shared experts every token goes through, as one dense MLP beside them. */
 #include "model_internal.h"
 
-enum { W_GATE, W_WI0, W_WI1, W_WO };
+enum { W_GATE, W_WI0, W_WI1, W_WO, W_SHARED };
 enum { S_LOGITS, S_DISPATCH, S_COMBINE, S_XE, S_H0, S_H1, S_OUT, N_SAVED };
 
 /* Router logits = dot(y[B,T,D], gate[D,E]) -> [B,T,E]. */
@@ -18,8 +19,7 @@ static const shs_gen_dot cumsum = { .lhs_contract = { 1, { 1 } }, .rhs_contract 
 
 uint32_t shs_gen_moe_saved(const shs_gen_config *c)
 {
-	(void)c;
-	return N_SAVED;
+	return N_SAVED + (c->shared_experts ? shs_gen_mlp_saved(c) : 0);
 }
 
 static shs_v dot_named(shs_gb *g, const char *name, shs_v a, shs_v b, const shs_gen_dot *spec)
@@ -89,7 +89,13 @@ shs_v shs_gen_moe_fwd(shs_gen_ctx *x, shs_v y, const shs_v *w, shs_v *saved)
 	act = shs_gen_swiglu(g, saved[S_H0], saved[S_H1]);
 	shs_gb_pop(g);
 	saved[S_OUT] = dot_named(g, "wo", act, w[W_WO], &expert);
-	return dot_named(g, "combine", saved[S_COMBINE], saved[S_OUT], &scatter_out);
+	act = dot_named(g, "combine", saved[S_COMBINE], saved[S_OUT], &scatter_out);
+	if (!c->shared_experts)
+		return act;
+	shs_gb_push(g, "shared");
+	act = shs_gb_add(g, act, shs_gen_mlp_fwd(x, y, w + W_SHARED, saved + N_SAVED));
+	shs_gb_pop(g);
+	return act;
 }
 
 /* d(router logits) from d(combine): gates are the router probabilities where dispatched. */
@@ -140,5 +146,12 @@ shs_v shs_gen_moe_bwd(shs_gen_ctx *x, shs_v y, const shs_v *w, const shs_v *save
 	shs_gb_push(g, "router/grad");
 	dlogits = router_bwd(x, saved, dcombine);
 	shs_gb_pop(g);
-	return shs_gb_add(g, dy, dot_grads(g, "gate", y, w[W_GATE], &router, dlogits, &dw[W_GATE]));
+	dy = shs_gb_add(g, dy, dot_grads(g, "gate", y, w[W_GATE], &router, dlogits, &dw[W_GATE]));
+	if (!x->cfg->shared_experts)
+		return dy;
+	shs_gb_push(g, "shared");
+	dy = shs_gb_add(g, dy, shs_gen_mlp_bwd(x, y, w + W_SHARED, saved + N_SAVED, dout,
+					       dw + W_SHARED));
+	shs_gb_pop(g);
+	return dy;
 }

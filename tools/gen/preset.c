@@ -23,7 +23,7 @@ typedef struct preset {
 	int64_t vocab, d_model, d_ff, layers;
 	int64_t heads, kv_heads, head_dim;
 	int64_t seq, batch;
-	int64_t experts, top_k;
+	int64_t experts, top_k, shared_experts;
 	bool gated_mlp, tied_embedding;
 	shs_gen_dtype dtype;
 } preset;
@@ -51,6 +51,14 @@ static const preset PRESETS[] = {
 	  .d_ff = 14336, .layers = 32, .heads = 32, .kv_heads = 8, .head_dim = 128, .seq = 4096,
 	  .batch = 1024, .experts = 8, .top_k = 2, .gated_mlp = true,
 	  .dtype = SHS_GEN_F32_MASTER },
+	/* DeepSeekMoE 16B (Dai et al. 2024, "DeepSeekMoE", table: 28 layers, hidden 2048, 16 heads
+	 * of 128, vocab 102400, 64 fine-grained routed experts of 1408 (a quarter of a standard
+	 * FFN's split four ways), top-6, 2 shared experts, 4096 tokens a sequence); every layer is
+	 * MoE here (the paper's first layer is dense) */
+	{ .name = "deepseek-moe-16b", .kind = SHS_GEN_TRANSFORMER, .vocab = 102400,
+	  .d_model = 2048, .d_ff = 1408, .layers = 28, .heads = 16, .kv_heads = 16,
+	  .head_dim = 128, .seq = 4096, .batch = 1024, .experts = 64, .top_k = 6,
+	  .shared_experts = 2, .gated_mlp = true, .dtype = SHS_GEN_F32_MASTER },
 	/* The book's model and its mixed FSDP + tensor-parallel example: batch counts tokens. */
 	{ .name = "mlp-only", .kind = SHS_GEN_MLP_ONLY, .d_model = 8192, .d_ff = 32768,
 	  .layers = 64, .seq = 1, .batch = 48000, .dtype = SHS_GEN_BF16 },
@@ -60,7 +68,7 @@ enum { N_PRESETS = sizeof(PRESETS) / sizeof(PRESETS[0]) };
 
 static const char *const PRESET_NAMES[] = {
 	"llama2-13b", "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "mixtral-8x7b",
-	"mlp-only", NULL
+	"deepseek-moe-16b", "mlp-only", NULL
 };
 
 _Static_assert(sizeof(PRESET_NAMES) / sizeof(PRESET_NAMES[0]) == N_PRESETS + 1,
@@ -87,6 +95,7 @@ static void fill(const preset *p, shs_gen_config *out)
 	out->batch = p->batch;
 	out->experts = p->experts;
 	out->top_k = p->top_k;
+	out->shared_experts = p->shared_experts;
 	out->capacity_factor = DEFAULT_CAPACITY_FACTOR;
 	out->scan = false;
 	out->gated_mlp = p->gated_mlp;

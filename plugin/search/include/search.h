@@ -104,6 +104,8 @@ typedef struct shs_search_result {
 				    * on every mesh and seeding tried */
 	bool partial;              /* the time budget ended the search: the best found so far */
 	double search_time_s;
+	int64_t experts;           /* routed experts per layer of a mixture-of-experts model (the
+				    * router's width), 0 for a dense one */
 	shs_search_advice advice;  /* filled by shs_search_advise */
 	/* micro-batches (the run's: it searches the step written as M micro-batches for M from 1
 	 * up while that can help; shs_run_annotate) */
