@@ -18,6 +18,9 @@ static const char *const llama_unrolled[] = { "layers", "2", "seq", "1024", "bat
 					      "vocab", "32768", NULL };
 static const char *const mixtral[] = { "layers", "2", "scan", "true", "seq", "1024",
 				       "batch", "32", NULL };
+static const char *const dropout_scan[] = { "layers", "2", "scan", "true", "seq", "1024",
+					     "batch", "32", "vocab", "32768", "dropout", "0.1",
+					     NULL };
 static const char *const mlp[] = { "layers", "2", "batch", "65536", "d_model", "2048",
 				   "d_ff", "8192", NULL };
 
@@ -95,6 +98,9 @@ static void test_flops(void)
 	static const struct { const char *preset; const char *const *sets; } cases[] = {
 		{ "llama3-8b", llama_scan }, { "llama3-8b", llama_unrolled },
 		{ "mixtral-8x7b", mixtral }, { "mlp-only", mlp },
+		/* dropout's masks, hashed from iotas of the batch's size and saved for the
+		 * backward pass, made per micro-batch */
+		{ "gpt3-175b", dropout_scan },
 	};
 	shs_host *h = shs_test_host();
 
@@ -336,7 +342,8 @@ static void test_refusals(void)
 
 CU_TestInfo rewrite_tests[] = {
 	{ "one loop of M trips with the module's signature, round-trips", test_loop },
-	{ "the same FLOPs in micro-batches (LLaMA both forms, Mixtral, mlp-only)", test_flops },
+	{ "the same FLOPs in micro-batches (LLaMA both forms, Mixtral, mlp-only, GPT-3 with "
+	  "dropout)", test_flops },
 	{ "activation memory falls as 1/M (mlp-only, 2-layer LLaMA)", test_memory },
 	{ "scanned and unrolled micro-batched alike", test_forms },
 	{ "Mixtral: as the generator writes its micro-batched step", test_as_generated },

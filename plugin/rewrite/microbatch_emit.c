@@ -136,22 +136,6 @@ static bool remade(const shs_instr *oi)
 	       (shs_opcode_is_elementwise(oi->op) && oi->shape.type != SHS_TUPLE);
 }
 
-/* The dim of operand k of remade instruction oi (of computation c) that its dim d comes from:
- * a broadcast's operand dim, a transpose's permuted one, elementwise work's same dim; -1 when
- * the operand has none (a broadcast dim, a scalar). */
-static int8_t operand_dim(const shs_computation *c, const shs_instr *oi, uint32_t k, int d)
-{
-	if (oi->op == SHS_OP_BROADCAST) {
-		for (uint32_t j = 0; j < oi->dimensions.n; j++)
-			if (oi->dimensions.v[j] == d)
-				return (int8_t)j;
-		return -1;
-	}
-	if (oi->op == SHS_OP_TRANSPOSE)
-		return (int8_t)oi->dimensions.v[d];
-	return c->instrs[oi->operands[k]]->shape.rank > 0 ? (int8_t)d : -1;
-}
-
 static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t depth);
 
 /* Operand k of instruction i, resized where the analysis says so. */
@@ -231,6 +215,7 @@ static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t
 	const shs_instr *oi = s->c->instrs[v];
 	shs_instr *ni;
 	uint32_t *ops;
+	char suffix[32];
 	int d = need[0];
 
 	if (E->rc != SHS_OK)
@@ -246,7 +231,8 @@ static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t
 		return mb_oom(E), UINT32_MAX;
 	*ni = *oi;
 	ni->id = E->next_id++;
-	ni->name = mb_name_with(E, oi->name, ".mb");
+	snprintf(suffix, sizeof(suffix), ".mb%lld", (long long)ni->id); /* one per copy */
+	ni->name = mb_name_with(E, oi->name, suffix);
 	ni->n_control = 0;
 	ni->operands = ops;
 	if (!ni->name || shs_shape_copy(A(E), &ni->shape, &oi->shape) != SHS_OK)
@@ -267,7 +253,7 @@ static uint32_t resized(em *E, site *s, uint32_t v, const int8_t *need, uint32_t
 	ni->shape.dims[d] /= E->x->mb;
 	for (uint32_t k = 0; k < oi->n_operands; k++) {
 		uint32_t o = oi->operands[k];
-		int8_t sub = operand_dim(s->c, oi, k, d);
+		int8_t sub = mb_operand_dim(s->c, oi, k, d);
 		ops[k] = sub >= 0 ? resized(E, s, o, &sub, depth + 1) : s->map[o];
 	}
 	return E->rc == SHS_OK ? mb_add(E, s->nc, ni) : UINT32_MAX;
@@ -302,7 +288,7 @@ void mb_mark_resized(const mb_inst *I, const shs_computation *c, uint32_t v, con
 	}
 	for (uint32_t k = 0; k < oi->n_operands; k++) {
 		uint32_t o = oi->operands[k];
-		int8_t sub = operand_dim(c, oi, k, d);
+		int8_t sub = mb_operand_dim(c, oi, k, d);
 		if (sub >= 0)
 			mb_mark_resized(I, c, o, &sub, used, depth + 1);
 		else

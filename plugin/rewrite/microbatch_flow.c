@@ -45,6 +45,7 @@ static void inst_free(mb_inst *I)
 	free(I->call_first);
 	free(I->callee);
 	free(I->where);
+	free(I->promo);
 	free(I);
 }
 
@@ -103,9 +104,11 @@ static int inst_tables(mb_ctx *x, mb_inst *I, const shs_computation *c)
 	I->need = malloc(needs + 1);
 	I->callee = calloc(calls + 1, sizeof(*I->callee));
 	I->where = calloc(c->n_instrs + 1, 1);
-	if (!I->leaf || !I->need || !I->callee || !I->where)
+	I->promo = malloc(c->n_instrs + 1);
+	if (!I->leaf || !I->need || !I->callee || !I->where || !I->promo)
 		return shs_seterr(x->e, SHS_ENOMEM, "micro-batches: out of memory");
 	memset(I->need, -1, needs + 1);
+	memset(I->promo, -1, c->n_instrs + 1);
 	return SHS_OK;
 }
 
@@ -179,7 +182,31 @@ static int place_entry(mb_ctx *x, uint32_t k, uint32_t i)
 	return SHS_OK;
 }
 
-static int analyse_body(mb_ctx *x, uint32_t k)
+/* Where each parameter's leaves start in the signature, by parameter number (caller frees);
+ * NULL when out of memory. */
+static uint32_t *param_offsets(const mb_inst *I, const shs_computation *c, uint32_t *n)
+{
+	uint32_t count = 0, *at;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (c->instrs[i]->op == SHS_OP_PARAMETER &&
+		    c->instrs[i]->parameter_number >= (int64_t)count &&
+		    c->instrs[i]->parameter_number < (int64_t)c->n_instrs)
+			count = (uint32_t)c->instrs[i]->parameter_number + 1;
+	at = calloc(count + 1, sizeof(*at));
+	for (uint32_t i = 0; at && i < c->n_instrs; i++) {
+		const shs_instr *p = c->instrs[i];
+		if (p->op == SHS_OP_PARAMETER && p->parameter_number >= 0 &&
+		    p->parameter_number + 1 < (int64_t)count + 1)
+			at[p->parameter_number + 1] = I->first[i + 1] - I->first[i];
+	}
+	for (uint32_t k = 1; at && k <= count; k++)
+		at[k] += at[k - 1];
+	*n = count;
+	return at;
+}
+
+static int analyse_pass(mb_ctx *x, uint32_t k, const uint32_t *at, uint32_t n_params)
 {
 	mb_inst *I = x->inst[k];
 	const shs_computation *c = x->m->comps[I->comp];
@@ -190,28 +217,50 @@ static int analyse_body(mb_ctx *x, uint32_t k)
 		const shs_instr *ins = c->instrs[i];
 		bool nonlinear = false;
 		if (ins->op == SHS_OP_PARAMETER) {
-			uint32_t at = 0;
-			for (uint32_t q = 0; q < c->n_instrs; q++)
-				if (c->instrs[q]->op == SHS_OP_PARAMETER &&
-				    c->instrs[q]->parameter_number < ins->parameter_number)
-					at += I->first[q + 1] - I->first[q];
-			if (at + I->first[i + 1] - I->first[i] > I->n_sig)
+			uint32_t from = ins->parameter_number >= 0 &&
+					ins->parameter_number < (int64_t)n_params ?
+					at[ins->parameter_number] : UINT32_MAX;
+			if (from == UINT32_MAX || from + I->first[i + 1] - I->first[i] > I->n_sig)
 				return mb_fail(x, c, ins, "parameters do not match the call");
-			memcpy(I->leaf + I->first[i], I->sig + at,
+			memcpy(I->leaf + I->first[i], I->sig + from,
 			       (I->first[i + 1] - I->first[i]) * sizeof(*I->leaf));
 			if (entry)
 				I->where[i] = holds(I, i, 0) ? MB_LOOP : MB_OUT;
 			continue;
 		}
-		if (entry) {
-			rc = place_entry(x, k, i);
-		} else {
-			rc = mb_step(x, k, i, &nonlinear);
-		}
+		rc = entry ? place_entry(x, k, i) : mb_step(x, k, i, &nonlinear);
 		if (rc != SHS_OK)
 			return rc;
+		/* a value found to meet the batch takes it where it is made */
+		if (I->promo[i] >= 0 && I->first[i + 1] - I->first[i] == 1 &&
+		    I->leaf[I->first[i]].kind == MB_NONE) {
+			I->leaf[I->first[i]] = (mb_leaf){ .kind = MB_BATCH, .dim = I->promo[i] };
+			if (entry && I->where[i] == MB_OUT)
+				I->where[i] = MB_LOOP;
+		}
 	}
 	return SHS_OK;
+}
+
+/* Analyses instance k, again while it finds values to promote (each pass promotes more). */
+static int analyse_body(mb_ctx *x, uint32_t k)
+{
+	mb_inst *I = x->inst[k];
+	const shs_computation *c = x->m->comps[I->comp];
+	uint32_t n_params = 0, *at = param_offsets(I, c, &n_params);
+	int rc = at ? SHS_OK : shs_seterr(x->e, SHS_ENOMEM, "micro-batches: out of memory");
+
+	for (uint32_t pass = 0; rc == SHS_OK && pass < MB_MAX_TRIPS; pass++) {
+		I->again = false;
+		memset(I->leaf, 0, I->first[c->n_instrs] * sizeof(*I->leaf));
+		memset(I->need, -1, I->op_first[c->n_instrs]);
+		memset(I->where, 0, c->n_instrs);
+		rc = analyse_pass(x, k, at, n_params);
+		if (rc != SHS_OK || !I->again)
+			break;
+	}
+	free(at);
+	return rc;
 }
 
 int mb_analyse(mb_ctx *x, uint32_t c, const mb_leaf *sig, uint32_t n, uint32_t *out)

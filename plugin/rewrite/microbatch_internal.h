@@ -38,6 +38,10 @@ typedef struct mb_inst {
 	uint32_t *call_first; /* instruction i's callees' instances: callee[call_first[i] ..) */
 	uint32_t *callee;
 	uint8_t *where;      /* the entry only: MB_OUT, MB_LOOP or MB_AFTER per instruction */
+	int8_t *promo;       /* per instruction: a value of the batch's size made here (a
+			      * broadcast, an iota, work on them) that meets the batch on this dim
+			      * takes it (made per micro-batch for every user), or -1 */
+	bool again;          /* a promotion was found: the computation is analysed again */
 	bool changes;        /* some shape changes: the computation is cloned */
 	bool done;
 	uint32_t out;        /* emission: its computation in the new module */
@@ -70,6 +74,10 @@ int mb_step(mb_ctx *x, uint32_t inst, uint32_t i, bool *nonlinear);
 /* The leaves of instruction i (a while, call, fusion or conditional) of x's instance: its
  * callees analysed under its operands' leaves (microbatch_flow.c). */
 int mb_calls(mb_ctx *x, uint32_t inst, uint32_t i);
+
+/* The dim of operand k of instruction oi (a broadcast, a transpose, elementwise work; of
+ * computation c) that its dim d comes from, or -1 (a broadcast dim, a scalar) (microbatch_ops.c). */
+int8_t mb_operand_dim(const shs_computation *c, const shs_instr *oi, uint32_t k, int d);
 
 /* Fails: "instruction NAME of COMP: why". */
 int mb_fail(mb_ctx *x, const shs_computation *c, const shs_instr *i, const char *why);

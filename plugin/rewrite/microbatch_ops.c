@@ -1,6 +1,7 @@
 /* What one instruction's result holds of the batch, from its operands': the batch dim followed
  * through each operation, sums over the batch kept only where they add up over micro-batches
  * (linear operations), values made at full size resized where they meet the batch. */
+#include <stdio.h>
 #include <string.h>
 
 #include "microbatch_internal.h"
@@ -43,6 +44,45 @@ static uint64_t bit(int64_t d)
 	return d >= 0 && d < 64 ? (uint64_t)1 << d : 0;
 }
 
+int8_t mb_operand_dim(const shs_computation *c, const shs_instr *oi, uint32_t k, int d)
+{
+	if (oi->op == SHS_OP_BROADCAST) {
+		for (uint32_t j = 0; j < oi->dimensions.n; j++)
+			if (oi->dimensions.v[j] == d)
+				return (int8_t)j;
+		return -1;
+	}
+	if (oi->op == SHS_OP_TRANSPOSE)
+		return d < (int)oi->dimensions.n ? (int8_t)oi->dimensions.v[d] : -1;
+	return c->instrs[oi->operands[k]]->shape.rank > 0 ? (int8_t)d : -1;
+}
+
+/* Whether a value made by ins can be made per micro-batch wherever it is made. */
+static bool promotable(const shs_instr *ins)
+{
+	return ins->shape.type != SHS_TUPLE &&
+	       (ins->op == SHS_OP_BROADCAST || ins->op == SHS_OP_IOTA ||
+		ins->op == SHS_OP_TRANSPOSE || shs_opcode_is_elementwise(ins->op));
+}
+
+/* Value v (of the batch's size, the same in every micro-batch) takes the batch on dim d, and
+ * so do the values of that size it is made from. */
+static void promote(const step *s, uint32_t v, int d, uint32_t depth)
+{
+	const shs_instr *oi = s->c->instrs[v];
+
+	if (depth > 64 || s->I->promo[v] >= 0 || !promotable(oi) ||
+	    s->I->leaf[s->I->first[v]].kind != MB_NONE)
+		return;
+	s->I->promo[v] = (int8_t)d;
+	s->I->again = true;
+	for (uint32_t k = 0; k < oi->n_operands; k++) {
+		int8_t sub = oi->op == SHS_OP_IOTA ? -1 : mb_operand_dim(s->c, oi, k, d);
+		if (sub >= 0)
+			promote(s, oi->operands[k], sub, depth + 1);
+	}
+}
+
 /* Operand k (an array) taken with the batch on dim d: it holds it there, or is resized. */
 static int take_batch(const step *s, uint32_t k, int d)
 {
@@ -55,9 +95,16 @@ static int take_batch(const step *s, uint32_t k, int d)
 		return nonlinear(s);
 	/* remade per micro-batch where it is a broadcast or an iota; in the entry, whatever it
 	 * is, sliced to the micro-batch's rows in the loop */
-	if (!(o->free & bit(d)) && s->I->comp != s->x->m->entry)
-		return fail(s, "meets the batch with a value of the whole batch's size that the "
-			       "rewrite cannot make per micro-batch");
+	if ((o->free & bit(d)) && promotable(s->c->instrs[s->ins->operands[k]]))
+		promote(s, s->ins->operands[k], d, 0);
+	if (!(o->free & bit(d)) && s->I->comp != s->x->m->entry) {
+		char why[SHS_ERRMSG_MAX / 2];
+		const shs_instr *v = s->c->instrs[s->ins->operands[k]];
+		snprintf(why, sizeof(why), "meets the batch with %s (%s), a value of the whole "
+			 "batch's size that the rewrite cannot make per micro-batch",
+			 v->name ? v->name : "?", shs_opcode_name(v->op));
+		return fail(s, why);
+	}
 	return SHS_OK;
 }
 
@@ -560,9 +607,11 @@ int mb_step(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 		s.res->zero = ins->shape.type != SHS_TUPLE && is_zero_constant(ins);
 		return SHS_OK;
 	case SHS_OP_IOTA:
+		/* any dim: along its own, a micro-batch's iota counts its own rows (a dropout
+		 * hash of positions then draws the same masks in every micro-batch, where JAX
+		 * would fold the micro-batch's index into the key: the same cost) */
 		for (uint32_t d = 0; d < ins->shape.rank; d++)
-			if (ins->dimensions.n != 1 || (int64_t)d != ins->dimensions.v[0])
-				s.res->free |= bit(d);
+			s.res->free |= bit(d);
 		return SHS_OK;
 	case SHS_OP_BROADCAST: return broadcast(&s);
 	case SHS_OP_RESHAPE: case SHS_OP_BITCAST: return reshape(&s);
