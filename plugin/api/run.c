@@ -170,9 +170,20 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	shs_search_result res = { 0 };
 	shs_module *split = NULL;
 	shs_err why = { 0 };
-	int rc = shs_microbatch_rewrite(whole, k, &split, &why);
+	int rc;
 
-	if (rc == SHS_EINVAL) { /* the step cannot be split: said in the report */
+	/* the time budget is the whole search's: what the counts before used is spent */
+	if (so.time_budget_s > 0) {
+		so.time_budget_s -= r->search.search_time_s;
+		if (so.time_budget_s <= 0) {
+			r->search.partial = true;
+			*stop = true;
+			return SHS_OK;
+		}
+	}
+	rc = shs_microbatch_rewrite(whole, k, &split, &why);
+
+	if (rc == SHS_EINVAL || rc == SHS_EUNSUPPORTED) { /* cannot be split: said in the report */
 		shs_str_copy(r->search.microbatch_refused, sizeof(r->search.microbatch_refused),
 			     why.msg);
 		*stop = true;
@@ -187,6 +198,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	}
 	note_try(&r->search, k, &res.best);
 	r->search.search_time_s += res.search_time_s; /* the search's time is all counts' */
+	r->search.partial |= res.partial;
 	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
 	if (!res.best.fits || !better(&res, &r->search)) {
 		*stop = r->search.best.fits;
@@ -200,6 +212,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	res.microbatches = k;
 	res.sequences = r->search.sequences;
 	res.search_time_s = r->search.search_time_s;
+	res.partial = r->search.partial;
 	shs_search_result_free(&r->search);
 	r->search = res;
 	for (uint32_t a = 0; a < r->search.cluster.mesh.n_axes; a++) /* its own storage */
