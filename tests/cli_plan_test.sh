@@ -175,6 +175,15 @@ expect 0 "$ss" annotate "$tmp/moe.pb" --hardware h100 --devices 8 --json -o "$tm
 has "$tmp/out" '"routed": 8'
 expect 0 "$ss" gen deepseek-moe-16b --set layers=2 --set seq=256 --set batch=8
 has "$tmp/out" "deepseek-moe-16b"
+# the sequence: 10 sequences on tensor=8 split the residual stream over the sequence inside the
+# tensor axis (Megatron's sequence parallelism), named in the text and JSON reports
+expect 0 "$ss" gen gpt3-175b --set layers=2 --set batch=10 --set seq=512 --set d_model=512 --set heads=8 --set kv_heads=8 --set head_dim=64 --set d_ff=2048 --set vocab=1024 -o "$tmp/sp.pb"
+expect 0 "$ss" evaluate "$tmp/sp.pb" --hardware h100 --devices 8 --mesh tensor=8 --plan tp
+has "$tmp/out" "sequence        split over tensor (Megatron's sequence parallelism"
+expect 0 "$ss" evaluate "$tmp/sp.pb" --hardware h100 --devices 8 --mesh tensor=8 --plan tp --json
+has "$tmp/out" '"kind": "tensor (sequence parallelism)"'
+expect 0 "$ss" annotate "$tmp/sp.pb" --hardware h100 --devices 8 -o "$tmp/sp-searched.pb"
+has "$tmp/out" "sequence        "
 # searched with micro-batches, it fits: the count is named and each count tried, the module
 # written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/fitm.hlo"

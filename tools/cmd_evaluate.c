@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "report.h"
+#include "report_sequence.h"
 #include "run.h"
 
 enum { SHOWN_COLLECTIVES = 10 };
@@ -104,13 +105,15 @@ int shs_cmd_evaluate(int argc, char **argv)
 		rc = shs_cli_exit(e.code);
 		goto done;
 	}
-	if (a.json)
-		shs_cli_put_json(shs_padded_report_with(shs_eval_report_json(&r.cluster, &ev), m,
-							r.plan), SHS_EVAL_JSON_DIGITS);
-	else
+	if (a.json) {
+		shs_cli_put_json(shs_sequence_report_with(shs_padded_report_with(
+					 shs_eval_report_json(&r.cluster, &ev), m, r.plan), m, r.plan),
+				 SHS_EVAL_JSON_DIGITS);
+	} else {
 		shs_eval_report_print(stdout, &r.cluster, &ev, SHOWN_COLLECTIVES);
-	if (!a.json)
 		shs_padded_report_print(stdout, m, r.plan);
+		shs_sequence_report_print(stdout, m, r.plan);
+	}
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();

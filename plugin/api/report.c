@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "report.h"
+#include "report_sequence.h"
 
 enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
 
@@ -230,6 +231,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	       r->exact ? ": every combination on every plan tried (exact)" :
 	       r->refine_evals ? ": one sweep on the best plan" : " (too many to try)");
 	shs_padded_report_print(out, m, r->plan);
+	shs_sequence_report_print(out, m, r->plan);
 	count_strategies(r->plan, &used);
 	fprintf(out, "strategies     ");
 	for (uint32_t k = 0; k < used.n; k++)
@@ -300,7 +302,8 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 {
 	json_t *o = json_object(), *mesh = json_object(), *weights = json_object();
 	json_t *ups = json_array(), *strategies = json_object();
-	json_t *ev = shs_padded_report_with(shs_eval_report_json(&r->cluster, &r->eval), m, r->plan);
+	json_t *ev = shs_sequence_report_with(shs_padded_report_with(
+		shs_eval_report_json(&r->cluster, &r->eval), m, r->plan), m, r->plan);
 	uint32_t idx[RUNNERS_UP], n = runners_up(r, idx);
 	tally used;
 
