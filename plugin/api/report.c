@@ -258,8 +258,7 @@ static void json_weight(void *user, const char *path, const char *shape, const c
 	json_object_set_new(user, path, o);
 }
 
-/* {"routed": E, "expert_axis": size, "other": {"mesh", "plan", "step_time_s", "fits"} or
- * null}: the plan's expert axis, and the best candidate that differs in having one. */
+/* {"routed": E, "expert_axis": size, "other": a candidate (shs_try_report_json) or null}: the plan's expert axis, and the best candidate that differs in having one. */
 static json_t *experts_json(const shs_search_result *r)
 {
 	json_t *o = json_object(), *other = json_null();
@@ -267,32 +266,20 @@ static json_t *experts_json(const shs_search_result *r)
 
 	json_object_set_new(o, "routed", json_integer(r->experts));
 	json_object_set_new(o, "expert_axis", json_integer(axis_size(r->best.mesh, "expert")));
-	if (t) {
-		other = json_object();
-		json_object_set_new(other, "mesh", json_string(t->mesh));
-		json_object_set_new(other, "plan", json_string(t->plan));
-		json_object_set_new(other, "step_time_s", json_real(t->step_time_s));
-		json_object_set_new(other, "fits", json_boolean(t->fits));
-	}
+	if (t)
+		other = shs_try_report_json(t);
 	json_object_set_new(o, "other", other);
 	return o;
 }
 
-/* [{"microbatches": 1, "mesh": ..., "step_time_s": ..., "memory_bytes": ..., "fits": ...}]. */
+/* [{"microbatches": 1, and the best candidate of that count (shs_try_report_json)}]. */
 static json_t *microbatch_tries_json(const shs_search_result *r)
 {
 	json_t *a = json_array();
 
 	for (uint32_t k = 0; k < r->n_microbatch_tries; k++) {
-		const shs_search_try *t = &r->microbatch_tries[k];
-		json_t *o = json_object();
+		json_t *o = shs_try_report_json(&r->microbatch_tries[k]);
 		json_object_set_new(o, "microbatches", json_integer(r->microbatch_counts[k]));
-		json_object_set_new(o, "mesh", json_string(t->mesh));
-		json_object_set_new(o, "plan", json_string(t->plan));
-		json_object_set_new(o, "remat", json_string(shs_remat_name(t->remat)));
-		json_object_set_new(o, "step_time_s", json_real(t->step_time_s));
-		json_object_set_new(o, "memory_bytes", json_real(t->memory_bytes));
-		json_object_set_new(o, "fits", json_boolean(t->fits));
 		json_array_append_new(a, o);
 	}
 	return a;

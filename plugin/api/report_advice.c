@@ -88,7 +88,7 @@ void shs_advice_report_print(FILE *out, const shs_search_result *r)
 			100 * a->fit_fraction, (r->eval.memory_bytes - a->state_bytes) / GIB);
 }
 
-static json_t *try_json(const shs_search_try *t)
+json_t *shs_try_report_json(const shs_search_try *t)
 {
 	json_t *o = json_object();
 
@@ -97,6 +97,7 @@ static json_t *try_json(const shs_search_try *t)
 	json_object_set_new(o, "remat", json_string(shs_remat_name(t->remat)));
 	json_object_set_new(o, "step_time_s", json_real(t->step_time_s));
 	json_object_set_new(o, "memory_bytes_per_device", json_real(t->memory_bytes));
+	json_object_set_new(o, "fits", json_boolean(t->fits));
 	return o;
 }
 
@@ -109,11 +110,11 @@ json_t *shs_advice_report_json(const shs_search_result *r)
 	if (a->devices) {
 		json_object_set_new(chips, "devices", json_integer(a->devices));
 		json_object_set_new(chips, "cluster", json_string(a->cluster));
-		json_object_set_new(chips, "best", try_json(&a->more_chips));
+		json_object_set_new(chips, "best", shs_try_report_json(&a->more_chips));
 	}
 	json_object_set_new(o, "more_chips", chips);
 	json_object_set_new(o, "more_recomputation",
-			    a->remat_fits ? try_json(&a->with_remat) : json_null());
+			    a->remat_fits ? shs_try_report_json(&a->with_remat) : json_null());
 	json_object_set_new(tokens, "sequences", json_integer(a->sequences));
 	json_object_set_new(tokens, "fit_sequences", json_integer(a->fit_sequences));
 	json_object_set_new(tokens, "fit_fraction", json_real(a->fit_fraction));

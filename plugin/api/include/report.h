@@ -46,6 +46,10 @@ void shs_offload_print(FILE *out, const shs_eval *ev);
  * evaluation: the search's JSON report starts from it. */
 json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev);
 
+/* A candidate of the search as a new JSON object: mesh, plan, remat, step_time_s,
+ * memory_bytes_per_device, fits (report_advice.c; caller releases). */
+json_t *shs_try_report_json(const shs_search_try *t);
+
 /* Whether ev fits with less than SHS_REPORT_TIGHT of the HBM to spare (report_advice.c). */
 bool shs_eval_tight(const shs_eval *ev);
 
