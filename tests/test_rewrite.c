@@ -264,6 +264,39 @@ static void test_as_generated(void)
 	shs_host_free(h);
 }
 
+/* The real MaxText step XLA wrote (16 sequences of 2048 tokens, its loss divided by the
+ * batch's target-token count before the backward pass): split, with the model's FLOPs, and
+ * activation memory as 1/M on one H100. */
+static void test_maxtext(void)
+{
+	shs_host *h = shs_test_host();
+	shs_module *whole = NULL;
+	shs_err e = { 0 };
+	double mem[4] = { 0 }, flops = 0;
+
+	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(
+		"nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"), SHS_FORMAT_AUTO, &whole,
+		&e), &e);
+	for (int k = 0; k < 4; k++) {
+		shs_module *m = k ? split(whole, (int64_t)1 << k) : whole;
+		shs_eval ev = one_h100(h, m);
+		if (!k)
+			flops = ev.model_flops;
+		else
+			CU_ASSERT_TRUE(fabs(ev.model_flops / flops - 1) < 1e-9);
+		mem[k] = ev.memory_bytes;
+		shs_eval_free(&ev);
+		if (k)
+			shs_module_free(m);
+	}
+	fprintf(stderr, "\n  MaxText step: peak %.2f / %.2f / %.2f / %.2f GiB whole and at 2 / 4 / 8",
+		mem[0] / (1 << 30), mem[1] / (1 << 30), mem[2] / (1 << 30), mem[3] / (1 << 30));
+	CU_ASSERT_TRUE(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3]);
+	CU_ASSERT_TRUE(fabs((mem[1] - mem[2]) / (mem[2] - mem[3]) - 2) < 0.05);
+	shs_module_free(whole);
+	shs_host_free(h);
+}
+
 /* data [8, 4] through a weight; out is the tail the step computes from the batch. */
 static char *tiny(const char *tail)
 {
@@ -305,11 +338,12 @@ static void test_refusals(void)
 
 	refused("  big = f32[4] reduce(y, zero), dimensions={0}, to_apply=max\n"
 		"  ROOT r = (f32[4]) tuple(big)", "reduce big");
-	/* the backward pass scaled by a function of the whole batch's sum */
+	/* work scaled by a function of the whole batch's sum, then not linear in it */
 	refused("  s = f32[] reduce(y, zero), dimensions={0,1}, to_apply=add\n"
-		"  inv = f32[] divide(zero, s)\n  b = f32[8,4] broadcast(inv), dimensions={}\n"
-		"  z = f32[8,4] multiply(y, b)\n  g = f32[4,4] dot(x, z), lhs_contracting_dims={0}, "
-		"rhs_contracting_dims={0}\n  ROOT r = (f32[4,4]) tuple(g)", "whole batch");
+		"  inv = f32[] divide(zero, s)\n  bi = f32[8,4] broadcast(inv), dimensions={}\n"
+		"  z = f32[8,4] multiply(y, bi)\n  ez = f32[8,4] exponential(z)\n"
+		"  g = f32[4,4] dot(x, ez), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+		"  ROOT r = (f32[4,4]) tuple(g)", "exponential ez");
 	refused("  ROOT r = (f32[8,4]) tuple(y)", "whole batch");
 	m = shs_test_parse(tiny("  s = f32[] reduce(y, zero), dimensions={0,1}, to_apply=add\n"
 				"  n = f32[] reduce(x, zero), dimensions={0,1}, to_apply=add\n"
@@ -319,6 +353,24 @@ static void test_refusals(void)
 	CU_ASSERT_EQUAL(shs_microbatch_rewrite(m, 3, &out, &e), SHS_EINVAL);
 	CU_ASSERT_PTR_NULL(out);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "does not divide"));
+	shs_module_free(m);
+	/* the backward pass scaled by a function of the whole batch's sum (MaxText's loss over the
+	 * batch's token count): the loop runs with 1 in its place, and the accumulated gradient
+	 * is multiplied by it after the loop */
+	m = shs_test_parse(tiny("  s = f32[] reduce(y, zero), dimensions={0,1}, to_apply=add\n"
+				"  inv = f32[] divide(zero, s)\n  bi = f32[8,4] broadcast(inv), "
+				"dimensions={}\n  z = f32[8,4] multiply(y, bi)\n"
+				"  g = f32[4,4] dot(x, z), lhs_contracting_dims={0}, "
+				"rhs_contracting_dims={0}\n  ROOT r = (f32[4,4]) tuple(g)"));
+	SHS_ASSERT_OK(shs_microbatch_rewrite(m, 2, &out, &e), &e);
+	{
+		const shs_computation *en = shs_module_entry(out);
+		bool scaled = false;
+		for (uint32_t i = 0; i < en->n_instrs; i++)
+			scaled |= !strncmp(en->instrs[i]->name, "microbatch.scaled", 17);
+		CU_ASSERT_TRUE(scaled);
+	}
+	shs_module_free(out);
 	shs_module_free(m);
 	/* a value of the batch's size the rewrite cannot remake (a constant, as a mask computed
 	 * once in the entry) is sliced to each micro-batch's rows in the loop */
@@ -348,5 +400,6 @@ CU_TestInfo rewrite_tests[] = {
 	{ "scanned and unrolled micro-batched alike", test_forms },
 	{ "Mixtral: as the generator writes its micro-batched step", test_as_generated },
 	{ "what needs the whole batch is refused by name; sums and means are not", test_refusals },
+	{ "the real MaxText step: split (its loss's scale deferred), 1/M memory", test_maxtext },
 	CU_TEST_INFO_NULL,
 };

@@ -160,17 +160,22 @@ int shs_microbatch_rewrite(const shs_module *m, int64_t microbatches, shs_module
 		return own(m, m, out, e);
 	sig = entry_sig(m, &n);
 	x.widen = widening(shs_module_entry(m));
-	if (!sig || !x.widen) {
+	x.scale = UINT32_MAX;
+	x.deferred = malloc((shs_module_entry(m)->n_instrs + 1) * sizeof(*x.deferred));
+	if (!sig || !x.widen || !x.deferred) {
 		free(sig);
 		free(x.widen);
+		free(x.deferred);
 		return shs_seterr(e, SHS_ENOMEM, "micro-batches: out of memory");
 	}
+	memset(x.deferred, 0xff, (shs_module_entry(m)->n_instrs + 1) * sizeof(*x.deferred));
 	rc = mb_analyse(&x, m->entry, sig, n, &k);
 	free(sig);
 	if (rc == SHS_OK)
 		rc = mb_emit(&x, k, &nm);
 	mb_ctx_free(&x);
 	free(x.widen);
+	free(x.deferred);
 	if (rc == SHS_OK)
 		rc = own(m, nm, out, e);
 	shs_module_free(nm);

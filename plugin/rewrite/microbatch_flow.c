@@ -30,7 +30,8 @@ bool mb_is_add_reducer(const shs_module *m, uint32_t c)
 
 static bool same_leaf(const mb_leaf *a, const mb_leaf *b)
 {
-	return a->kind == b->kind && a->dim == b->dim && a->zero == b->zero && a->free == b->free;
+	return a->kind == b->kind && a->dim == b->dim && a->zero == b->zero && a->free == b->free &&
+	       a->scaled == b->scaled;
 }
 
 static void inst_free(mb_inst *I)
@@ -145,6 +146,53 @@ static bool sums_after(const mb_ctx *x, const mb_inst *I, const shs_computation 
 	return true;
 }
 
+/* The scalar that operand o (run after the loop) is, alone or broadcast; UINT32_MAX when it is
+ * neither. */
+static uint32_t scalar_of(const mb_inst *I, const shs_computation *c, uint32_t o)
+{
+	const shs_instr *v = c->instrs[o];
+
+	if (v->op == SHS_OP_BROADCAST && v->n_operands == 1 && !v->dimensions.n)
+		o = v->operands[0];
+	v = c->instrs[o];
+	return I->where[o] == MB_AFTER && v->shape.type != SHS_TUPLE && !v->shape.rank ? o :
+										  UINT32_MAX;
+}
+
+/* Whether entry instruction i multiplies work of the loop (a batch or a sum) by a scalar known
+ * only after it (MaxText's loss divided by the whole batch's target-token count, whose
+ * gradient scales the whole backward pass): the loop can run with 1 in its place and the sums
+ * it makes of that work be scaled after it, the backward pass being linear in it. */
+static bool deferrable(const mb_ctx *x, const mb_inst *I, const shs_computation *c, uint32_t i)
+{
+	const shs_instr *ins = c->instrs[i];
+	uint32_t a, b, s;
+
+	if (ins->op != SHS_OP_MULTIPLY || ins->n_operands != 2)
+		return false;
+	a = I->where[ins->operands[0]] == MB_AFTER ? 0 : 1;
+	b = 1 - a;
+	s = scalar_of(I, c, ins->operands[a]);
+	return s != UINT32_MAX && I->where[ins->operands[b]] == MB_LOOP &&
+	       I->leaf[I->first[ins->operands[b]]].kind != MB_NONE &&
+	       !I->leaf[I->first[ins->operands[b]]].scaled &&
+	       (x->scale == UINT32_MAX || x->scale == s);
+}
+
+/* Makes instruction i (deferrable) the loop's: its other operand's leaf, scaled. */
+static int defer(mb_ctx *x, mb_inst *I, const shs_computation *c, uint32_t i)
+{
+	const shs_instr *ins = c->instrs[i];
+	uint32_t a = I->where[ins->operands[0]] == MB_AFTER ? 0 : 1;
+
+	x->scale = scalar_of(I, c, ins->operands[a]);
+	x->deferred[i] = ins->operands[a];
+	I->leaf[I->first[i]] = I->leaf[I->first[ins->operands[1 - a]]];
+	I->leaf[I->first[i]].scaled = true;
+	I->where[i] = MB_LOOP;
+	return SHS_OK;
+}
+
 /* Entry instruction i: where it runs, and its leaves. */
 static int place_entry(mb_ctx *x, uint32_t k, uint32_t i)
 {
@@ -172,6 +220,8 @@ static int place_entry(mb_ctx *x, uint32_t k, uint32_t i)
 		I->where[i] = loop ? MB_LOOP : MB_OUT;
 		return SHS_OK;
 	}
+	if (batch_in && deferrable(x, I, c, i))
+		return defer(x, I, c, i);
 	/* after the loop, on what it accumulated: nothing per sequence may reach it */
 	if (batch_in)
 		return mb_fail(x, c, ins, "uses values of every sequence after what they sum to "
@@ -234,7 +284,8 @@ static int analyse_pass(mb_ctx *x, uint32_t k, const uint32_t *at, uint32_t n_pa
 		/* a value found to meet the batch takes it where it is made */
 		if (I->promo[i] >= 0 && I->first[i + 1] - I->first[i] == 1 &&
 		    I->leaf[I->first[i]].kind == MB_NONE) {
-			I->leaf[I->first[i]] = (mb_leaf){ .kind = MB_BATCH, .dim = I->promo[i] };
+			I->leaf[I->first[i]] = (mb_leaf){ .kind = MB_BATCH, .dim = I->promo[i],
+							  .zero = I->leaf[I->first[i]].zero };
 			if (entry && I->where[i] == MB_OUT)
 				I->where[i] = MB_LOOP;
 		}
@@ -252,6 +303,10 @@ static int analyse_body(mb_ctx *x, uint32_t k)
 
 	for (uint32_t pass = 0; rc == SHS_OK && pass < MB_MAX_TRIPS; pass++) {
 		I->again = false;
+		if (I->comp == x->m->entry) {
+			x->scale = UINT32_MAX;
+			memset(x->deferred, 0xff, (c->n_instrs + 1) * sizeof(*x->deferred));
+		}
 		memset(I->leaf, 0, I->first[c->n_instrs] * sizeof(*I->leaf));
 		memset(I->need, -1, I->op_first[c->n_instrs]);
 		memset(I->where, 0, c->n_instrs);
@@ -375,7 +430,11 @@ static bool join(mb_leaf *a, const mb_leaf *b, bool slice_a)
 {
 	const mb_leaf *none = a->kind == MB_NONE ? a : b, *other = none == a ? b : a;
 
+	if (a->scaled != b->scaled && !(a->kind == MB_NONE && a->zero) &&
+	    !(b->kind == MB_NONE && b->zero))
+		return false;
 	if (a->kind == b->kind) {
+		a->scaled = a->scaled || b->scaled;
 		if (a->kind == MB_BATCH)
 			return a->dim == b->dim;
 		a->zero = a->zero && b->zero;

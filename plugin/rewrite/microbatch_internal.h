@@ -21,6 +21,8 @@ typedef struct mb_leaf {
 	bool zero;      /* MB_NONE: all zeros (a sum of zeros stays zero) */
 	uint64_t free;  /* MB_NONE: dims the rewrite can make any size (bit d: dim d; broadcast
 			 * dims, an iota's other dims) */
+	bool scaled;    /* linear in the deferred scale (mb_ctx.scale): computed in the loop
+			 * with 1 in its place, multiplied by it after the loop */
 } mb_leaf;
 
 /* Where an entry instruction runs. */
@@ -54,6 +56,11 @@ typedef struct mb_ctx {
 	uint32_t n_inst, cap;
 	mb_inst **inst;
 	uint32_t depth;
+	uint32_t scale;      /* the entry's deferred scale: a scalar computed from sums over the
+			      * batch (a loss divided by the batch's token count) that scales work
+			      * in the loop; UINT32_MAX: none */
+	uint32_t *deferred;  /* per entry instruction: the operand (a broadcast of the scale)
+			      * the loop takes as 1, or UINT32_MAX */
 	uint32_t *widen;     /* per entry instruction: when every use of it is a convert to one
 			      * wider type, the first of them (the others are the same value),
 			      * else UINT32_MAX */

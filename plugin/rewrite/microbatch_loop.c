@@ -12,6 +12,7 @@ typedef struct loop {
 	const shs_computation *c;
 	uint8_t *in, *out;      /* per entry instruction: needed in the loop, after it */
 	uint8_t *edge;          /* per entry instruction: 1 when the loop hands it out */
+	uint8_t *done;          /* per entry instruction: its deferred scale applied */
 	uint32_t n_params, n_slots;
 	uint32_t *params;       /* the parameters the loop reads (instruction indices) */
 	uint32_t *slots;        /* the values it hands out (instruction indices) */
@@ -58,8 +59,14 @@ static int mark(loop *L)
 			else
 				L->out[o] = 1;
 		}
-		if (L->in[i])
+		if (L->in[i] && L->E->x->deferred[i] != UINT32_MAX) {
+			/* the scale's operand is 1 in the loop; the scale itself is made after it */
+			uint32_t other = ins->operands[ins->operands[0] == L->E->x->deferred[i]];
+			L->in[other] = 1;
+			L->out[L->E->x->scale] = 1;
+		} else if (L->in[i]) {
 			mb_mark_operands(I, c, i, L->in);
+		}
 	}
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		if (L->edge[i]) {
@@ -90,6 +97,33 @@ static uint32_t scalar(em *E, shs_computation *nc, int type, int64_t value, cons
 	lit->data = data;
 	k->literal = lit;
 	return mb_add(E, nc, k);
+}
+
+/* The constant 1 of a float or integer type (IEEE bits for floats: f64, f32, bf16, f16). */
+static uint32_t one(em *E, shs_computation *nc, int type)
+{
+	uint32_t k = scalar(E, nc, type, 1, "microbatch.one");
+	uint8_t *data;
+	float f = 1.0f;
+	double d = 1.0;
+	uint32_t bits;
+
+	if (k == UINT32_MAX || !shs_elem_is_float(type))
+		return k;
+	data = (uint8_t *)nc->instrs[k]->literal->data;
+	memcpy(&bits, &f, sizeof(bits));
+	if (type == SHS_F64)
+		memcpy(data, &d, sizeof(d));
+	else if (type == SHS_F32)
+		memcpy(data, &bits, sizeof(bits));
+	else if (type == SHS_BF16)
+		bits >>= 16, data[0] = (uint8_t)bits, data[1] = (uint8_t)(bits >> 8);
+	else if (type == SHS_F16)
+		data[0] = 0x00, data[1] = 0x3c;
+	else
+		return E->rc = shs_seterr(E->x->e, SHS_EINVAL, "micro-batches: a deferred scale "
+					  "of type %s", shs_elem_name(type)), UINT32_MAX;
+	return k;
 }
 
 /* An instruction of op on operands ops[n] with shape s (copied). */
@@ -256,6 +290,22 @@ uint32_t mb_rows(em *E, const site *s, uint32_t v, int d)
 	return r == UINT32_MAX ? r : column(E, s->nc, r, s->trip, whole, d);
 }
 
+/* Ones of the micro-batch's shape of entry instruction i (the deferred scale's place). */
+static uint32_t ones_like(loop *L, shs_computation *nc, uint32_t i)
+{
+	em *E = L->E;
+	const shs_shape *full = &L->c->instrs[i]->shape;
+	const mb_leaf *l = L->I->leaf + L->I->first[i];
+	uint32_t k = one(E, nc, full->type);
+	shs_shape a;
+
+	if (k == UINT32_MAX || !mb_array_shape(E, &a, full->type, full->dims, full->rank))
+		return mb_oom(E), UINT32_MAX;
+	if (l->kind == MB_BATCH && (uint32_t)l->dim < a.rank)
+		a.dims[l->dim] /= E->x->mb;
+	return make(E, nc, SHS_OP_BROADCAST, &a, &k, 1, "microbatch.ones");
+}
+
 /* One trip: the micro-batch's forward and backward, the accumulators added to. */
 static uint32_t body(loop *L)
 {
@@ -290,6 +340,8 @@ static uint32_t body(loop *L)
 		if (!L->in[i] || c->instrs[i]->op == SHS_OP_PARAMETER)
 			continue;
 		s.suffix = L->out[i] ? ".mb" : "";
+		if (E->x->deferred[i] != UINT32_MAX)
+			s.map[E->x->deferred[i]] = ones_like(L, nc, i);
 		s.map[i] = mb_copy(E, &s, i);
 	}
 	for (uint32_t k = 0; k < L->n_slots && E->rc == SHS_OK; k++) {
@@ -306,6 +358,39 @@ static uint32_t body(loop *L)
 	free(next);
 	free(s.map);
 	return finish(E, nc, root);
+}
+
+/* A sum the loop made with 1 for the deferred scale, read after the loop: multiplied by the
+ * scale now (made before: it precedes the work it scaled), once. */
+static void rescale(loop *L, shs_computation *nc, site *s, uint32_t v)
+{
+	em *E = L->E;
+	uint32_t w = same_as(L, v), sc, ops[2];
+	const shs_shape *a = &L->c->instrs[w]->shape;
+	shs_shape b;
+
+	if (E->x->scale == UINT32_MAX)
+		return;
+	sc = s->map[E->x->scale];
+	if (L->done[w]) {
+		s->map[v] = s->map[w];
+		return;
+	}
+	if (!L->edge[w] || !L->I->leaf[L->I->first[w]].scaled)
+		return;
+	L->done[w] = 1;
+	v = w;
+	if (nc->instrs[sc]->shape.type != a->type) {
+		shs_shape t;
+		if (!mb_array_shape(E, &t, a->type, NULL, 0))
+			return (void)mb_oom(E);
+		sc = make(E, nc, SHS_OP_CONVERT, &t, &sc, 1, "microbatch.scale");
+	}
+	if (E->rc != SHS_OK || !mb_array_shape(E, &b, a->type, a->dims, a->rank))
+		return (void)mb_oom(E);
+	ops[0] = s->map[v];
+	ops[1] = make(E, nc, SHS_OP_BROADCAST, &b, &sc, 1, "microbatch.scale");
+	s->map[v] = make(E, nc, SHS_OP_MULTIPLY, &b, ops, 2, "microbatch.scaled");
 }
 
 /* The entry: its parameters, the loop, then what runs after it. */
@@ -363,9 +448,13 @@ static uint32_t entry(loop *L, uint32_t body_comp, uint32_t cond_comp)
 	for (uint32_t i = 0; i < c->n_instrs; i++)
 		if (same_as(L, i) != i)
 			s.map[i] = s.map[same_as(L, i)];
-	for (uint32_t i = 0; i < c->n_instrs && E->rc == SHS_OK; i++)
-		if (L->out[i] && c->instrs[i]->op != SHS_OP_PARAMETER)
-			s.map[i] = mb_copy(E, &s, i);
+	for (uint32_t i = 0; i < c->n_instrs && E->rc == SHS_OK; i++) {
+		if (!L->out[i] || c->instrs[i]->op == SHS_OP_PARAMETER)
+			continue;
+		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++)
+			rescale(L, nc, &s, c->instrs[i]->operands[k]);
+		s.map[i] = mb_copy(E, &s, i);
+	}
 	uint32_t root = E->rc == SHS_OK ? s.map[c->root] : UINT32_MAX;
 	free(init);
 	free(s.map);
@@ -385,9 +474,10 @@ int mb_emit(mb_ctx *x, uint32_t k, shs_module **out)
 	L.in = calloc(c->n_instrs + 1, 1);
 	L.out = calloc(c->n_instrs + 1, 1);
 	L.edge = calloc(c->n_instrs + 1, 1);
+	L.done = calloc(c->n_instrs + 1, 1);
 	L.params = calloc(c->n_instrs + 1, sizeof(*L.params));
 	L.slots = calloc(c->n_instrs + 1, sizeof(*L.slots));
-	if (!E.nm || !E.orig || !L.in || !L.out || !L.edge || !L.params || !L.slots) {
+	if (!E.nm || !E.orig || !L.in || !L.out || !L.edge || !L.done || !L.params || !L.slots) {
 		mb_oom(&E);
 		goto done;
 	}
@@ -418,6 +508,7 @@ done:
 	free(L.in);
 	free(L.out);
 	free(L.edge);
+	free(L.done);
 	free(L.params);
 	free(L.slots);
 	if (E.rc != SHS_OK) {

@@ -590,7 +590,104 @@ static int custom_call(const step *s)
 	return SHS_OK;
 }
 
+/* Whether operand k is scaled (its first leaf), or a zero (which any scale leaves zero). */
+static bool scaled(const step *s, uint32_t k)
+{
+	return opnd(s, k)->scaled;
+}
+
+static bool zero(const step *s, uint32_t k)
+{
+	return opnd(s, k)->kind != MB_PARTIAL && opnd(s, k)->zero;
+}
+
+/* Work on values scaled by the deferred scale must be linear in them (the scale then factors
+ * out of the sums the loop makes): a sum of scaled values or zeros, a product with one scaled
+ * factor, a quotient with a scaled numerator, views and moves of them. */
+static int linear_in_scale(const step *s)
+{
+	const shs_instr *ins = s->ins;
+	uint32_t n = 0;
+	bool ok = true;
+
+	for (uint32_t k = 0; k < ins->n_operands; k++)
+		n += scaled(s, k);
+	if (!n)
+		return SHS_OK;
+	switch (ins->op) {
+	case SHS_OP_ADD: case SHS_OP_SUBTRACT: case SHS_OP_CONCATENATE:
+	case SHS_OP_SELECT: case SHS_OP_DYNAMIC_UPDATE_SLICE:
+		/* every value operand scaled or zero; a select's predicate and an update's
+		 * offsets not scaled */
+		for (uint32_t k = 0; k < ins->n_operands; k++) {
+			bool control = (ins->op == SHS_OP_SELECT && k == 0) ||
+				       (ins->op == SHS_OP_DYNAMIC_UPDATE_SLICE && k >= 2);
+			ok = ok && (control ? !scaled(s, k) : scaled(s, k) || zero(s, k));
+		}
+		break;
+	case SHS_OP_MULTIPLY: case SHS_OP_DOT:
+		ok = n == 1;
+		break;
+	case SHS_OP_DIVIDE:
+		ok = scaled(s, 0) && !scaled(s, 1);
+		break;
+	case SHS_OP_NEGATE: case SHS_OP_CONVERT: case SHS_OP_COPY: case SHS_OP_BROADCAST:
+	case SHS_OP_RESHAPE: case SHS_OP_BITCAST: case SHS_OP_TRANSPOSE: case SHS_OP_SLICE:
+		break;
+	case SHS_OP_DYNAMIC_SLICE: case SHS_OP_GATHER:
+		ok = n == 1 && scaled(s, 0);
+		break;
+	case SHS_OP_PAD:
+		ok = scaled(s, 0) && zero(s, 1);
+		break;
+	case SHS_OP_REDUCE:
+		ok = ins->n_operands == 2 && ins->n_called == 1 && scaled(s, 0) && zero(s, 1) &&
+		     mb_is_add_reducer(s->x->m, ins->called[0]);
+		break;
+	case SHS_OP_SCATTER:
+		ok = ins->n_operands == 3 && !scaled(s, 1) && scaled(s, 2) &&
+		     (scaled(s, 0) || zero(s, 0)) && ins->n_called == 1 &&
+		     mb_is_add_reducer(s->x->m, ins->called[0]);
+		break;
+	default:
+		ok = false;
+	}
+	return ok ? SHS_OK : nonlinear(s);
+}
+
+/* Instructions whose leaves are their operands' (or callees'): they carry the scale as is. */
+static bool carries_leaves(const shs_instr *ins)
+{
+	return ins->op == SHS_OP_TUPLE || ins->op == SHS_OP_GET_TUPLE_ELEMENT ||
+	       ins->op == SHS_OP_WHILE || ins->op == SHS_OP_CALL || ins->op == SHS_OP_FUSION ||
+	       ins->op == SHS_OP_CONDITIONAL || passes_through(ins);
+}
+
+static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl);
+
 int mb_step(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
+{
+	mb_inst *I = x->inst[inst];
+	const shs_computation *c = x->m->comps[I->comp];
+	const shs_instr *ins = c->instrs[i];
+	step s = { .x = x, .I = I, .c = c, .ins = ins, .i = i, .res = I->leaf + I->first[i],
+		   .nonlinear = nl };
+	bool any = false;
+	int rc = SHS_OK;
+
+	for (uint32_t k = 0; k < ins->n_operands; k++)
+		any |= I->leaf[I->first[ins->operands[k]]].scaled;
+	if (any && !carries_leaves(ins))
+		rc = linear_in_scale(&s);
+	if (rc == SHS_OK)
+		rc = step_op(x, inst, i, nl);
+	for (uint32_t l = I->first[i]; rc == SHS_OK && any && !carries_leaves(ins) &&
+				       l < I->first[i + 1]; l++)
+		I->leaf[l].scaled = true;
+	return rc;
+}
+
+static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 {
 	mb_inst *I = x->inst[inst];
 	const shs_computation *c = x->m->comps[I->comp];
