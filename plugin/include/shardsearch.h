@@ -110,7 +110,9 @@ SHS_API int shs_context_load_file(shs_context *ctx, const char *path);
 /* Sets one option by the long name `shardsearch annotate` gives it, without the dashes:
  * hardware (v5p, h100, ...), hardware-file (JSON catalog entries), topology (AxBxC), devices,
  * slices, mesh (pins one: "fsdp=16,tensor=4"), plan (dp, fsdp, tp, fsdp+tp or a plan file:
- * made by propagation on mesh instead of searched), remat (none|attention|dots|offload|full), schedule
+ * made by propagation on mesh instead of searched), remat (none|attention|dots|offload|full),
+ * microbatches (the step rewritten as that many micro-batches with gradient accumulation;
+ * without it the search tries counts and writes the loop when one wins), schedule
  * (events|segments), prefetch, threads, time-budget (seconds), plugins (a folder of plugins;
  * repeatable), plugin (a plugin file; repeatable), and the flags no-overlap, no-fusion,
  * exhaustive, ignore-hints, plugin-path-env (also the folders of SHARDSEARCH_PLUGIN_PATH)
