@@ -8,6 +8,7 @@
 
 typedef struct step {
 	mb_ctx *x;
+	uint32_t inst;       /* x->inst[inst] is I */
 	mb_inst *I;
 	const shs_computation *c;
 	const shs_instr *ins;
@@ -312,33 +313,25 @@ static int dot(const step *s)
 	}
 	if (l->kind != MB_BATCH && r->kind != MB_BATCH)
 		return SHS_OK;
-	/* the batch on one side's batch dims or contracting dims pairs with the other's */
-	if (l->kind == MB_BATCH && (j = index_of(&dd->lhs_batch, l->dim)) >= 0) {
-		if ((rc = batch_operand(s, 1, (int)dd->rhs_batch.v[j])) != SHS_OK)
-			return rc;
-		s->res->kind = MB_BATCH;
-		s->res->dim = (int8_t)j;
-		return SHS_OK;
-	}
-	if (r->kind == MB_BATCH && (j = index_of(&dd->rhs_batch, r->dim)) >= 0) {
-		if ((rc = batch_operand(s, 0, (int)dd->lhs_batch.v[j])) != SHS_OK)
-			return rc;
-		s->res->kind = MB_BATCH;
-		s->res->dim = (int8_t)j;
-		return SHS_OK;
-	}
-	if (l->kind == MB_BATCH && (j = index_of(&dd->lhs_contracting, l->dim)) >= 0) {
-		if ((rc = batch_operand(s, 1, (int)dd->rhs_contracting.v[j])) != SHS_OK)
-			return rc;
-		s->res->kind = MB_PARTIAL;
-		return SHS_OK;
-	}
-	if (r->kind == MB_BATCH && (j = index_of(&dd->rhs_contracting, r->dim)) >= 0) {
-		if ((rc = batch_operand(s, 0, (int)dd->lhs_contracting.v[j])) != SHS_OK)
-			return rc;
-		s->res->kind = MB_PARTIAL;
-		return SHS_OK;
-	}
+	/* the batch on one side's batch dims (a batch of the result) or contracting dims (a
+	 * sum) pairs with the other side's same dim */
+	for (int contracting = 0; contracting < 2; contracting++)
+		for (uint32_t side = 0; side < 2; side++) {
+			const mb_leaf *me = side ? r : l;
+			const shs_i64s *mine = contracting ? (side ? &dd->rhs_contracting :
+								&dd->lhs_contracting) :
+					       (side ? &dd->rhs_batch : &dd->lhs_batch);
+			const shs_i64s *theirs = contracting ? (side ? &dd->lhs_contracting :
+								  &dd->rhs_contracting) :
+						 (side ? &dd->lhs_batch : &dd->rhs_batch);
+			if (me->kind != MB_BATCH || (j = index_of(mine, me->dim)) < 0)
+				continue;
+			if ((rc = batch_operand(s, 1 - side, (int)theirs->v[j])) != SHS_OK)
+				return rc;
+			s->res->kind = contracting ? MB_PARTIAL : MB_BATCH;
+			s->res->dim = contracting ? 0 : (int8_t)j;
+			return SHS_OK;
+		}
 	if (l->kind == MB_BATCH && r->kind == MB_BATCH)
 		return fail(s, "pairs every sequence with every other");
 	s->res->kind = MB_BATCH;
@@ -663,15 +656,15 @@ static bool carries_leaves(const shs_instr *ins)
 	       ins->op == SHS_OP_CONDITIONAL || passes_through(ins);
 }
 
-static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl);
+static int step_op(step *s);
 
 int mb_step(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 {
 	mb_inst *I = x->inst[inst];
 	const shs_computation *c = x->m->comps[I->comp];
 	const shs_instr *ins = c->instrs[i];
-	step s = { .x = x, .I = I, .c = c, .ins = ins, .i = i, .res = I->leaf + I->first[i],
-		   .nonlinear = nl };
+	step s = { .x = x, .inst = inst, .I = I, .c = c, .ins = ins, .i = i,
+		   .res = I->leaf + I->first[i], .nonlinear = nl };
 	bool any = false;
 	int rc = SHS_OK;
 
@@ -680,20 +673,20 @@ int mb_step(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 	if (any && !carries_leaves(ins))
 		rc = linear_in_scale(&s);
 	if (rc == SHS_OK)
-		rc = step_op(x, inst, i, nl);
+		rc = step_op(&s);
 	for (uint32_t l = I->first[i]; rc == SHS_OK && any && !carries_leaves(ins) &&
 				       l < I->first[i + 1]; l++)
 		I->leaf[l].scaled = true;
 	return rc;
 }
 
-static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
+static int step_op(step *s)
 {
-	mb_inst *I = x->inst[inst];
-	const shs_computation *c = x->m->comps[I->comp];
-	const shs_instr *ins = c->instrs[i];
-	step s = { .x = x, .I = I, .c = c, .ins = ins, .i = i, .res = I->leaf + I->first[i],
-		   .nonlinear = nl };
+	mb_ctx *x = s->x;
+	mb_inst *I = s->I;
+	const shs_computation *c = s->c;
+	const shs_instr *ins = s->ins;
+	uint32_t i = s->i;
 	bool any = false;
 
 	for (uint32_t k = 0; k < ins->n_operands; k++)
@@ -701,29 +694,29 @@ static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 			any |= I->leaf[l].kind != MB_NONE;
 	switch (ins->op) {
 	case SHS_OP_CONSTANT:
-		s.res->zero = ins->shape.type != SHS_TUPLE && is_zero_constant(ins);
+		s->res->zero = ins->shape.type != SHS_TUPLE && is_zero_constant(ins);
 		return SHS_OK;
 	case SHS_OP_IOTA:
 		/* any dim: along its own, a micro-batch's iota counts its own rows (a dropout
 		 * hash of positions then draws the same masks in every micro-batch, where JAX
 		 * would fold the micro-batch's index into the key: the same cost) */
 		for (uint32_t d = 0; d < ins->shape.rank; d++)
-			s.res->free |= bit(d);
+			s->res->free |= bit(d);
 		return SHS_OK;
-	case SHS_OP_BROADCAST: return broadcast(&s);
-	case SHS_OP_RESHAPE: case SHS_OP_BITCAST: return reshape(&s);
-	case SHS_OP_TRANSPOSE: return transpose(&s);
-	case SHS_OP_DOT: return dot(&s);
-	case SHS_OP_REDUCE: return reduce(&s);
-	case SHS_OP_SLICE: case SHS_OP_DYNAMIC_SLICE: case SHS_OP_PAD: return whole_dim(&s);
-	case SHS_OP_DYNAMIC_UPDATE_SLICE: return update_slice(&s);
-	case SHS_OP_CONCATENATE: return concatenate(&s);
-	case SHS_OP_GATHER: return gather(&s);
-	case SHS_OP_SCATTER: return scatter(&s);
+	case SHS_OP_BROADCAST: return broadcast(s);
+	case SHS_OP_RESHAPE: case SHS_OP_BITCAST: return reshape(s);
+	case SHS_OP_TRANSPOSE: return transpose(s);
+	case SHS_OP_DOT: return dot(s);
+	case SHS_OP_REDUCE: return reduce(s);
+	case SHS_OP_SLICE: case SHS_OP_DYNAMIC_SLICE: case SHS_OP_PAD: return whole_dim(s);
+	case SHS_OP_DYNAMIC_UPDATE_SLICE: return update_slice(s);
+	case SHS_OP_CONCATENATE: return concatenate(s);
+	case SHS_OP_GATHER: return gather(s);
+	case SHS_OP_SCATTER: return scatter(s);
 	case SHS_OP_TUPLE:
 		for (uint32_t k = 0, at = 0; k < ins->n_operands; k++) {
 			uint32_t o = ins->operands[k], n = I->first[o + 1] - I->first[o];
-			memcpy(s.res + at, I->leaf + I->first[o], n * sizeof(*s.res));
+			memcpy(s->res + at, I->leaf + I->first[o], n * sizeof(*s->res));
 			at += n;
 		}
 		return SHS_OK;
@@ -731,28 +724,28 @@ static int step_op(mb_ctx *x, uint32_t inst, uint32_t i, bool *nl)
 		const shs_shape *t = &c->instrs[ins->operands[0]]->shape;
 		uint32_t at = 0;
 		if (ins->tuple_index < 0 || (uint64_t)ins->tuple_index >= t->n_tuple)
-			return fail(&s, "malformed get-tuple-element");
+			return fail(s, "malformed get-tuple-element");
 		for (int64_t k = 0; k < ins->tuple_index; k++)
 			at += shs_shape_leaves(&t->tuple[k]);
-		memcpy(s.res, I->leaf + I->first[ins->operands[0]] + at,
-		       (I->first[i + 1] - I->first[i]) * sizeof(*s.res));
+		memcpy(s->res, I->leaf + I->first[ins->operands[0]] + at,
+		       (I->first[i + 1] - I->first[i]) * sizeof(*s->res));
 		return SHS_OK;
 	}
 	case SHS_OP_WHILE: case SHS_OP_CALL: case SHS_OP_FUSION: case SHS_OP_CONDITIONAL:
-		return mb_calls(x, inst, i);
+		return mb_calls(x, s->inst, i);
 	default:
 		break;
 	}
 	if (passes_through(ins)) {
-		memcpy(s.res, I->leaf + I->first[ins->operands[0]],
-		       (I->first[i + 1] - I->first[i]) * sizeof(*s.res));
+		memcpy(s->res, I->leaf + I->first[ins->operands[0]],
+		       (I->first[i + 1] - I->first[i]) * sizeof(*s->res));
 		return SHS_OK;
 	}
 	if (shs_opcode_is_elementwise(ins->op) && ins->shape.type != SHS_TUPLE)
-		return elementwise(&s);
+		return elementwise(s);
 	if (ins->op == SHS_OP_CUSTOM_CALL)
-		return custom_call(&s);
+		return custom_call(s);
 	if (!any)
 		return SHS_OK; /* the same in every micro-batch, whatever it is */
-	return fail(&s, "an operation the micro-batch rewrite does not know takes the data");
+	return fail(s, "an operation the micro-batch rewrite does not know takes the data");
 }
