@@ -139,17 +139,6 @@ static shs_search_options search_options(const shs_run *r)
 				     .warn_user = r->warn_user };
 }
 
-/* Whether result a is better than b: it fits and b does not, or both fit and it is faster, or
- * neither fits and it needs less memory (shs_search's own order). */
-static bool better(const shs_search_result *a, const shs_search_result *b)
-{
-	if (a->best.fits != b->best.fits)
-		return a->best.fits;
-	if (a->best.fits)
-		return a->best.step_time_s < b->best.step_time_s * (1 - SHS_SEARCH_TIE);
-	return a->best.memory_bytes < b->best.memory_bytes;
-}
-
 /* Records in r->search that count k searched to try t. */
 static void note_try(shs_search_result *r, int64_t k, const shs_search_try *t)
 {
@@ -200,7 +189,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	r->search.search_time_s += res.search_time_s; /* the search's time is all counts' */
 	r->search.partial |= res.partial;
 	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
-	if (!res.best.fits || !better(&res, &r->search)) {
+	if (!res.best.fits || !shs_search_beats(&res.best, &r->search.best)) {
 		*stop = r->search.best.fits;
 		shs_search_result_free(&res);
 		shs_module_free(split);

@@ -36,7 +36,7 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-bool shs__search_beats(const shs_search_try *a, const shs_search_try *b)
+bool shs_search_beats(const shs_search_try *a, const shs_search_try *b)
 {
 	double tie = SHS_SEARCH_TIE * (a->step_time_s > b->step_time_s ? a->step_time_s
 									 : b->step_time_s);
@@ -108,11 +108,11 @@ static int merge(void *user, uint32_t k_list, shs__search_job *j)
 	for (uint32_t k = 0; k < j->n && rc == SHS_OK; k++) {
 		rc = add_try(g, &j->tries[k]);
 		if (g->has_best && (!g->has_best[mesh] ||
-				    shs__search_beats(&j->tries[k], &g->best[mesh]))) {
+				    shs_search_beats(&j->tries[k], &g->best[mesh]))) {
 			g->best[mesh] = j->tries[k];
 			g->has_best[mesh] = true;
 		}
-		if (rc != SHS_OK || (out->plan && !shs__search_beats(&j->tries[k], &out->best)))
+		if (rc != SHS_OK || (out->plan && !shs_search_beats(&j->tries[k], &out->best)))
 			continue;
 		shs_plan_free(out->plan);
 		shs_eval_free(&out->eval);
@@ -221,8 +221,8 @@ static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
 
-	if (shs__search_beats(x, y) || shs__search_beats(y, x))
-		return shs__search_beats(x, y) ? -1 : 1;
+	if (shs_search_beats(x, y) || shs_search_beats(y, x))
+		return shs_search_beats(x, y) ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -248,9 +248,9 @@ static int try_list(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_
  * other and x comes earlier in the enumeration. */
 static bool ranks_before(const merger *g, uint32_t x, uint32_t y)
 {
-	if (shs__search_beats(&g->best[x], &g->best[y]))
+	if (shs_search_beats(&g->best[x], &g->best[y]))
 		return true;
-	return !shs__search_beats(&g->best[y], &g->best[x]) && x < y;
+	return !shs_search_beats(&g->best[y], &g->best[x]) && x < y;
 }
 
 /* The (at most SHS_SEARCH_LOCAL_TOP) best meshes tried so far, best first, into top; returns

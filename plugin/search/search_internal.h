@@ -16,10 +16,6 @@ uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t exper
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap);
 
-/* Whether candidate a beats b (search.c): fitting first, then the faster (within
- * SHS_SEARCH_TIE), then the one whose collectives take less link time; when neither fits, the
- * smaller. */
-bool shs__search_beats(const shs_search_try *a, const shs_search_try *b);
 
 /* The figures of ev into t (step, compute, communication, memory, MFU, bound, fits); the mesh,
  * plan and remat are left as they are. */

@@ -116,7 +116,7 @@ static int evaluate(refiner *r)
 		return rc;
 	r->evaluated++;
 	shs__search_summary(&ev, &t);
-	if (shs__search_beats(&t, &r->best)) {
+	if (shs_search_beats(&t, &r->best)) {
 		r->best = t;
 		shs_eval_free(r->ev);
 		*r->ev = ev;

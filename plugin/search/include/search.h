@@ -118,6 +118,11 @@ typedef struct shs_search_result {
 	char microbatch_refused[SHS_SEARCH_TEXT]; /* why the step cannot be split ("" if it can) */
 } shs_search_result;
 
+/* Whether candidate a beats b, the search's one order (search.c): fitting first, then the
+ * faster (within SHS_SEARCH_TIE), then the one whose collectives take less link time; when
+ * neither fits, the smaller. */
+bool shs_search_beats(const shs_search_try *a, const shs_search_try *b);
+
 /* Searches plans for m on the cluster spec describes (its mesh field is ignored; o->mesh pins
  * one). A plan that fits beats every one that does not; of those that fit the fastest wins,
  * and of equally fast ones (within SHS_SEARCH_TIE) the one that moves the fewest bytes over
