@@ -15,13 +15,13 @@ static const bool sanitized = SHS_TEST_SANITIZED;
 
 enum { ORACLE_MAX_SLOTS = 16, ORACLE_MAX_LEAVES = 64, GRAPHS = 24, MODULE_CAP = 4096 };
 
-/* The meshes: every split of n over data, fsdp and tensor, once each, and with a sequence axis
+/* The meshes: every split of n over data, fsdp and tensor, once each, and with a context axis
  * where the token batch divides. */
 static void test_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
 	uint32_t n = shs__search_meshes(8, 0, 0, 0, out, NULL, 64);
-	int with_sequence = 0;
+	int with_context = 0;
 	bool found = false;
 
 	/* t in {1, 2, 4, 8}, f dividing 8 / t: 4 + 3 + 2 + 1 */
@@ -34,15 +34,15 @@ static void test_meshes(void)
 			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
 	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, 0, out, NULL, 64), 1);
 	SHS_ASSERT_STR_EQ(out[0], "data=1");
-	/* a token batch of 2 sequences of 8: a sequence axis s where s divides 8 and data x fsdp
+	/* a token batch of 2 sequences of 8: a context axis s where s divides 8 and data x fsdp
 	 * divides 2 (t s in {4, 8}): 7 more */
 	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 2, 8, 0, out, NULL, 64), 17);
 	for (uint32_t i = 0; i < 17; i++) {
-		with_sequence += strstr(out[i], "sequence=") != NULL;
-		found |= !strcmp(out[i], "data=2,sequence=4");
-		CU_ASSERT_PTR_NULL(strstr(out[i], "fsdp=4,sequence"));
+		with_context += strstr(out[i], "context=") != NULL;
+		found |= !strcmp(out[i], "data=2,context=4");
+		CU_ASSERT_PTR_NULL(strstr(out[i], "fsdp=4,context"));
 	}
-	SHS_ASSERT_INT_EQ(with_sequence, 7);
+	SHS_ASSERT_INT_EQ(with_context, 7);
 	CU_ASSERT_TRUE(found);
 	/* more than fit: counted, not written */
 	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, 0, out, NULL, 2), 405);
@@ -397,7 +397,7 @@ static void test_exact_on_small_graphs(void)
 
 CU_TestInfo search_space_tests[] = {
 	{ "exact on small graphs: a brute-force oracle agrees", test_exact_on_small_graphs },
-	{ "meshes: every split over data, fsdp, tensor, and sequence where tokens divide",
+	{ "meshes: every split over data, fsdp, tensor, and context where tokens divide",
 	  test_meshes },
 	{ "local search: canonical meshes, then a prime factor moved", test_local_meshes },
 	{ "an expert axis for mixture-of-experts models splits the experts", test_expert_axis },

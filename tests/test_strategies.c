@@ -180,12 +180,17 @@ static size_t cand_fmt(char *buf, size_t cap, const fixture *f, const shs_cand *
 		len += (size_t)snprintf(buf + len, cap - len, " %s", spec);
 	}
 	for (uint32_t k = 0; k < c->n_colls && len < cap; k++) {
+		static const char *const kinds[SHS_PCOLL_COUNT] = { "ar", "rs", "ag", "a2a", "pm" };
+		const shs_coll *cl = &c->colls[k];
 		char axes[SPEC_TEXT];
 
-		mask_fmt(axes, sizeof(axes), &f->mesh, c->colls[k].axes_mask);
+		mask_fmt(axes, sizeof(axes), &f->mesh, cl->axes_mask);
+		/* overlappable: a collective matmul's, or a ring's (a permute) */
 		len += (size_t)snprintf(buf + len, cap - len, " %s(%s)%s",
-					c->colls[k].kind == SHS_PCOLL_ALL_REDUCE ? "ar" : "rs",
-					axes, c->colls[k].overlappable ? "cm" : "");
+					cl->kind >= 0 && cl->kind < SHS_PCOLL_COUNT ?
+					kinds[cl->kind] : "?", axes,
+					!cl->overlappable ? "" :
+					cl->kind == SHS_PCOLL_PERMUTE ? "ring" : "cm");
 	}
 	if (len < cap)
 		len += (size_t)snprintf(buf + len, cap - len, "\n");
@@ -866,10 +871,9 @@ static const char flash_hlo[] =
 	"backend_config={\"custom_call_config\": {\"body\": \"\", \"cost_estimate\": "
 	"{\"bytes_accessed\":1,\"flops\":4096,\"transcendentals\":1}}}\n}\n";
 
-/* Batch and heads carry the operands' axes to every array; the sequence is not offered. */
 /* Propagating a flash call: the candidates first follow the operands' shardings (want_first,
- * its first lines), then every other assignment of batch and heads (n in all, none twice);
- * never the sequence. */
+ * its first lines), then every other assignment of batch, heads and sequence (n in all, none
+ * twice); an assignment with the sequence twice, as a ring and as a gather. */
 static void expect_flash(fixture *f, const char *name, const char *const *hint_text,
 			 const char *want_first, uint32_t n)
 {
@@ -879,13 +883,15 @@ static void expect_flash(fixture *f, const char *name, const char *const *hint_t
 		fprintf(stderr, "\n  got %s  want first %s", f->text, want_first);
 	SHS_ASSERT_INT_EQ(f->cands.n, n);
 	for (uint32_t k = 0; k < f->cands.n; k++) {
-		CU_ASSERT_EQUAL(f->cands.v[k].result[0].dims[2].n, 0);
+		bool seq = f->cands.v[k].result[0].dims[2].n > 0;
+
+		CU_ASSERT_EQUAL(seq, strncmp(f->cands.v[k].label, "flash-", 6) == 0);
 		for (uint32_t j = 0; j < k; j++)
 			CU_ASSERT_FALSE(!strcmp(f->cands.v[j].label, f->cands.v[k].label));
 	}
 }
 
-static void flash_attention_shards_batch_and_heads(void)
+static void flash_attention_shards_batch_heads_and_sequence(void)
 {
 	static const char want_fwd[] =
 		"[data,tensor,-,-] [data,tensor,-] [-] <- [data,tensor,-,-] [data,tensor,-,-] "
@@ -895,14 +901,14 @@ static void flash_attention_shards_batch_and_heads(void)
 	fixture f;
 
 	/* data and tensor each on no slot, batch or heads, never both on one slot (8 does not
-	 * divide 4): 3 x 3 - 2 assignments */
+	 * divide 4): 3 x 3 - 2 assignments; tensor never on the sequence (no context axis) */
 	fx_init(&f, flash_hlo, "data=2,tensor=4");
 	expect_flash(&f, "fwd", (const char *[]){ "[data,tensor,-,-]", NULL }, want_fwd, 7);
 	/* a hint on K alone is enough; the same candidate is not offered twice */
 	expect_flash(&f, "fwd", (const char *[]){ "", "[data,tensor,-,-]", "[data,tensor,-,-]",
 						  NULL }, want_fwd, 7);
-	/* a query sequence sharded over tensor is not followed: the assignments alone, the
-	 * replicated one first */
+	/* a query sequence sharded over tensor (Megatron's sequence parallelism) is not
+	 * followed: the assignments alone, the replicated one first */
 	expect_flash(&f, "fwd", (const char *[]){ "[-,-,tensor,-]", NULL }, replicated, 7);
 	/* heads split 8 ways do not divide the 4 KV heads: tensor is dropped, data kept; tensor
 	 * divides neither 4 sequences nor 4 heads: data on no slot, batch or heads */
@@ -910,6 +916,18 @@ static void flash_attention_shards_batch_and_heads(void)
 	fx_init(&f, flash_hlo, "data=2,tensor=8");
 	expect_flash(&f, "fwd", (const char *[]){ "[-,data+tensor,-,-]", NULL },
 		     "[-,data,-,-] [-,data,-] [-] <- [-,data,-,-] [-,data,-,-] [-,data,-,-]\n", 3);
+	fx_free(&f);
+	/* a context axis also splits the 16 tokens (data never does): data on no slot, batch or
+	 * heads, context on those or the sequence (3 x 4), less both on batch or on heads (8 does
+	 * not divide 4): 10 assignments, the 3 with the sequence twice (ring, gather) */
+	fx_init(&f, flash_hlo, "data=2,context=4");
+	expect_flash(&f, "fwd", (const char *[]){ "[-,-,context,-]", NULL },
+		     "[-,-,context,-] [-,-,context] [-] <- [-,-,context,-] [-,-,context,-] "
+		     "[-,-,context,-] pm(context)ring\n"
+		     "[-,-,context,-] [-,-,context] [-] <- [-,-,context,-] [-,-,-,-] [-,-,-,-]\n",
+		     13);
+	SHS_ASSERT_STR_EQ(f.cands.v[0].label, "flash-ring [-,-,context,-]");
+	SHS_ASSERT_STR_EQ(f.cands.v[1].label, "flash-gather [-,-,context,-]");
 	fx_free(&f);
 	/* the backward: the six operands and three gradients alike */
 	fx_init(&f, flash_hlo, "data=2,tensor=4");
@@ -954,6 +972,30 @@ static void flash_attention_costs(void)
 		     "[-,-,-,-] [-,-,-] <- [-,-,-,-] [-,-,-,-] [-,-,-,-]\n", 7);
 	SHS_ASSERT_STR_EQ(f.cands.v[0].label, "flash [data,tensor,-,-]");
 	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, 4096.0 / 8, 1e-9);
+	fx_free(&f);
+	/* the sequence over context (4): a quarter of the work; the ring sends the local K and
+	 * V 3 times under it (one overlappable permute), the backward also dK and dV, and those
+	 * once more home; the gather has no collective of its own forward (the host gathers K
+	 * and V), its backward reduce-scatters dK and dV from the whole sequence */
+	fx_init(&f, flash_hlo, "data=2,context=4");
+	ask(&f, "fwd", (const char *[]){ "[-,-,context,-]", NULL }, NULL);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, fwd * 0.5 / 4, 1e-6);
+	SHS_ASSERT_INT_EQ(f.cands.v[0].n_colls, 1);
+	SHS_ASSERT_INT_EQ(f.cands.v[0].colls[0].kind, SHS_PCOLL_PERMUTE);
+	SHS_ASSERT_INT_EQ(f.cands.v[0].colls[0].axes_mask, 2);
+	CU_ASSERT_TRUE(f.cands.v[0].colls[0].overlappable);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].colls[0].bytes, 2 * kb / 4, 1e-9);
+	SHS_ASSERT_INT_EQ(f.cands.v[1].n_colls, 0);
+	ask(&f, "bwd", (const char *[]){ "[-,-,context,-]", NULL }, NULL);
+	SHS_ASSERT_STR_EQ(f.cands.v[0].label, "flash-ring [-,-,context,-]");
+	SHS_ASSERT_INT_EQ(f.cands.v[0].n_colls, 2);
+	CU_ASSERT_TRUE(f.cands.v[0].colls[0].overlappable);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].colls[0].bytes, 4 * kb / 4, 1e-9);
+	CU_ASSERT_FALSE(f.cands.v[0].colls[1].overlappable);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].colls[1].bytes, 2 * kb / 4, 1e-9);
+	SHS_ASSERT_INT_EQ(f.cands.v[1].n_colls, 1);
+	SHS_ASSERT_INT_EQ(f.cands.v[1].colls[0].kind, SHS_PCOLL_REDUCE_SCATTER);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[1].colls[0].bytes, 2 * kb, 1e-9);
 	fx_free(&f);
 }
 
@@ -1248,8 +1290,8 @@ CU_TestInfo strategies_tests[] = {
 	{ "call takes the called root and operand hints", call_takes_called_root_and_hints },
 	{ "parameter takes its hint, or any spec", parameter_takes_hint_or_anything },
 	{ "Sharding custom-call follows the module's hint", sharding_custom_call_follows_hint },
-	{ "flash attention: batch and heads, not the sequence",
-	  flash_attention_shards_batch_and_heads },
+	{ "flash attention: batch, heads and the sequence (ring or gather)",
+	  flash_attention_shards_batch_heads_and_sequence },
 	{ "flash attention: kernel FLOPs and bytes per device", flash_attention_costs },
 	{ "flash attention: the cuDNN and Pallas forms cost the same",
 	  flash_attention_kernels_cost_alike },

@@ -170,7 +170,18 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 	}
 }
 
-/* The instruction's own collectives (the chosen candidate's), V from the per-device buffer. */
+double shs__own_coll_bytes(const shs_mesh *mesh, const shs_coll *cl, double *sends)
+{
+	int64_t n = shs_mesh_group(mesh, cl->axes_mask);
+
+	*sends = cl->kind == SHS_PCOLL_PERMUTE && cl->overlappable && n > 1 ? (double)(n - 1) : 1;
+	if (cl->kind == SHS_PCOLL_ALL_GATHER || cl->kind == SHS_PCOLL_ALL_TO_ALL)
+		return cl->bytes * (double)n;
+	return cl->bytes;
+}
+
+/* The instruction's own collectives (the chosen candidate's), V from the per-device buffer; a
+ * ring's sends as one site of all of them. */
 static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 			    const shs_decision *d, double count)
 {
@@ -178,15 +189,15 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 
 	for (uint32_t k = 0; k < d->n_colls; k++) {
 		const shs_coll *c = &d->colls[k];
-		double v = c->bytes;
-		shs_eval_coll *s;
-		if (c->kind == SHS_PCOLL_ALL_GATHER || c->kind == SHS_PCOLL_ALL_TO_ALL)
-			v *= (double)group(x->c, c->axes_mask);
-		s = add_site(x, in, c->kind, c->axes_mask, false,
-			     (matmul && shs__collective_matmul(&x->c->hw, v)) || c->overlappable, v,
-			     count);
-		if (s)
-			charge(x, seg, s, false);
+		double sends, v = shs__own_coll_bytes(&x->c->mesh, c, &sends);
+		shs_eval_coll *s = add_site(x, in, c->kind, c->axes_mask, false,
+					    (matmul && shs__collective_matmul(&x->c->hw, v)) ||
+					    c->overlappable, v, count);
+		if (!s)
+			continue;
+		s->bytes *= sends;
+		s->time_s *= sends;
+		charge(x, seg, s, false);
 	}
 }
 

@@ -26,13 +26,13 @@ enum { ISSUE_AHEAD = 64 };
 typedef shs__avail avail;
 typedef shs__sim sim;
 
-/* Runs a collective over axes mask of v bytes (the book's V), not before t, listed at
- * instruction i of computation c; returns when its result is usable. */
-static avail collective(sim *s, int kind, uint32_t mask, double v, double t, uint32_t c,
-			uint32_t i)
+/* Runs a collective over axes mask of v bytes (the book's V), `sends` times back to back, not
+ * before t, listed at instruction i of computation c; returns when its result is usable. */
+static avail collective(sim *s, int kind, uint32_t mask, double v, double sends, double t,
+			uint32_t c, uint32_t i)
 {
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
-	double dur = shs_coll_time(s->c, kind, mask, v);
+	double dur = shs_coll_time(s->c, kind, mask, v) * sends;
 	uint32_t blocker = SHS_MESH_MAX_AXES;
 
 	if (s->recording && t < s->min_start)
@@ -120,12 +120,12 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
-			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, t, c, i);
+			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, 1, t, c, i);
 		}
 		if (moved)
 			end = collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
-					 local * (double)shs_mesh_group(&s->c->mesh, moved), end.t,
-					 c, i);
+					 local * (double)shs_mesh_group(&s->c->mesh, moved), 1,
+					 end.t, c, i);
 		if (matmul && !moved && under)
 			later(&matmul_end, &end);
 		else
@@ -200,13 +200,13 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	*ready = (avail){ .t = end, .comp = c, .instr = i };
 	for (uint32_t k = 0; k < d->n_colls; k++) {
 		const shs_coll *cl = &d->colls[k];
-		double v = cl->bytes;
-		avail done;
-		if (cl->kind == SHS_PCOLL_ALL_GATHER || cl->kind == SHS_PCOLL_ALL_TO_ALL)
-			v *= (double)shs_mesh_group(&s->c->mesh, cl->axes_mask);
-		done = collective(s, cl->kind, cl->axes_mask, v,
-				  (matmul && shs__collective_matmul(&s->c->hw, v)) ||
-				  cl->overlappable ? s->now : end, c, i);
+		double sends, v = shs__own_coll_bytes(&s->c->mesh, cl, &sends);
+		avail done = collective(s, cl->kind, cl->axes_mask, v, sends,
+					(matmul && shs__collective_matmul(&s->c->hw, v)) ||
+					cl->overlappable ? s->now : end, c, i);
+		/* a ring's last block of work starts when its last send has arrived */
+		if (sends > 1)
+			done.t += (end - s->now) / (sends + 1);
 		later(ready, &done);
 	}
 	s->now = end;

@@ -237,8 +237,10 @@ typedef struct shs_host_api {
 	void (*set_cost)(shs_pemit *out, uint32_t c, double flops, double bytes);
 	/* A collective (kind: enum shs_pcollective) candidate c performs over the mesh axes in
 	 * axes_mask (bit k: axis k) on bytes (as enum shs_pcollective says); overlappable: it can
-	 * run under the op's own compute (collective matmul). At most
-	 * SHS_PLUGIN_MAX_COLLECTIVES per candidate. */
+	 * run under the op's own compute (collective matmul). An overlappable permute is a ring
+	 * over the group of n devices (ring attention): n - 1 sends of bytes each, one after the
+	 * other, while the op works through its n equal blocks, each block after the send that
+	 * brings its data. At most SHS_PLUGIN_MAX_COLLECTIVES per candidate. */
 	void (*add_collective)(shs_pemit *out, uint32_t c, int kind, uint32_t axes_mask,
 			       double bytes, bool overlappable);
 	/* During generate: reports why the generator gave up (printf-style, cut to

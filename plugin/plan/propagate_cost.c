@@ -68,7 +68,7 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
 		      double hidden, double exposed)
 {
-	double compute = c->flops / chip->flops + c->bytes / chip->hbm_bw;
+	double compute = c->flops / chip->flops + c->bytes / chip->hbm_bw, ring_tail = 0;
 
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *coll = &c->colls[k];
@@ -76,7 +76,12 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_ch
 		switch (coll->kind) {
 		case SHS_PCOLL_ALL_REDUCE: t = 2 * coll->bytes * (n - 1) / n; break;
 		case SHS_PCOLL_ALL_GATHER: t = coll->bytes * (n - 1); break;
-		case SHS_PCOLL_PERMUTE: t = coll->bytes; break;
+		case SHS_PCOLL_PERMUTE:
+			/* an overlappable one is a ring: n - 1 sends, the last block after them */
+			t = coll->bytes * (coll->overlappable && n > 1 ? n - 1 : 1);
+			if (coll->overlappable && n > 1)
+				ring_tail = compute / n;
+			break;
 		default: t = coll->bytes * (n - 1) / n; break;
 		}
 		t /= chip->link_bw;
@@ -85,6 +90,7 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_ch
 		else
 			exposed += t;
 	}
+	hidden += hidden > 0 ? ring_tail : 0;
 	/* a hidden transfer costs no time here but holds links that other transfers need: of
 	 * candidates that take equally long, the one that moves less wins */
 	return (compute > hidden ? compute : hidden) + HIDDEN_LINK_SHARE * hidden + exposed;

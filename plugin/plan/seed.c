@@ -284,8 +284,12 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 		try_axis(s, spec, a, 0, "fsdp", PAD_SHRINKS);
 	/* the expert axis splits the batch outside the experts (expert parallelism) */
 	try_axis(s, spec, a, 0, "expert", PAD_SHRINKS);
-	if (a->rank >= 2 && !shs_elem_is_float(a->type))
+	/* the tokens' sequence: context parallelism (the search's axis; "sequence" is the
+	 * same split under another name) */
+	if (a->rank >= 2 && !shs_elem_is_float(a->type)) {
+		try_axis(s, spec, a, 1, "context", PAD_SHRINKS);
 		try_axis(s, spec, a, 1, "sequence", PAD_SHRINKS);
+	}
 	/* activations given as input (the book's In[B, D]) carry D on tensor under TP */
 	if (plan_has_tp(s->r->kind) && shs_elem_is_float(a->type) && a->rank >= 2)
 		try_axis(s, spec, a, (int)a->rank - 1, "tensor", PAD_NO_EMPTY);
@@ -335,7 +339,10 @@ static void seed_weight(const seeding *s, const shs_instr *p, const char *path, 
 			shs_pspec before = *spec;
 			if (d == NO_DIM)
 				break;
+			/* a context axis shards the weights with fsdp, as MaxText's logical
+			 * rules put "embed" over fsdp, sequence and context */
 			try_axis(s, spec, a, d, "fsdp", PAD_NO_EMPTY);
+			try_axis(s, spec, a, d, "context", PAD_NO_EMPTY);
 			if (!shs_spec_equal(spec, &before))
 				break;
 			shs__spec_add(&tried, (uint32_t)d, 0);

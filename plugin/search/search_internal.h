@@ -6,9 +6,9 @@
 #include "search.h"
 
 /* Meshes the search tries on a cluster of n devices (search_mesh.c):
- * "data=d,fsdp=f,sequence=s,expert=e,tensor=t" for every t dividing n, s dividing n / t, e
+ * "data=d,fsdp=f,context=s,expert=e,tensor=t" for every t dividing n, s dividing n / t, e
  * dividing n / (t s) and the model's experts (0: none, no expert axis), f dividing the rest,
- * where a sequence axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer than n
+ * where a context axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer than n
  * sequences, s dividing seq and d f e dividing batch; the size-1 axes left out (all of them:
  * "data=1"). At most cap texts of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL
  * their sizes {d, f, s, e, t} into sizes; returns how many there are (which may exceed cap). */
@@ -104,10 +104,14 @@ int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEX
 		     bool pinned, uint32_t threads, shs__search_merge_fn merge,
 		     shs__search_stop_fn stop, void *user, shs_err *e);
 
+/* Indices of the axes in a mesh's sizes (shs__search_meshes). */
+enum { SHS_SEARCH_DATA, SHS_SEARCH_FSDP, SHS_SEARCH_CONTEXT, SHS_SEARCH_EXPERT, SHS_SEARCH_TENSOR };
+
 /* The meshes to try first when there are too many to try all (search_local.c): the canonical
  * ones, with at most two axes above 1 (every degree of dp, fsdp, tp and fsdp+tp, and the
- * sequence or expert split with one other axis), as indices into sizes[0..n) (data, fsdp,
- * sequence, expert, tensor) into out; returns how many. */
+ * expert split with one other axis) or a context axis and two others where the batch axes
+ * (data, fsdp, expert) split the batch as far as any context mesh does, as indices into sizes[0..n) (data, fsdp, context, expert, tensor) into out; returns
+ * how many. */
 uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
 			       uint32_t *out);
 

@@ -1,5 +1,5 @@
 /* One mesh's candidates: the plans its axes seed (ZeRO-3 and ZeRO-1/2 over fsdp, with tensor
- * parallelism when it has a tensor axis, splitting the sequence when it has a sequence axis)
+ * parallelism when it has a tensor axis, splitting the sequence when it has a context axis)
  * unless their model state alone is over the HBM, each made by propagation, refined by
  * per-instruction choices where they are few, and evaluated with more remat while it does not
  * fit. */
@@ -24,14 +24,16 @@ static bool has_axis(const shs_mesh *mesh, const char *name)
 	return false;
 }
 
-/* The seedings a mesh's axes call for (a sequence axis splits the token batch's sequence under
- * every one of them: "+sp"; an expert axis splits the experts and the batch: "+ep"). */
+/* The seedings a mesh's axes call for (a context axis splits the token batch's sequence under
+ * every one of them: "+cp"; an expert axis splits the experts and the batch: "+ep"). */
 static uint32_t seedings_of(const shs_mesh *mesh, seeding out[SHS__SEARCH_SEEDINGS])
 {
-	bool fsdp = has_axis(mesh, "fsdp"), tensor = has_axis(mesh, "tensor");
+	/* a context axis shards the weights as fsdp does (seed.c) */
+	bool fsdp = has_axis(mesh, "fsdp") || has_axis(mesh, "context");
+	bool tensor = has_axis(mesh, "tensor");
 	shs_plan_kind kind = fsdp ? (tensor ? SHS_PLAN_FSDP_TP : SHS_PLAN_FSDP)
 				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
-	const char *suffix = has_axis(mesh, "sequence") ? has_axis(mesh, "expert") ? "+sp+ep" : "+sp"
+	const char *suffix = has_axis(mesh, "context") ? has_axis(mesh, "expert") ? "+cp+ep" : "+cp"
 				: has_axis(mesh, "expert") ? "+ep" : "";
 	uint32_t n = 0;
 

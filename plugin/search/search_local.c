@@ -3,16 +3,30 @@
  * divisors: a prime factor moved from one axis to another). */
 #include "search_internal.h"
 
+/* The product of a mesh's batch axes (data, fsdp, expert). */
+static int64_t batch_axes(const int64_t *sizes)
+{
+	return sizes[SHS_SEARCH_DATA] * sizes[SHS_SEARCH_FSDP] * sizes[SHS_SEARCH_EXPERT];
+}
+
 uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
 			       uint32_t *out)
 {
 	uint32_t count = 0;
+	int64_t widest = 0; /* the most the batch axes split the batch beside a context axis */
 
+	for (uint32_t k = 0; k < n; k++)
+		if (sizes[k][SHS_SEARCH_CONTEXT] > 1 && batch_axes(sizes[k]) > widest)
+			widest = batch_axes(sizes[k]);
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t axes = 0;
 		for (int x = 0; x < SHS_SEARCH_AXES; x++)
 			axes += sizes[k][x] > 1;
-		if (axes <= 2)
+		/* a context axis is there because the batch is too small for the devices: with
+		 * the batch split as far as it goes, a third axis (tensor, as long-context runs
+		 * have) */
+		if (axes <= 2 || (axes == 3 && sizes[k][SHS_SEARCH_CONTEXT] > 1 &&
+				  batch_axes(sizes[k]) == widest))
 			out[count++] = k;
 	}
 	return count;

@@ -1,18 +1,18 @@
 /* The meshes the search tries: every split of the devices over data, fsdp and tensor, with a
- * sequence axis when the token batch has fewer sequences than devices, and an expert axis when
+ * context axis (the sequence split: context parallelism) when the token batch has fewer sequences than devices, and an expert axis when
  * the model has experts (with fsdp, in both orders: which of them takes the faster links). */
 #include <stdio.h>
 #include <string.h>
 
 #include "search_internal.h"
 
-/* Writes "data=d,fsdp=f,sequence=s,expert=e,tensor=t" without the size-1 axes (all size 1:
+/* Writes "data=d,fsdp=f,context=s,expert=e,tensor=t" without the size-1 axes (all size 1:
  * "data=1"); expert_major: expert before fsdp ("data=d,expert=e,fsdp=f,..."), which lays the
  * experts on the slower links and the weights' gathers on the faster ones. */
 static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], bool expert_major, char *buf,
 		      size_t cap)
 {
-	static const char *const names[SHS_SEARCH_AXES] = { "data", "fsdp", "sequence", "expert",
+	static const char *const names[SHS_SEARCH_AXES] = { "data", "fsdp", "context", "expert",
 							    "tensor" };
 	static const int usual[SHS_SEARCH_AXES] = { 0, 1, 2, 3, 4 };
 	static const int swapped[SHS_SEARCH_AXES] = { 0, 3, 1, 2, 4 };
@@ -30,7 +30,7 @@ static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], bool expert_major, c
 		snprintf(buf, cap, "data=1");
 }
 
-/* Whether a sequence axis of size s is worth a mesh on n devices: the batch has fewer sequences
+/* Whether a context axis of size s is worth a mesh on n devices: the batch has fewer sequences
  * than there are devices (else the batch axes split it whole), s splits the sequence and the
  * batch axes (data, fsdp, expert: b of them) split the batch. */
 static bool sequence_fits(int64_t n, int64_t s, int64_t b, int64_t batch, int64_t seq)
@@ -44,7 +44,7 @@ uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t exper
 {
 	uint32_t count = 0;
 
-	/* tensor first (the fastest links), then sequence, expert (dividing the experts), fsdp;
+	/* tensor first (the fastest links), then context, expert (dividing the experts), fsdp;
 	 * data takes the rest */
 	for (int64_t t = 1; t <= n; t++) {
 		for (int64_t s = 1; n % t == 0 && s <= n / t; s++) {
