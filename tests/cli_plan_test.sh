@@ -184,6 +184,15 @@ expect 0 "$ss" evaluate "$tmp/sp.pb" --hardware h100 --devices 8 --mesh tensor=8
 has "$tmp/out" '"kind": "tensor (sequence parallelism)"'
 expect 0 "$ss" annotate "$tmp/sp.pb" --hardware h100 --devices 8 -o "$tmp/sp-searched.pb"
 has "$tmp/out" "sequence        "
+# over a context axis: context parallelism, and how the attention kernels run (a ring at 32k
+# tokens of LLaMA-3 8B's attention on 8 H100s)
+expect 0 "$ss" evaluate "$tmp/sp.pb" --hardware h100 --devices 8 --mesh data=2,context=4 --plan fsdp
+has "$tmp/out" "sequence        split over context (context parallelism)"
+has "$tmp/out" "attention kernels: "
+expect 0 "$ss" gen llama3-8b --set layers=1 --set seq=32768 --set batch=1 --set attention_kernel=cudnn -o "$tmp/long.pb"
+expect 0 "$ss" evaluate "$tmp/long.pb" --hardware h100 --devices 8 --mesh context=8 --plan dp --json
+has "$tmp/out" '"kind": "context"'
+has "$tmp/out" '"ring": 2'
 # searched with micro-batches, it fits: the count is named and each count tried, the module
 # written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/fitm.hlo"

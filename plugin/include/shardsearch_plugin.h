@@ -82,7 +82,7 @@ enum shs_ptype {
 
 /* ---- Views: const, owned by the host, valid only during the call they are passed to ---- */
 
-/* The device mesh: named logical axes ("data", "fsdp", "tensor", "sequence", "expert"). */
+/* The device mesh: named logical axes ("data", "fsdp", "tensor", "context", "expert"). */
 typedef struct shs_pmesh {
 	uint32_t struct_size;
 	uint32_t n_axes;

@@ -11,13 +11,15 @@
 /* "sequence  ..." for the residual stream of plan p of m: the token embedding's output (the
  * first gather whose rank-3 result [B, T, D] has the token inputs' sequence length T), its
  * sharding, and what splitting its sequence dim amounts to: over tensor, Megatron's sequence
- * parallelism; over a sequence axis, sequence (context) parallelism; not at all. Nothing when
- * m has no such value. */
+ * parallelism; over another axis (context), context parallelism; not at all; and, when some
+ * flash-attention kernel splits the sequence, how many run as a ring, with K/V gathered and on
+ * their shard alone. Nothing when m has no such value. */
 void shs_sequence_report_print(FILE *out, const shs_module *m, const shs_plan *p);
 
 /* The same as {"split_over": [axes], "sharding": "[{...}, ...]", "kind": "none" | "tensor
- * (sequence parallelism)" | "sequence"} set as "sequence" on o (which it returns); o unchanged
- * when m has no such value or out of memory. o may be NULL (returned as is). */
+ * (sequence parallelism)" | "context", "attention": {"ring": n, "gather": n, "local": n}} set
+ * as "sequence" on o (which it returns); o unchanged when m has no such value or out of memory.
+ * o may be NULL (returned as is). */
 json_t *shs_sequence_report_with(json_t *o, const shs_module *m, const shs_plan *p);
 
 #endif
