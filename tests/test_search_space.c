@@ -19,8 +19,11 @@ enum { ORACLE_MAX_SLOTS = 16, ORACLE_MAX_LEAVES = 64, GRAPHS = 24, MODULE_CAP = 
  * where the token batch divides. */
 static void test_meshes(void)
 {
+	static const shs__search_model none = { 0 }, tokens = { .batch = 2, .seq = 8 };
+	static const shs__search_model experts8 = { .experts = 8 }, experts4 = { .experts = 4 };
+	static const shs__search_model heads4 = { .heads = 4 };
 	char out[64][SHS_SEARCH_TEXT];
-	uint32_t n = shs__search_meshes(8, 0, 0, 0, out, NULL, 64);
+	uint32_t n = shs__search_meshes(8, &none, out, NULL, 64);
 	int with_context = 0;
 	bool found = false;
 
@@ -32,11 +35,11 @@ static void test_meshes(void)
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = i + 1; j < n; j++)
 			CU_ASSERT_STRING_NOT_EQUAL(out[i], out[j]);
-	SHS_ASSERT_INT_EQ(shs__search_meshes(1, 0, 0, 0, out, NULL, 64), 1);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(1, &none, out, NULL, 64), 1);
 	SHS_ASSERT_STR_EQ(out[0], "data=1");
 	/* a token batch of 2 sequences of 8: a context axis s where s divides 8 and data x fsdp
 	 * divides 2 (t s in {4, 8}): 7 more */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 2, 8, 0, out, NULL, 64), 17);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, &tokens, out, NULL, 64), 17);
 	for (uint32_t i = 0; i < 17; i++) {
 		with_context += strstr(out[i], "context=") != NULL;
 		found |= !strcmp(out[i], "data=2,context=4");
@@ -45,11 +48,15 @@ static void test_meshes(void)
 	SHS_ASSERT_INT_EQ(with_context, 7);
 	CU_ASSERT_TRUE(found);
 	/* more than fit: counted, not written */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, 0, 0, 0, out, NULL, 2), 405);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8960, &none, out, NULL, 2), 405);
+	/* 4 attention heads: tensor 1, 2 or 4 (4 + 3 + 2), never 8 */
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, &heads4, out, NULL, 64), 9);
+	for (uint32_t i = 0; i < 9; i++)
+		CU_ASSERT_PTR_NULL(strstr(out[i], "tensor=8"));
 	/* with 8 experts an expert axis of 2, 4 or 8: every split of 8 over four axes (20), the
 	 * 4 with both fsdp and expert in both orders (24); with 4 experts all but expert=8 */
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 8, out, NULL, 64), 24);
-	SHS_ASSERT_INT_EQ(shs__search_meshes(8, 0, 0, 4, out, NULL, 64), 23);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, &experts8, out, NULL, 64), 24);
+	SHS_ASSERT_INT_EQ(shs__search_meshes(8, &experts4, out, NULL, 64), 23);
 	found = false;
 	for (uint32_t i = 0; i < 23; i++) {
 		found |= !strcmp(out[i], "data=2,expert=2,tensor=2");
@@ -120,7 +127,7 @@ static void test_local_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
 	int64_t sizes[64][SHS_SEARCH_AXES];
-	uint32_t list[64], n = shs__search_meshes(12, 0, 0, 0, out, sizes, 64), top = 0, count;
+	uint32_t list[64], n = shs__search_meshes(12, &(const shs__search_model){ 0 }, out, sizes, 64), top = 0, count;
 	bool tried[64] = { false };
 
 	/* 12 = 2^2 3 over data, fsdp, tensor: C(4,2) * 3 = 18 splits, all but the 6 with three

@@ -182,41 +182,6 @@ static int sweep_best(merger *g)
 	return rc;
 }
 
-void shs__search_token_batch(const shs_module *m, int64_t tokens[2])
-{
-	const shs_computation *c = shs_module_entry(m);
-
-	for (uint32_t i = 0; i < c->n_instrs; i++) {
-		const shs_instr *in = c->instrs[i];
-		if (in->op == SHS_OP_PARAMETER && in->shape.rank >= 2 &&
-		    in->shape.type != SHS_TUPLE && !shs_elem_is_float(in->shape.type)) {
-			tokens[0] = in->shape.dims[0];
-			tokens[1] = in->shape.dims[1];
-			return;
-		}
-	}
-}
-
-/* The experts of a mixture-of-experts model: the last dim of its router ("moe" and "gate" in
- * the path of an entry parameter that is not optimizer state); 0 for a dense model. */
-static int64_t experts_of(const shs_module *m)
-{
-	const shs_computation *c = shs_module_entry(m);
-	char path[SHS_PATH_CAP];
-
-	for (uint32_t i = 0; i < c->n_instrs; i++) {
-		const shs_instr *in = c->instrs[i];
-		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank)
-			continue;
-		shs_param_path(in, path, sizeof(path));
-		if (shs_param_path_has_segment(path, "moe") &&
-		    shs_param_path_has_segment(path, "gate") &&
-		    !shs_param_path_is_optimizer_state(path))
-			return in->shape.dims[in->shape.rank - 1];
-	}
-	return 0;
-}
-
 static int compare_tries(const void *a, const void *b)
 {
 	const shs_search_try *x = a, *y = b;
@@ -316,12 +281,13 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	shs_host_views *views = NULL;
 	shs_cluster_spec whole = *spec;
 	shs_cluster *base = calloc(1, sizeof(*base));
-	int64_t tokens[2] = { 0, 0 };
+	shs__search_model model;
 	uint32_t n = 0;
 	int rc = base ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 
 	memset(out, 0, sizeof(*out));
-	out->experts = experts_of(m);
+	model = shs__search_model_of(m);
+	out->experts = model.experts;
 	g.start = now_s();
 	whole.mesh = NULL;
 	if (rc == SHS_OK && (!(meshes = malloc(MAX_MESHES * sizeof(*meshes))) ||
@@ -351,11 +317,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 	}
 	if (rc == SHS_OK)
 		rc = shs_cluster_make(cat, &whole, base, e);
-	shs__search_token_batch(m, tokens);
 	if (rc == SHS_OK)
-		n = shs__search_meshes(base->devices, tokens[0], tokens[1], experts_of(m), meshes,
-				       sizes,
-				       MAX_MESHES);
+		n = shs__search_meshes(base->devices, &model, meshes, sizes, MAX_MESHES);
 	if (n > MAX_MESHES)
 		n = MAX_MESHES;
 	out->n_meshes = n;

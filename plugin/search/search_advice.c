@@ -100,11 +100,9 @@ static void fewer_tokens(const shs_module *m, shs_search_result *r)
 {
 	shs_search_advice *a = &r->advice;
 	const shs_eval *ev = &r->eval;
-	int64_t tokens[2] = { 0, 0 };
 	double rest, room;
 
-	shs__search_token_batch(m, tokens);
-	a->sequences = tokens[0];
+	a->sequences = shs__search_model_of(m).batch;
 	a->state_bytes = ev->params_bytes + ev->grads_bytes + ev->optimizer_bytes;
 	rest = ev->memory_bytes - a->state_bytes;
 	room = ev->hbm_bytes - a->state_bytes;

@@ -5,14 +5,27 @@
 
 #include "search.h"
 
+/* What the meshes depend on in the model (0: unknown or none): its token batch [batch, seq],
+ * its experts, its attention's query heads. */
+typedef struct shs__search_model {
+	int64_t batch, seq, experts, heads;
+} shs__search_model;
+
+/* The model's figures of shs__search_model (search_mesh.c): the token batch from the first
+ * integer entry parameter of rank 2 or more, the experts from the router (the last dim of a
+ * "moe" "gate" weight), the query heads from a flash-attention kernel's Q [B, N, T, H]. */
+shs__search_model shs__search_model_of(const shs_module *m);
+
 /* Meshes the search tries on a cluster of n devices (search_mesh.c):
- * "data=d,fsdp=f,context=s,expert=e,tensor=t" for every t dividing n, s dividing n / t, e
- * dividing n / (t s) and the model's experts (0: none, no expert axis), f dividing the rest,
- * where a context axis (s > 1) needs a token batch [batch, seq] (0: none) of fewer than n
- * sequences, s dividing seq and d f e dividing batch; the size-1 axes left out (all of them:
- * "data=1"). At most cap texts of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL
- * their sizes {d, f, s, e, t} into sizes; returns how many there are (which may exceed cap). */
-uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t experts,
+ * "data=d,fsdp=f,context=s,expert=e,tensor=t" for every t dividing n and the query heads
+ * (when known: Megatron asserts num_attention_heads % tensor_model_parallel_size == 0, and a
+ * tensor axis the heads do not divide replicates attention over part of it), s dividing n / t,
+ * e dividing n / (t s) and the model's experts (none: no expert axis), f dividing the rest,
+ * where a context axis (s > 1) needs a token batch of fewer than n sequences, s dividing seq
+ * and d f e dividing batch; the size-1 axes left out (all of them: "data=1"). At most cap texts
+ * of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL their sizes {d, f, s, e, t}
+ * into sizes; returns how many there are (which may exceed cap). */
+uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap);
 
@@ -41,10 +54,6 @@ int shs__zero_stage(const shs_module *m, const shs_plan *p, const shs_eval *ev);
  * parameters that an output aliases, Adam's ("opt_state" in their path) apart from the
  * weights. */
 void shs__search_model_state(const shs_module *m, double *weights, double *optimizer);
-
-/* The token batch [B, S] (search.c): the first integer entry parameter of rank 2 or more;
- * zeros when there is none. */
-void shs__search_token_batch(const shs_module *m, int64_t tokens[2]);
 
 enum { SHS__SEARCH_SEEDINGS = 2, SHS__SEARCH_JOB_WARNINGS = 32 };
 

@@ -122,16 +122,16 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 }
 
 /* Whether seeding g on mesh cannot fit whatever propagation makes of it: its model state at
- * the best sharding the seeds allow (weights and gradients over fsdp and tensor, or over tensor
- * alone for ZeRO-1/2; Adam state over both; and over expert, as if every weight were an
- * expert's) is over the HBM already. */
+ * the best sharding the seeds allow (weights and gradients over fsdp, context and tensor, or
+ * over tensor alone for ZeRO-1/2; Adam state over all; and over expert, as if every weight
+ * were an expert's) is over the HBM already. */
 static bool cannot_fit(const shs__searcher *s, const shs_cluster *c, const seeding *g)
 {
 	double f = 1, t = 1;
 
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
-		if (!strcmp(c->mesh.names[a], "fsdp"))
-			f = (double)c->mesh.sizes[a];
+		if (!strcmp(c->mesh.names[a], "fsdp") || !strcmp(c->mesh.names[a], "context"))
+			f *= (double)c->mesh.sizes[a];
 		if (!strcmp(c->mesh.names[a], "tensor") || !strcmp(c->mesh.names[a], "expert"))
 			t *= (double)c->mesh.sizes[a];
 	}

@@ -1,10 +1,57 @@
-/* The meshes the search tries: every split of the devices over data, fsdp and tensor, with a
- * context axis (the sequence split: context parallelism) when the token batch has fewer sequences than devices, and an expert axis when
- * the model has experts (with fsdp, in both orders: which of them takes the faster links). */
+/* The meshes the search tries: every split of the devices over data, fsdp and tensor (tensor
+ * dividing the attention heads), with a context axis (the sequence split: context parallelism)
+ * when the token batch has fewer sequences than devices, and an expert axis when the model has
+ * experts (with fsdp, in both orders: which of them takes the faster links). */
 #include <stdio.h>
 #include <string.h>
 
 #include "search_internal.h"
+
+static const char fa_cudnn[] = "__cudnn$fmhaSoftmax", fa_tpu[] = "tpu_custom_call";
+
+/* The query heads of a flash-attention forward kernel in computation c (Q [B, N, T, H] as
+ * operand 0: cuDNN's, or splash attention's tpu_custom_call, as strategies/custom_call.c
+ * recognises them); 0 for any other instruction. */
+static int64_t flash_heads(const shs_computation *c, const shs_instr *in)
+{
+	const char *t = in->custom_call_target;
+	const char *op_name = in->metadata ? in->metadata->op_name : NULL;
+	const shs_shape *q;
+
+	if (in->op != SHS_OP_CUSTOM_CALL || !t || !in->n_operands)
+		return 0;
+	if (strcmp(t, fa_cudnn) && !(!strcmp(t, fa_tpu) && op_name &&
+				     strstr(op_name, "splash_mha_fwd")))
+		return 0;
+	q = &c->instrs[in->operands[0]]->shape;
+	return q->type != SHS_TUPLE && q->rank == 4 ? q->dims[1] : 0;
+}
+
+shs__search_model shs__search_model_of(const shs_module *m)
+{
+	const shs_computation *entry = shs_module_entry(m);
+	shs__search_model out = { 0 };
+	char path[SHS_PATH_CAP];
+
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank)
+			continue;
+		if (!out.batch && in->shape.rank >= 2 && !shs_elem_is_float(in->shape.type)) {
+			out.batch = in->shape.dims[0];
+			out.seq = in->shape.dims[1];
+		}
+		shs_param_path(in, path, sizeof(path));
+		if (!out.experts && shs_param_path_has_segment(path, "moe") &&
+		    shs_param_path_has_segment(path, "gate") &&
+		    !shs_param_path_is_optimizer_state(path))
+			out.experts = in->shape.dims[in->shape.rank - 1];
+	}
+	for (uint32_t k = 0; k < m->n_comps && !out.heads; k++)
+		for (uint32_t i = 0; i < m->comps[k]->n_instrs && !out.heads; i++)
+			out.heads = flash_heads(m->comps[k], m->comps[k]->instrs[i]);
+	return out;
+}
 
 /* Writes "data=d,fsdp=f,context=s,expert=e,tensor=t" without the size-1 axes (all size 1:
  * "data=1"); expert_major: expert before fsdp ("data=d,expert=e,fsdp=f,..."), which lays the
@@ -38,16 +85,19 @@ static bool sequence_fits(int64_t n, int64_t s, int64_t b, int64_t batch, int64_
 	return s == 1 || (batch > 0 && batch < n && seq > 0 && seq % s == 0 && batch % b == 0);
 }
 
-uint32_t shs__search_meshes(int64_t n, int64_t batch, int64_t seq, int64_t experts,
+uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap)
 {
+	int64_t batch = model->batch, seq = model->seq, experts = model->experts;
 	uint32_t count = 0;
 
 	/* tensor first (the fastest links), then context, expert (dividing the experts), fsdp;
 	 * data takes the rest */
 	for (int64_t t = 1; t <= n; t++) {
-		for (int64_t s = 1; n % t == 0 && s <= n / t; s++) {
+		if (n % t || (model->heads > 0 && model->heads % t))
+			continue;
+		for (int64_t s = 1; s <= n / t; s++) {
 			for (int64_t e = 1; (n / t) % s == 0 && e <= n / t / s; e++) {
 				int64_t rest = n / t / s / e;
 				if ((n / t / s) % e || (e > 1 && (experts < 2 || experts % e)))
