@@ -161,28 +161,52 @@ static void share_layer_dims(seeding *s, const shs_instr *const *params, uint32_
 	}
 }
 
-/* d_model: the most common dim size over the float weights (layer dims left out). */
+/* One dim of a parameter: its size, and whether the parameter is a float array. */
+typedef struct dim_size {
+	int64_t size;
+	bool is_float;
+} dim_size;
+
+static int cmp_dim_size(const void *a, const void *b)
+{
+	int64_t x = ((const dim_size *)a)->size, y = ((const dim_size *)b)->size;
+
+	return (x > y) - (x < y);
+}
+
+/* d_model: the dim size most common over the parameters' dims (layer dims left out) that some
+ * float weight has, the larger on a tie; 0 when there is none (or out of memory). Sorted, so
+ * that modules of thousands of parameters (an unrolled 80-layer model) take no quadratic
+ * time. */
 static int64_t find_d_model(const seeding *s, const shs_instr *const *params, uint32_t n)
 {
+	size_t count = 0, best_count = 0;
 	int64_t best = 0;
-	uint32_t best_count = 0;
+	dim_size *dims;
 
 	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t d = 0; params[k] && d < params[k]->shape.rank; d++) {
-			int64_t size = params[k]->shape.dims[d];
-			uint32_t count = 0;
-			if ((int)d == s->layer_dim[k] || !shs_elem_is_float(params[k]->shape.type))
-				continue;
-			for (uint32_t k2 = 0; k2 < n; k2++) {
-				const shs_shape *a = params[k2] ? &params[k2]->shape : NULL;
-				for (uint32_t d2 = 0; a && d2 < a->rank; d2++)
-					count += a->dims[d2] == size && (int)d2 != s->layer_dim[k2];
-			}
-			if (count > best_count || (count == best_count && size > best)) {
-				best = size;
-				best_count = count;
-			}
+		count += params[k] ? params[k]->shape.rank : 0;
+	dims = malloc((count + 1) * sizeof(*dims));
+	if (!dims)
+		return 0;
+	count = 0;
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t d = 0; params[k] && d < params[k]->shape.rank; d++)
+			if ((int)d != s->layer_dim[k])
+				dims[count++] = (dim_size){ params[k]->shape.dims[d],
+							    shs_elem_is_float(params[k]->shape.type) };
+	qsort(dims, count, sizeof(*dims), cmp_dim_size);
+	for (size_t j = 0, end; j < count; j = end) {
+		bool is_float = false;
+		for (end = j; end < count && dims[end].size == dims[j].size; end++)
+			is_float |= dims[end].is_float;
+		/* ascending: a tie goes to the larger */
+		if (is_float && end - j >= best_count) {
+			best_count = end - j;
+			best = dims[j].size;
 		}
+	}
+	free(dims);
 	return best;
 }
 
