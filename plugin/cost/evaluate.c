@@ -52,6 +52,8 @@ typedef struct evaluator {
 	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
 	double **flop_s;    /* per computation and instruction: its FLOPs' seconds (achievable) */
 	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
+	bool **sunk;        /* all-reduces sunk out of their loops (NULL: none) */
+	double trips;       /* of the loop whose body is being walked (1: none) */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -190,9 +192,11 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 	for (uint32_t k = 0; k < d->n_colls; k++) {
 		const shs_coll *c = &d->colls[k];
 		double sends, v = shs__own_coll_bytes(&x->c->mesh, c, &sends);
+		/* sunk out of its loop: once per run of the loop, after it */
+		bool sunk = shs__sunk(x->sunk, x->cur_comp, x->cur_instr, c);
 		shs_eval_coll *s = add_site(x, in, c->kind, c->axes_mask, false,
 					    (matmul && shs__collective_matmul(&x->c->hw, v)) ||
-					    c->overlappable, v, count);
+					    c->overlappable, v, sunk ? count / x->trips : count);
 		if (!s)
 			continue;
 		s->bytes *= sends;
@@ -324,7 +328,10 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			if (in->op == SHS_OP_WHILE && !shs_while_trip_count(x->m, comp, in, &trips))
 				trips = 1;
 			if (in->op == SHS_OP_WHILE && in->n_called >= 2) {
+				double outer = x->trips;
+				x->trips = (double)trips;
 				walk(x, in->called[0], count * (double)trips, depth + 1);
+				x->trips = outer;
 				walk(x, in->called[1], count * (double)(trips + 1), depth + 1);
 			} else if (in->n_called) {
 				walk(x, in->called[0], count, depth + 1);
@@ -462,7 +469,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 			    shs_remat *used, shs_err *e)
 {
 	static const shs_eval_options defaults = { 0 };
-	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e };
+	evaluator x = { .m = m, .p = p, .c = c, .o = o ? o : &defaults, .ev = out, .e = e,
+			 .trips = 1 };
 	shs_remat policy = x.o->remat;
 	shs_eval base;
 	int rc;
@@ -496,6 +504,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	x.hbm = (double **)shs__per_instr(m, sizeof(double), false, NULL);
 	x.flop_s = (double **)shs__per_instr(m, sizeof(double), false, NULL);
 	rc = x.hbm && x.flop_s ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	if (rc == SHS_OK)
+		rc = shs__sunk_make(m, p, c, &x.sunk, e);
 	if (rc == SHS_OK) {
 		walk(&x, m->entry, 1, 0);
 		rc = x.rc;
@@ -503,8 +513,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
-			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, out,
-					      e);
+			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, x.sunk,
+					      out, e);
 	}
 	out->model_flops = shs__model_flops(m, p, &c->mesh) / (double)c->devices;
 	if (out->model_flops < 0 && rc == SHS_OK)
@@ -527,6 +537,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	free(x.colls);
 	shs__per_instr_free(m, (void **)x.hbm);
 	shs__per_instr_free(m, (void **)x.flop_s);
+	if (x.sunk)
+		shs__per_instr_free(m, (void **)x.sunk);
 	shs__edges_free(&x.edges);
 	shs__fusion_free(x.fused);
 	if (rc != SHS_OK)

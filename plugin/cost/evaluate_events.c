@@ -26,10 +26,8 @@ enum { ISSUE_AHEAD = 64 };
 typedef shs__avail avail;
 typedef shs__sim sim;
 
-/* Runs a collective over axes mask of v bytes (the book's V), `sends` times back to back, not
- * before t, listed at instruction i of computation c; returns when its result is usable. */
-static avail collective(sim *s, int kind, uint32_t mask, double v, double sends, double t,
-			uint32_t c, uint32_t i)
+avail shs__sim_collective(sim *s, int kind, uint32_t mask, double v, double sends, double t,
+			  uint32_t c, uint32_t i)
 {
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
 	double dur = shs_coll_time(s->c, kind, mask, v) * sends;
@@ -120,10 +118,10 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
-			end = collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, 1, t, c, i);
+			end = shs__sim_collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, 1, t, c, i);
 		}
 		if (moved)
-			end = collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
+			end = shs__sim_collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
 					 local * (double)shs_mesh_group(&s->c->mesh, moved), 1,
 					 end.t, c, i);
 		if (matmul && !moved && under)
@@ -201,7 +199,10 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	for (uint32_t k = 0; k < d->n_colls; k++) {
 		const shs_coll *cl = &d->colls[k];
 		double sends, v = shs__own_coll_bytes(&s->c->mesh, cl, &sends);
-		avail done = collective(s, cl->kind, cl->axes_mask, v, sends,
+		avail done;
+		if (shs__sunk(s->sunk, c, i, cl))
+			continue; /* after the loop (shs__sim_loop) */
+		done = shs__sim_collective(s, cl->kind, cl->axes_mask, v, sends,
 					(matmul && shs__collective_matmul(&s->c->hw, v)) ||
 					cl->overlappable ? s->now : end, c, i);
 		/* a ring's last block of work starts when its last send has arrived */
@@ -345,9 +346,10 @@ static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
 
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
-		     const shs__edges *edges, shs_eval *ev, shs_err *e)
+		     const shs__edges *edges, bool *const *sunk, shs_eval *ev, shs_err *e)
 {
-	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .flop_s = flop_s, .edges = edges };
+	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .flop_s = flop_s, .edges = edges,
+		  .sunk = sunk };
 	double end;
 	int rc = SHS_OK;
 

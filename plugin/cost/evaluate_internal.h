@@ -100,7 +100,16 @@ void shs__per_instr_free(const shs_module *m, void **a);
  * its FLOPs' seconds at the achievable rate (both borrowed). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
-		     const shs__edges *edges, shs_eval *ev, shs_err *e);
+		     const shs__edges *edges, bool *const *sunk, shs_eval *ev, shs_err *e);
+
+/* All-reduces sunk out of loops (evaluate_sink.c, XLA's WhileLoopAllReduceCodeMotion on GPUs):
+ * *out[c][i] is true for the loop-body instructions whose own all-reduces run once after their
+ * loop, not once per trip; *out stays NULL when there are none to mark (not a GPU, no loop).
+ * Freed by shs__per_instr_free. SHS_OK or SHS_ENOMEM. */
+int shs__sunk_make(const shs_module *m, const shs_plan *p, const shs_cluster *c, bool ***out,
+		   shs_err *e);
+/* Whether collective coll of instruction i of computation c is sunk (sunk may be NULL). */
+bool shs__sunk(bool *const *sunk, uint32_t c, uint32_t i, const shs_coll *coll);
 
 /* Fusion (evaluate_fusion.c, whose comment lists the rules and the XLA passes they model): which
  * values never reach HBM under plan p. *out is the caller's (shs__fusion_free). */

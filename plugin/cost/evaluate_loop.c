@@ -145,6 +145,47 @@ static void free_end(trip_end *e)
 		shs__link_free(&e->win[a]);
 }
 
+/* Places the sunk all-reduces of computation c (evaluate_sink.c), each once, from when *result
+ * is; *result becomes the latest of them. */
+static void place_sunk(shs__sim *s, uint32_t c, shs__avail *result)
+{
+	const shs_computation *comp = s->m->comps[c];
+	double from = result->t;
+
+	for (uint32_t i = 0; s->sunk[c] && i < comp->n_instrs; i++) {
+		const shs_decision *d = &s->p->d[c][i];
+		for (uint32_t k = 0; s->sunk[c][i] && k < d->n_colls; k++) {
+			double sends, v = shs__own_coll_bytes(&s->c->mesh, &d->colls[k], &sends);
+			shs__avail done;
+			if (!shs__sunk(s->sunk, c, i, &d->colls[k]))
+				continue;
+			done = shs__sim_collective(s, d->colls[k].kind, d->colls[k].axes_mask, v,
+						   sends, from, c, i);
+			if (done.t > result->t)
+				*result = done;
+		}
+	}
+}
+
+/* The all-reduces sunk out of loop body `body` and the computations it calls: each once, when
+ * the loop's last trip has made its buffer; the loop's result is usable after them. */
+static void sunk_after(shs__sim *s, uint32_t body, shs__avail *result)
+{
+	const shs_computation *comp = s->m->comps[body];
+	shs__avail made = *result;
+
+	if (!s->sunk)
+		return;
+	place_sunk(s, body, result);
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		if (comp->instrs[i]->op == SHS_OP_CALL && comp->instrs[i]->n_called == 1) {
+			shs__avail r = made;
+			place_sunk(s, comp->instrs[i]->called[0], &r);
+			if (r.t > result->t)
+				*result = r;
+		}
+}
+
 void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 {
 	const shs_computation *comp = s->m->comps[c];
@@ -186,6 +227,7 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		}
 	}
 	s->recording = false;
+	sunk_after(s, body, &carry);
 	s->ready[c][i] = carry;
 	free_end(&ends[0]);
 	free_end(&ends[1]);

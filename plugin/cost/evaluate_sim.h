@@ -44,6 +44,8 @@ typedef struct shs__sim {
 	double **waits;                      /* per instruction: the stream's waits it caused */
 	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
 	double *const *flop_s;               /* per instruction: its FLOPs' seconds (achievable) */
+	bool *const *sunk;                   /* per instruction: its all-reduces run after its loop
+					      * (NULL: none) */
 	/* while a loop trip is recorded: the earliest time a collective was asked to start at,
 	 * and the waits charged */
 	bool recording;
@@ -64,6 +66,11 @@ shs__avail shs__sim_max_ready(const shs__sim *s, uint32_t c, const shs_instr *in
 
 /* A new layer starts: remembers the stream's clock for prefetching. */
 void shs__sim_layer_starts(shs__sim *s);
+
+/* Runs a collective over axes mask of v bytes (the book's V), `sends` times back to back, not
+ * before t, listed at instruction i of computation c; returns when its result is usable. */
+shs__avail shs__sim_collective(shs__sim *s, int kind, uint32_t mask, double v, double sends,
+			       double t, uint32_t c, uint32_t i);
 
 /* Runs while loop i of computation c: its body once per trip (evaluate_loop.c). */
 void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth);
