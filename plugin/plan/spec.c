@@ -90,9 +90,10 @@ double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_me
 	if (a->type == SHS_TUPLE)
 		return 0;
 	for (uint32_t d = 0; d < a->rank; d++) {
-		int64_t k = d < s->rank ? dim_split(&s->dims[d], mesh) : 1;
+		int64_t k = d < s->rank && s->dims[d].n ? dim_split(&s->dims[d], mesh) : 1;
 
-		e *= (double)((a->dims[d] + k - 1) / k);
+		/* most dims are whole: no division (this runs for every candidate scored) */
+		e *= (double)(k == 1 ? a->dims[d] : (a->dims[d] + k - 1) / k);
 	}
 	if (a->rank > s->rank) /* a spec that cannot describe the array: its axes split it */
 		e /= (double)spec_shards(s, mesh);
