@@ -31,9 +31,9 @@
  * Cost: FLOPs from FlashAttention-2 (Dao 2023, section 4.1): forward 4 B N T S H (QK^T and
  * PV), backward 2.5 times the forward, both halved by a causal mask (cuDNN: mask_type CAUSAL
  * in backend_config; Pallas: the kernel's own cost_estimate "flops", as Pallas passes it to
- * XLA, when there is one); divided by the batch, head and sequence shards. HBM bytes: the operands and
- * results only (Q, K, V, O and the statistics; the backward also dO, dQ, dK, dV), per
- * device: the kernel keeps its [T, S] tiles on chip. */
+ * XLA, when there is one); divided by the batch, head and sequence shards. HBM bytes: the
+ * operands and results only (Q, K, V, O and the statistics; the backward also dO, dQ, dK, dV),
+ * per device: the kernel keeps its [T, S] tiles on chip. */
 #include "common.h"
 #include "rule_util.h"
 

@@ -127,7 +127,8 @@ static void test_local_meshes(void)
 {
 	char out[64][SHS_SEARCH_TEXT];
 	int64_t sizes[64][SHS_SEARCH_AXES];
-	uint32_t list[64], n = shs__search_meshes(12, &(const shs__search_model){ 0 }, out, sizes, 64), top = 0, count;
+	static const shs__search_model none = { 0 };
+	uint32_t list[64], n = shs__search_meshes(12, &none, out, sizes, 64), top = 0, count;
 	bool tried[64] = { false };
 
 	/* 12 = 2^2 3 over data, fsdp, tensor: C(4,2) * 3 = 18 splits, all but the 6 with three

@@ -119,8 +119,8 @@ enum { SHS_SEARCH_DATA, SHS_SEARCH_FSDP, SHS_SEARCH_CONTEXT, SHS_SEARCH_EXPERT, 
 /* The meshes to try first when there are too many to try all (search_local.c): the canonical
  * ones, with at most two axes above 1 (every degree of dp, fsdp, tp and fsdp+tp, and the
  * expert split with one other axis) or a context axis and two others where the batch axes
- * (data, fsdp, expert) split the batch as far as any context mesh does, as indices into sizes[0..n) (data, fsdp, context, expert, tensor) into out; returns
- * how many. */
+ * (data, fsdp, expert) split the batch as far as any context mesh does, as indices into
+ * sizes[0..n) (data, fsdp, context, expert, tensor) into out; returns how many. */
 uint32_t shs__search_canonical(const int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t n,
 			       uint32_t *out);
 
