@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "search.h"
 #include "test_util.h"
 
 enum { CP = 8 };
@@ -174,11 +175,51 @@ static void test_context_splits_activations(void)
 	shs_host_free(h);
 }
 
+/* A long-context job: LLaMA-3 8B (4 layers) with 8 sequences of 32k tokens on 128 H100s (16
+ * nodes). The batch splits only 8 ways and tensor parallelism stays inside a node: the search
+ * takes a context axis for the rest (its best plan without one, the batch padded or tensor
+ * across nodes, is not among the runners-up) and runs the attention kernels as rings. */
+static void test_search_takes_context(void)
+{
+	const char *const set[] = { "layers", "4", "scan", "true", "seq", "32768", "batch", "8",
+				    "attention_kernel", "cudnn", NULL };
+	shs_module *m = shs_test_generate("llama3-8b", set);
+	shs_host *h = shs_test_host();
+	shs_hw_catalog cat;
+	shs_cluster_spec spec = { .hardware = "h100", .devices = 128 };
+	shs_search_options o = { .threads = 2 };
+	shs_search_result r;
+	shs_err e = { 0 };
+	uint32_t rings = 0, kernels = 0;
+
+	shs_hw_catalog_builtin(&cat);
+	SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &r, &e), &e);
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
+			const char *l = r.plan->d[c][i].label;
+			if (m->comps[c]->instrs[i]->op != SHS_OP_CUSTOM_CALL)
+				continue;
+			kernels++;
+			rings += !strncmp(l, "flash-ring ", 11);
+		}
+	fprintf(stderr, "\n  searched: %s, %.4f s, %u of %u attention kernels as rings",
+		r.best.mesh, r.best.step_time_s, rings, kernels);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.best.mesh, "context="));
+	CU_ASSERT_TRUE(r.best.fits);
+	SHS_ASSERT_INT_EQ(kernels, 2);
+	SHS_ASSERT_INT_EQ(rings, kernels);
+	shs_search_result_free(&r);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
 CU_TestInfo context_tests[] = {
 	{ "ring attention inside a node: every K/V send hidden", test_ring_hidden_on_nvlink },
 	{ "ring attention across nodes: (cp - 1)(t_kv - t_block) exposed",
 	  test_ring_exposed_across_nodes },
 	{ "context parallelism: activations split as the batch splits them",
 	  test_context_splits_activations },
+	{ "the search takes a context axis and ring attention for 8 sequences of 32k on 128 GPUs",
+	  test_search_takes_context },
 	CU_TEST_INFO_NULL,
 };
