@@ -176,11 +176,13 @@ static int mark_loop(const shs_module *m, const shs_plan *p, const uint32_t *cal
 		const shs_instr *in = body->instrs[i];
 		if (p->d[b][i].set && all_reduces(&p->d[b][i]) && accumulated(body, cond, &u, i))
 			sunk[b][i] = true;
+		/* the accumulation first: it rules out most elements without looking into the
+		 * callee */
 		if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands &&
+		    accumulated(body, cond, &u, i) &&
 		    returned(m, callers, body->instrs[in->operands[0]], in->tuple_index, &callee,
 			     &at) &&
-		    p->d[callee][at].set && all_reduces(&p->d[callee][at]) &&
-		    accumulated(body, cond, &u, i))
+		    p->d[callee][at].set && all_reduces(&p->d[callee][at]))
 			sunk[callee][at] = true;
 	}
 	users_free(&u);
