@@ -5,13 +5,13 @@
 
 #include "evaluate.h"
 
-/* The mesh axes a reshard of array a from `from` to `to` gathers and moves (all-to-all), and
- * the local bytes it starts from (0 when from equals to). */
 /* The book's V of an instruction's own collective cl (its per-device bytes, times the group
  * for a gather or an all-to-all), and into *sends how many times it runs back to back: a ring
  * (an overlappable permute over n devices, shardsearch_plugin.h) n - 1, else 1. */
 double shs__own_coll_bytes(const shs_mesh *mesh, const shs_coll *cl, double *sends);
 
+/* The mesh axes a reshard of array a from `from` to `to` gathers and moves (all-to-all), and
+ * the local bytes it starts from (0 when from equals to). */
 double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
 			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved);
 

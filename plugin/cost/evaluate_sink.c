@@ -15,48 +15,7 @@
 #include <stdlib.h>
 
 #include "evaluate_internal.h"
-
-/* Users of one computation's instructions, as lists. */
-typedef struct users {
-	uint32_t *first; /* n_instrs + 1 */
-	uint32_t *list;
-} users;
-
-static void users_free(users *u)
-{
-	free(u->first);
-	free(u->list);
-}
-
-static int users_make(const shs_computation *c, users *u)
-{
-	uint32_t total = 0, *fill;
-
-	u->first = calloc(c->n_instrs + 2, sizeof(*u->first));
-	for (uint32_t i = 0; u->first && i < c->n_instrs; i++)
-		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++, total++)
-			u->first[c->instrs[i]->operands[k] + 1]++;
-	u->list = u->first ? malloc((total + 1) * sizeof(*u->list)) : NULL;
-	fill = u->list ? calloc(c->n_instrs + 1, sizeof(*fill)) : NULL;
-	if (!fill) {
-		users_free(u);
-		return SHS_ENOMEM;
-	}
-	for (uint32_t i = 0; i < c->n_instrs; i++)
-		u->first[i + 1] += u->first[i];
-	for (uint32_t i = 0; i < c->n_instrs; i++)
-		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++) {
-			uint32_t v = c->instrs[i]->operands[k];
-			u->list[u->first[v] + fill[v]++] = i;
-		}
-	free(fill);
-	return SHS_OK;
-}
-
-static uint32_t n_users(const users *u, uint32_t v)
-{
-	return u->first[v + 1] - u->first[v];
-}
+#include "users.h"
 
 /* The ops the pass lets stand between the all-reduce, the buffer and the accumulation. */
 static bool forwards(const shs_instr *in)
@@ -67,9 +26,9 @@ static bool forwards(const shs_instr *in)
 }
 
 /* From v, through forwarding ops each its producer's only user, to the last of them. */
-static uint32_t forward_chain(const shs_computation *c, const users *u, uint32_t v)
+static uint32_t forward_chain(const shs_computation *c, const shs_users *u, uint32_t v)
 {
-	while (n_users(u, v) == 1 && forwards(c->instrs[u->list[u->first[v]]]))
+	while (shs_users_count(u, v) == 1 && forwards(c->instrs[u->list[u->first[v]]]))
 		v = u->list[u->first[v]];
 	return v;
 }
@@ -91,23 +50,23 @@ static uint32_t reads_of(const shs_computation *comp, int64_t k)
  * v -> forwarding ops -> add(buffer, .) -> forwarding ops -> root tuple at index k, the buffer
  * get-tuple-element k of the body's parameter (through forwarding ops), read only there and
  * not by the condition. */
-static bool accumulated(const shs_computation *body, const shs_computation *cond, const users *u,
-			uint32_t v)
+static bool accumulated(const shs_computation *body, const shs_computation *cond,
+			const shs_users *u, uint32_t v)
 {
 	const shs_instr *root = body->instrs[body->root], *add, *buf;
 	uint32_t a = forward_chain(body, u, v), other, out, uses = 0;
 	int64_t k = -1;
 
-	if (n_users(u, a) != 1 || root->op != SHS_OP_TUPLE)
+	if (shs_users_count(u, a) != 1 || root->op != SHS_OP_TUPLE)
 		return false;
 	add = body->instrs[u->list[u->first[a]]];
 	if (add->op != SHS_OP_ADD || add->n_operands != 2)
 		return false;
 	other = add->operands[add->operands[0] == a ? 1 : 0];
-	while (forwards(body->instrs[other]) && n_users(u, other) == 1)
+	while (forwards(body->instrs[other]) && shs_users_count(u, other) == 1)
 		other = body->instrs[other]->operands[0];
 	buf = body->instrs[other];
-	if (buf->op != SHS_OP_GET_TUPLE_ELEMENT || n_users(u, other) != 1 ||
+	if (buf->op != SHS_OP_GET_TUPLE_ELEMENT || shs_users_count(u, other) != 1 ||
 	    body->instrs[buf->operands[0]]->op != SHS_OP_PARAMETER)
 		return false;
 	out = forward_chain(body, u, u->list[u->first[a]]);
@@ -116,7 +75,7 @@ static bool accumulated(const shs_computation *body, const shs_computation *cond
 			k = (int64_t)j;
 			uses++;
 		}
-	return uses == 1 && n_users(u, out) == 1 && k == buf->tuple_index &&
+	return uses == 1 && shs_users_count(u, out) == 1 && k == buf->tuple_index &&
 	       reads_of(body, k) == 1 && (!cond || reads_of(cond, k) == 0);
 }
 
@@ -138,7 +97,7 @@ static bool returned(const shs_module *m, const uint32_t *callers, const shs_ins
 	const shs_computation *c;
 	const shs_instr *root;
 	uint32_t v;
-	users u = { 0 };
+	shs_users u = { 0 };
 	bool ok;
 
 	if (call->op != SHS_OP_CALL || call->n_called != 1 || call->called[0] >= m->n_comps ||
@@ -148,13 +107,13 @@ static bool returned(const shs_module *m, const uint32_t *callers, const shs_ins
 	root = c->instrs[c->root];
 	if (root->op != SHS_OP_TUPLE || j < 0 || (uint64_t)j >= root->n_operands)
 		return false;
-	if (users_make(c, &u) != SHS_OK)
+	if (shs_users_make(c, &u) != SHS_OK)
 		return false;
 	v = root->operands[j];
-	while (forwards(c->instrs[v]) && n_users(&u, v) == 1)
+	while (forwards(c->instrs[v]) && shs_users_count(&u, v) == 1)
 		v = c->instrs[v]->operands[0];
-	ok = n_users(&u, v) == 1;
-	users_free(&u);
+	ok = shs_users_count(&u, v) == 1;
+	shs_users_free(&u);
 	*callee = call->called[0];
 	*instr = v;
 	return ok;
@@ -168,9 +127,9 @@ static int mark_loop(const shs_module *m, const shs_plan *p, const uint32_t *cal
 	uint32_t b = w->called[0], callee, at;
 	const shs_computation *body = m->comps[b];
 	const shs_computation *cond = w->n_called > 1 ? m->comps[w->called[1]] : NULL;
-	users u = { 0 };
+	shs_users u = { 0 };
 
-	if (users_make(body, &u) != SHS_OK)
+	if (shs_users_make(body, &u) != SHS_OK)
 		return SHS_ENOMEM;
 	for (uint32_t i = 0; i < body->n_instrs; i++) {
 		const shs_instr *in = body->instrs[i];
@@ -185,7 +144,7 @@ static int mark_loop(const shs_module *m, const shs_plan *p, const uint32_t *cal
 		    p->d[callee][at].set && all_reduces(&p->d[callee][at]))
 			sunk[callee][at] = true;
 	}
-	users_free(&u);
+	shs_users_free(&u);
 	return SHS_OK;
 }
 

@@ -47,48 +47,6 @@ static int alloc_plan(const shs_module *m, const shs_plan_request *r, shs_plan *
 	return SHS_OK;
 }
 
-static int build_users(const shs_computation *c, shs__users *u, shs_err *e)
-{
-	uint32_t n = c->n_instrs, total = 0;
-	uint32_t *fill;
-
-	u->first = calloc(n + 2, sizeof(*u->first));
-	if (!u->first)
-		return oom(e);
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++)
-			u->first[c->instrs[i]->operands[k] + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		u->first[i + 1] += u->first[i];
-	total = u->first[n];
-	u->list = malloc((total ? total : 1) * sizeof(*u->list));
-	fill = calloc(n + 1, sizeof(*fill));
-	if (!u->list || !fill) {
-		free(fill);
-		return oom(e);
-	}
-	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++) {
-			uint32_t o = c->instrs[i]->operands[k];
-			bool seen = false;
-			for (uint32_t j = u->first[o]; j < u->first[o] + fill[o]; j++)
-				seen = seen || u->list[j] == i;
-			if (!seen)
-				u->list[u->first[o] + fill[o]++] = i;
-		}
-	/* compact duplicates away: users listed once each */
-	for (uint32_t o = 0, w = 0; o < n; o++) {
-		uint32_t start = u->first[o];
-		u->first[o] = w;
-		memmove(&u->list[w], &u->list[start], fill[o] * sizeof(*u->list));
-		w += fill[o];
-		if (o + 1 == n)
-			u->first[n] = w;
-	}
-	free(fill);
-	return SHS_OK;
-}
-
 /* Constants, iotas, and broadcasts / converts / reshapes / copies of them. */
 static bool is_free(const shs_computation *c, const bool *free_instr, uint32_t i)
 {
@@ -288,7 +246,7 @@ static int setup(shs__prop *x, shs_err *e)
 		return oom(e);
 	for (uint32_t c = 0; c < x->m->n_comps; c++) {
 		const shs_computation *comp = x->m->comps[c];
-		int rc = build_users(comp, &x->users[c], e);
+		int rc = shs_users_make(comp, &x->users[c]) == SHS_OK ? SHS_OK : oom(e);
 		if (rc != SHS_OK)
 			return rc;
 		x->free_instr[c] = calloc(comp->n_instrs + 1, sizeof(bool));
@@ -321,10 +279,8 @@ static int setup(shs__prop *x, shs_err *e)
 static void teardown(shs__prop *x)
 {
 	for (uint32_t c = 0; c < x->m->n_comps; c++) {
-		if (x->users) {
-			free(x->users[c].first);
-			free(x->users[c].list);
-		}
+		if (x->users)
+			shs_users_free(&x->users[c]);
 		if (x->free_instr)
 			free(x->free_instr[c]);
 		if (x->hints)

@@ -83,7 +83,7 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
  * the whole tuple or no user has decided. */
 static const shs_pspec *elements_req(shs__prop *x, uint32_t c, uint32_t i)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
 	const shs_decision *d = shs__dec(x, c, i);
 	bool found = false;
@@ -113,7 +113,7 @@ static const shs_pspec *elements_req(shs__prop *x, uint32_t c, uint32_t i)
  * A tuple read through get-tuple-elements gets each element as its reader wants it. */
 const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
 
 	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
@@ -152,7 +152,7 @@ static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32
 {
 	const shs_instr *u = x->m->comps[c]->instrs[user];
 	const shs_computation *cc;
-	const shs__users *cu;
+	const shs_users *cu;
 	bool any = false;
 
 	if (u->op == SHS_OP_DOT || u->op == SHS_OP_CONVOLUTION)
@@ -180,7 +180,7 @@ static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32
 static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
 			const shs_shape *const *shapes, uint32_t n_leaves)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
 	double cost = 0;
 
@@ -240,7 +240,7 @@ static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
 static bool reshard_made_before(shs__prop *x, uint32_t c, uint32_t i, uint32_t v,
 				const shs_pspec *want, uint32_t n)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
 
 	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
@@ -436,7 +436,7 @@ static uint64_t query_key(shs__prop *x, uint32_t c, const shs_instr *in,
  * tick. */
 static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before, uint64_t tick)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 
 	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++)
 		if (u->list[k] < before && shs__dec(x, c, u->list[k])->tick > tick)
@@ -448,7 +448,7 @@ static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before,
  * all on every decision would cost more than deciding (a constant read by thousands). */
 static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 
 	if (u->first[i + 1] - u->first[i] > MEMO_MAX_USERS)

@@ -152,7 +152,7 @@ static const shs_pspec *chain_sharding(shs__prop *x, uint32_t c, uint32_t i, uin
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 	const shs_decision *od;
 
 	if (in->op != SHS_OP_CALL || k >= in->n_operands || callee >= x->m->n_comps ||
@@ -394,7 +394,7 @@ static bool init_free(shs__prop *x, uint32_t c, const shs_instr *init, uint32_t 
  * or NULL. */
 static const shs_pspec *element_want(shs__prop *x, uint32_t c, uint32_t i, uint32_t k)
 {
-	const shs__users *u = &x->users[c];
+	const shs_users *u = &x->users[c];
 
 	if (!x->pull)
 		return NULL;

@@ -4,12 +4,7 @@
 #define SHS_PROPAGATE_INTERNAL_H
 
 #include "plan_internal.h"
-
-/* Users of each instruction of one computation, as a CSR list. */
-typedef struct shs__users {
-	uint32_t *first; /* n_instrs + 1 */
-	uint32_t *list;
-} shs__users;
+#include "users.h"
 
 /* The candidates an instruction got last, and the hash of the query that got them (its
  * operands' shardings and the wanted result): a later pass asking the same reuses them. And
@@ -46,7 +41,7 @@ typedef struct shs__prop {
 	const shs_module *m;
 	const shs_plan_request *r;
 	shs_plan *p;
-	shs__users *users;    /* per computation */
+	shs_users *users;     /* per computation */
 	bool **free_instr;    /* per computation: constants, iotas, broadcasts of them */
 	shs_pspec **hints;    /* per computation: the module's Sharding hints (array leaves) */
 	bool **hint_set;      /* per computation: which instructions have one (NULL: none) */
