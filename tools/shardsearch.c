@@ -114,14 +114,18 @@ int shs_cli_usage_error(const char *cmd, const char *fmt, ...)
 }
 
 /* A search makes and frees each candidate plan's working memory (hundreds of MB for an unrolled
- * 80-layer model): the command keeps freed memory for the next plan rather than returning it
- * to the system and faulting it back in (a quarter of the search's time on such a model). A
+ * 80-layer model, candidate lists of a few MB per instruction): the command keeps freed memory
+ * for the next plan rather than returning it to the system and faulting it back in (a quarter
+ * of the search's time on such a model). Blocks up to HEAP_BLOCK_BYTES come from the heap, not
+ * from mmap, so that they too are reused (glibc's own threshold rises only after a free). A
  * process that loads the library as a pass keeps its own malloc settings. */
 static const int KEEP_FREED_BYTES = 1 << 30;
+static const int HEAP_BLOCK_BYTES = 32 << 20; /* glibc's largest mmap threshold on 64 bits */
 
 int main(int argc, char **argv)
 {
 	mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES);
+	mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_BYTES);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return SHS_EXIT_USAGE;

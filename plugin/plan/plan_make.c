@@ -308,6 +308,7 @@ static void teardown(shs__prop *x)
 	free(x->ext_req);
 	free(x->state);
 	free(x->scratch);
+	shs__score_memo_free(&x->score);
 	free(x->root_want);
 }
 

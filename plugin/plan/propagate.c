@@ -25,17 +25,12 @@
 
 enum { MEMO_MAX_USERS = 64, SMALL = 16 };
 
-/* Moving the state (a seeded parameter: a weight or its Adam state, which must come back in
- * the same sharding; or what the update makes of it at its shape) costs this many times its
- * transfer: an update run in another layout reshards every state input and the result. */
-static const double STATE_RESHARD = 3;
-
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
 	return &x->p->d[c][i];
 }
 
-static bool specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n)
+bool shs__specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++)
 		if (!shs_spec_equal(&a[k], &b[k]))
@@ -48,8 +43,8 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 		 const char *strategy, const char *label, double cost)
 {
 	uint32_t n_req = req ? first[n_operands] : 0;
-	bool same = d->set && d->n_leaves == n_leaves && specs_equal(d->leaves, leaves, n_leaves) &&
-		    d->n_req == n_req && (!n_req || specs_equal(d->req, req, n_req));
+	bool same = d->set && d->n_leaves == n_leaves && shs__specs_equal(d->leaves, leaves, n_leaves) &&
+		    d->n_req == n_req && (!n_req || shs__specs_equal(d->req, req, n_req));
 
 	d->strategy = strategy;
 	shs_str_copy(d->label, sizeof(d->label), label);
@@ -146,68 +141,6 @@ const shs_pspec *shs__user_req(shs__prop *x, uint32_t c, uint32_t i)
 	return best;
 }
 
-/* Whether operand op of instruction user (of computation c) is read only by matmuls: the user
- * is one, or a call whose callee's parameter op feeds only matmuls (a layer's weight). */
-static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32_t op)
-{
-	const shs_instr *u = x->m->comps[c]->instrs[user];
-	const shs_computation *cc;
-	const shs_users *cu;
-	bool any = false;
-
-	if (u->op == SHS_OP_DOT || u->op == SHS_OP_CONVOLUTION)
-		return true;
-	if (u->op != SHS_OP_CALL || !u->n_called || u->called[0] >= x->m->n_comps)
-		return false;
-	cc = x->m->comps[u->called[0]];
-	cu = &x->users[u->called[0]];
-	for (uint32_t j = 0; j < cc->n_instrs; j++) {
-		if (cc->instrs[j]->op != SHS_OP_PARAMETER || cc->instrs[j]->parameter_number != op)
-			continue;
-		for (uint32_t k = cu->first[j]; k < cu->first[j + 1]; k++) {
-			shs_opcode o = cc->instrs[cu->list[k]]->op;
-			if (o != SHS_OP_DOT && o != SHS_OP_CONVOLUTION)
-				return false;
-			any = true;
-		}
-	}
-	return any;
-}
-
-/* Seconds of resharding what i produces into what each decided user requires (a matmul, or a
- * call that passes it to matmuls, hides the gather behind its compute, as the matmul's own
- * score counts it: a weight is gathered where the matmul reads it, not earlier on its way). */
-static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
-			const shs_shape *const *shapes, uint32_t n_leaves)
-{
-	const shs_users *u = &x->users[c];
-	const shs_computation *comp = x->m->comps[c];
-	double cost = 0;
-
-	if (i == comp->root && x->ext_req[c])
-		for (uint32_t j = 0; j < n_leaves; j++)
-			cost += shs__reshard_cost(&leaves[j], &x->ext_req[c][j], shapes[j],
-						  &x->r->mesh, &x->r->chip, NULL);
-	for (uint32_t k = u->first[i]; k < u->first[i + 1]; k++) {
-		uint32_t user = u->list[k];
-		const shs_decision *du = shs__dec(x, c, user);
-		if (!du->set || !du->n_req)
-			continue;
-		for (uint32_t op = 0; op < comp->instrs[user]->n_operands; op++) {
-			bool matmul;
-			if (comp->instrs[user]->operands[op] != i)
-				continue;
-			matmul = read_by_matmul(x, c, user, op);
-			for (uint32_t j = 0; j < n_leaves; j++)
-				cost += shs__user_reshard_cost(&leaves[j],
-							       &du->req[du->req_first[op] + j],
-							       shapes[j], &x->r->mesh, &x->r->chip,
-							       matmul);
-		}
-	}
-	return cost;
-}
-
 /* A free value (constant, iota, broadcast of one, unseeded parameter) takes what its users
  * require; with no user decided it stays undecided (annotated replicated). */
 static void decide_free(shs__prop *x, uint32_t c, uint32_t i)
@@ -232,87 +165,6 @@ static const shs_shape **leaf_shapes(const shs_shape *s, uint32_t *n)
 	if (out)
 		*n = shs_shape_leaf_list(s, out, count);
 	return out;
-}
-
-/* Whether a user of value v before instruction i (in program order) already requires v in
- * the n leaves want: the partitioner reshards a value once per sharding and reuses the copy, so
- * only the first user pays for it. */
-static bool reshard_made_before(shs__prop *x, uint32_t c, uint32_t i, uint32_t v,
-				const shs_pspec *want, uint32_t n)
-{
-	const shs_users *u = &x->users[c];
-	const shs_computation *comp = x->m->comps[c];
-
-	for (uint32_t k = u->first[v]; k < u->first[v + 1]; k++) {
-		uint32_t user = u->list[k];
-		const shs_decision *du = shs__dec(x, c, user);
-		const shs_instr *ui = comp->instrs[user];
-		if (user >= i || !du->set || !du->n_req || ui->op == SHS_OP_TUPLE ||
-		    ui->op == SHS_OP_GET_TUPLE_ELEMENT || ui->op == SHS_OP_CALL ||
-		    ui->op == SHS_OP_WHILE || ui->op == SHS_OP_CONDITIONAL)
-			continue;
-		for (uint32_t op = 0; op < ui->n_operands; op++)
-			if (ui->operands[op] == v && du->req_first[op] + n <= du->n_req &&
-			    specs_equal(&du->req[du->req_first[op]], want, n))
-				return true;
-	}
-	return false;
-}
-
-/* Whether an earlier operand of in is the same value as operand k, wanted in the same n
- * leaves (one copy serves both). */
-static bool operand_repeats(const shs_instr *in, const shs_cand *cand, uint32_t k, uint32_t n)
-{
-	for (uint32_t j = 0; j < k; j++)
-		if (in->operands[j] == in->operands[k] &&
-		    specs_equal(&cand->operands[cand->operand_first[j]],
-				&cand->operands[cand->operand_first[k]], n))
-			return true;
-	return false;
-}
-
-/* Score of one candidate: its own work and resharding its operands (a seeded parameter's
- * STATE_RESHARD times over; nothing when an earlier user made the same copy), a reshard into
- * a matmul overlapping the compute as runtimes overlap it (collective matmul, weight
- * prefetch), and (pull) the reshards its users would need. */
-static double score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
-		    const shs_pspec *const *hints, const shs_shape *const *res_shapes,
-		    uint32_t n_res)
-{
-	const shs_computation *comp = x->m->comps[c];
-	const shs_instr *in = comp->instrs[i];
-	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	double hidden = 0, exposed = 0;
-
-	for (uint32_t k = 0; k < in->n_operands && k < cand->n_operands; k++) {
-		const shs_instr *op = comp->instrs[in->operands[k]];
-		const shs_pspec *want = &cand->operands[cand->operand_first[k]];
-		bool overlapped = matmul;
-		const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
-		uint32_t n;
-		if (!hints[k])
-			continue;
-		n = shs_shape_leaf_list(&op->shape, sh, SHS_MAX_VALUE_LEAVES);
-		if (!specs_equal(hints[k], want, n) &&
-		    (reshard_made_before(x, c, i, in->operands[k], want, n) ||
-		     operand_repeats(in, cand, k, n)))
-			continue;
-		bool state = c == x->m->entry && x->state[in->operands[k]];
-		for (uint32_t j = 0; j < n; j++) {
-			double moved, t = shs__reshard_cost(&hints[k][j], &want[j], sh[j],
-							    &x->r->mesh, &x->r->chip, &moved);
-			double f = state ? STATE_RESHARD : 1;
-			/* a matmul overlaps the gather, not the all-to-all before it */
-			if (overlapped) {
-				hidden += f * (t - moved);
-				exposed += f * moved;
-			} else {
-				exposed += f * t;
-			}
-		}
-	}
-	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, hidden, exposed) +
-	       (x->pull ? pull_cost(x, c, i, cand->result, res_shapes, n_res) : 0);
 }
 
 /* Axes stacked on a dim beyond its first, over the result leaves. */
@@ -596,6 +448,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		decide_replicated(x, c, i);
 		goto decided;
 	}
+	if ((x->rc = shs__score_begin(x, c, i, cands->n)) != SHS_OK)
+		goto done;
 	pin = x->pinned[c] && x->pinned[c][i];
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
@@ -604,7 +458,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		bool wanted = makes(&cands->v[k], want, n_res);
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
-		double s = score(x, c, i, &cands->v[k], hints, res, n_res);
+		double s = shs__score(x, c, i, &cands->v[k], hints, res, n_res);
 		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
 		uint32_t st = stacked_axes(&cands->v[k]);
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);

@@ -1,5 +1,5 @@
-/* Private state of the propagation engine shared by propagate.c, propagate_cost.c and
- * propagate_flow.c. */
+/* Private state of the propagation engine shared by propagate.c, propagate_cost.c,
+ * propagate_flow.c and propagate_score.c. */
 #ifndef SHS_PROPAGATE_INTERNAL_H
 #define SHS_PROPAGATE_INTERNAL_H
 
@@ -36,6 +36,17 @@ typedef struct shs__twin_memo {
 	bool valid;
 } shs__twin_memo;
 
+/* The score parts of the instruction being decided (propagate_score.c): an open-addressing
+ * table of used entries (a power of two) in v (cap allocated, owned, reused); an entry is
+ * in use when its gen is the current decision's. */
+typedef struct shs__score_entry shs__score_entry;
+typedef struct shs__score_memo {
+	shs__score_entry *v;
+	uint32_t cap, used, count, gen;
+	bool on;       /* enough candidates to keep parts */
+	bool operands; /* operand parts may be kept (no operand value repeats) */
+} shs__score_memo;
+
 typedef struct shs__prop {
 	shs_host *h;
 	const shs_module *m;
@@ -61,6 +72,7 @@ typedef struct shs__prop {
 	shs__twin_memo *memo; /* per twin class (indexed by its first computation) */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
+	shs__score_memo score; /* owned */
 	bool reverse;         /* this pass runs users before producers */
 	bool pull;            /* users' requirements count (every pass after the first) */
 	bool changed;
@@ -88,6 +100,21 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
 		      double hidden, double exposed);
 
+/* Whether the n specs at a and b are equal, one by one. */
+bool shs__specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n);
+/* Makes the score memo ready for the n_cands candidates of instruction i of computation c:
+ * SHS_OK, or SHS_ENOMEM (x->e set). */
+int shs__score_begin(shs__prop *x, uint32_t c, uint32_t i, uint32_t n_cands);
+/* The score of candidate cand of instruction i (after shs__score_begin): its own work with
+ * the collectives it overlaps, resharding its operands from hints (a seeded parameter's
+ * several times over; nothing when an earlier user made the same copy; a matmul overlapping
+ * the gathers), and in passes after the first the reshards its users would need of its
+ * n_res result leaves of shapes res_shapes. */
+double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
+		  const shs_pspec *const *hints, const shs_shape *const *res_shapes,
+		  uint32_t n_res);
+/* Frees the memo's table. */
+void shs__score_memo_free(shs__score_memo *m);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
 
