@@ -1,5 +1,6 @@
 /* Tests: dims that do not divide their axes are padded as XLA pads them, and paid for. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,21 +171,30 @@ static void vocab_that_does_not_divide(void)
 	evaluated_free(&b);
 }
 
-/* The book's LLaMA-3 70B example: 1024 sequences on fsdp=2240,tensor=4 (8960 v5p chips). The
- * batch does not divide 2240: it is split, padded (one sequence a device, 1216 devices with
- * none), not replicated, and the report names it. Replicated it needed 63,673 GiB a device. */
+/* The instruction of computation c whose name starts with prefix. */
+static uint32_t named(const evaluated *x, uint32_t c, const char *prefix)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		if (!strncmp(comp->instrs[i]->name, prefix, strlen(prefix)))
+			return i;
+	CU_FAIL_FATAL("no such instruction");
+	return 0;
+}
+
+/* The book's LLaMA-3 70B example: 1024 sequences of 4096 tokens on fsdp=2240,tensor=4 (8960
+ * v5p chips). The batch does not divide 2240: it is split, padded (one sequence a device, 1216
+ * devices with none), not replicated, and the report names it. Replicated it needed 63,673 GiB
+ * a device; with the token lookup following the table's FSDP split of d_model, 1359 GiB. */
 static void book_batch_is_padded_not_replicated(void)
 {
-	/* attention as matmuls: under this named plan the loop carries the layer input with the
-	 * sequence on fsdp, which a flash kernel cannot take (an open propagation problem; the
-	 * search's plan for the flash model fits) */
-	const char *const set[] = { "batch", "1024", "seq", "4096", "scan", "true", "attention",
-				    "dot", NULL };
+	const char *const set[] = { "batch", "1024", "seq", "4096", "scan", "true", NULL };
 	evaluated x;
 	const shs_decision *in;
 	shs_padded_dim *dims = NULL;
 	uint32_t n = 0;
-	bool named = false;
+	bool is_named = false;
 
 	evaluate(shs_test_generate("llama3-70b", set), "v5p", 8960, "fsdp=2240,tensor=4",
 		 "fsdp+tp", &x);
@@ -193,12 +203,38 @@ static void book_batch_is_padded_not_replicated(void)
 	SHS_ASSERT_INT_EQ(shs_spec_dim_split(&in->leaves[0], 0, &x.p->mesh), 2240);
 	SHS_ASSERT_INT_EQ(shs_padded_dims(x.m, x.p, &dims, &n), 0);
 	for (uint32_t k = 0; k < n; k++)
-		named |= !strncmp(dims[k].instr, "inputs", 6) && dims[k].dim == 0 &&
-			 dims[k].size == 1024 && dims[k].padded == 2240 && dims[k].split == 2240;
-	CU_ASSERT_TRUE(named);
-	/* within twice the chip's HBM (the replicated batch needed 700 times it) */
-	CU_ASSERT_TRUE(x.ev.memory_bytes < 2 * x.ev.hbm_bytes);
+		is_named |= !strncmp(dims[k].instr, "inputs", 6) && dims[k].dim == 0 &&
+			    dims[k].size == 1024 && dims[k].padded == 2240 && dims[k].split == 2240;
+	CU_ASSERT_TRUE(is_named);
+	CU_ASSERT_TRUE(x.ev.fits);
 	free(dims);
+	evaluated_free(&x);
+}
+
+/* Issue 15's acceptance: the book's example under fsdp + tensor on the whole pod fits with MFU
+ * above 40 % (fsdp=1120,tensor=8: 1024 sequences padded to 1120, 8.6 % of the devices idle).
+ * It takes two things. The token lookup is split by the batch as the tokens are, not by
+ * d_model as the table is: following the table, every layer's matmuls gathered their
+ * activations over fsdp (11 s a step, MFU 4 %). And a norm's scale, broadcast, is brought to
+ * the activation's sharding by resharding the scale, not the broadcast (XLA re-broadcasts on
+ * each device): priced as the broadcast's whole array, moving the activation to the scale's
+ * split of d_model looked cheaper (9.3 s with the lookup split alone, 5.8 s with the
+ * broadcast priced alone). */
+static void book_example_fits_above_40_percent(void)
+{
+	const char *const set[] = { "batch", "1024", "seq", "4096", "scan", "true", NULL };
+	evaluated x;
+	const shs_decision *lookup;
+
+	evaluate(shs_test_generate("llama3-70b", set), "v5p", 8960, "fsdp=1120,tensor=8",
+		 "fsdp+tp", &x);
+	lookup = &x.p->d[x.m->entry][named(&x, x.m->entry, "gather")];
+	SHS_ASSERT_INT_EQ(shs_spec_dim_split(&lookup->leaves[0], 0, &x.p->mesh), 1120);
+	SHS_ASSERT_INT_EQ(shs_spec_dim_split(&lookup->leaves[0], 2, &x.p->mesh), 1);
+	fprintf(stderr, "\n  book 70B, fsdp=1120,tensor=8: %.4g s, MFU %.1f %%, %.2f GiB ",
+		x.ev.step_time_s, 100 * x.ev.mfu, x.ev.memory_bytes / (1 << 30));
+	CU_ASSERT_TRUE(x.ev.fits);
+	CU_ASSERT_TRUE(x.ev.mfu > 0.40);
 	evaluated_free(&x);
 }
 
@@ -207,5 +243,7 @@ CU_TestInfo padded_tests[] = {
 	{ "a dot keeps a padded split and pays for it", dot_pays_for_padding },
 	{ "vocab 32000 on fsdp=512 runs like 32768", vocab_that_does_not_divide },
 	{ "the book's 70B batch is padded, not replicated", book_batch_is_padded_not_replicated },
+	{ "the book's 70B under fsdp + tensor fits above 40 % MFU",
+	  book_example_fits_above_40_percent },
 	CU_TEST_INFO_NULL,
 };

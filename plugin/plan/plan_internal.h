@@ -24,4 +24,13 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 int shs__plan_seed(const shs_module *m, const shs_plan_request *r, shs_pspec **out, bool *set,
 		   shs_warn_fn warn, void *user, shs_err *e);
 
+/* Whether an op_name path names the vocabulary's weights or their use (a segment such as
+ * embedding, token_embedder, logits, lm_head). */
+bool shs__path_is_vocab(const char *path);
+
+/* The sharding the request's plan gives a batch input of shape a (the tokens): the batch over
+ * data, fsdp (when the plan shards with it) and expert, an integer array's sequence over
+ * context, padded where they do not divide, as the seeds give the module's batch inputs. */
+void shs__seed_tokens(const shs_plan_request *r, const shs_shape *a, shs_pspec *spec);
+
 #endif

@@ -191,6 +191,41 @@ static shs__score_entry *memo_at(shs__score_memo *m, uint32_t slot, const shs_ps
 	}
 }
 
+/* Seconds of bringing broadcast b (instruction v of computation c, now sharded as from) into
+ * sharding to, as XLA's SPMD partitioner makes a broadcast in the sharding its user wants: its
+ * operand resharded to what to asks of the operand's dims, then broadcast on each device
+ * (SpmdPartitioningVisitor::HandleBroadcast); never more than resharding the broadcast's
+ * result. *moved receives the all-to-all's share. */
+static double broadcast_reshard(shs__prop *x, uint32_t c, const shs_instr *b, const shs_pspec *from,
+				const shs_pspec *to, double *moved)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *src = comp->instrs[b->operands[0]];
+	const shs_decision *sd = shs__dec(x, c, b->operands[0]);
+	double whole = shs__reshard_cost(from, to, &b->shape, &x->r->mesh, &x->r->chip, moved);
+	double part_moved, part;
+	shs_pspec want;
+
+	if (!sd->set || !sd->n_leaves || src->shape.type == SHS_TUPLE ||
+	    b->dimensions.n != src->shape.rank || to->rank != b->shape.rank)
+		return whole;
+	memset(&want, 0, sizeof(want));
+	want.rank = src->shape.rank;
+	want.padded = to->padded;
+	for (uint32_t j = 0; j < want.rank; j++) {
+		int64_t d = b->dimensions.v[j];
+		if (d < 0 || d >= (int64_t)to->rank)
+			return whole;
+		want.dims[j] = to->dims[d];
+	}
+	part = shs__reshard_cost(&sd->leaves[0], &want, &src->shape, &x->r->mesh, &x->r->chip,
+				 &part_moved);
+	if (part >= whole)
+		return whole;
+	*moved = part_moved;
+	return part;
+}
+
 /* What operand k (its n leaves of shapes sh) adds when candidate cand wants it as want:
  * *skip when an earlier user made that copy (or an earlier operand is the same value wanted
  * alike), else the hidden and exposed seconds of resharding it. */
@@ -199,7 +234,7 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 			 bool *skip, double *hidden, double *exposed)
 {
 	const shs_computation *comp = x->m->comps[c];
-	const shs_instr *in = comp->instrs[i];
+	const shs_instr *in = comp->instrs[i], *op = comp->instrs[in->operands[k]];
 	const shs_pspec *want = &cand->operands[cand->operand_first[k]];
 	/* a matmul overlaps the gather, not the all-to-all before it */
 	bool overlapped = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
@@ -211,8 +246,10 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	if (*skip)
 		return;
 	for (uint32_t j = 0; j < n; j++) {
-		double moved, t = shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh,
-						    &x->r->chip, &moved);
+		double moved, t = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1
+					  ? broadcast_reshard(x, c, op, &hint[j], &want[j], &moved)
+					  : shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh,
+							      &x->r->chip, &moved);
 		if (overlapped) {
 			*hidden += f * (t - moved);
 			*exposed += f * moved;

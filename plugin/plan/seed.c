@@ -228,7 +228,8 @@ static void try_axis(const seeding *s, shs_pspec *spec, const shs_shape *a, int 
 	shs_pspec t = *spec;
 	int64_t before, after;
 
-	if (ax < 0 || d < 0 || (uint32_t)d >= a->rank)
+	/* an axis of size 1 splits nothing: a mesh with one is the mesh without it */
+	if (ax < 0 || s->r->mesh.sizes[ax] <= 1 || d < 0 || (uint32_t)d >= a->rank)
 		return;
 	for (uint32_t e = 0; e < spec->rank; e++)
 		for (uint32_t k = 0; k < spec->dims[e].n; k++)
@@ -297,10 +298,8 @@ static bool plan_has_fsdp(shs_plan_kind k)
 	return k == SHS_PLAN_FSDP || k == SHS_PLAN_FSDP_TP;
 }
 
-static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
+static void seed_batch(const seeding *s, const shs_shape *a, shs_pspec *spec)
 {
-	const shs_shape *a = &p->shape;
-
 	/* the batch is split even where it does not divide (padded, as XLA pads it): never
 	 * silently replicated */
 	try_axis(s, spec, a, 0, "data", PAD_SHRINKS);
@@ -317,6 +316,20 @@ static void seed_batch(const seeding *s, const shs_instr *p, shs_pspec *spec)
 	/* activations given as input (the book's In[B, D]) carry D on tensor under TP */
 	if (plan_has_tp(s->r->kind) && shs_elem_is_float(a->type) && a->rank >= 2)
 		try_axis(s, spec, a, (int)a->rank - 1, "tensor", PAD_NO_EMPTY);
+}
+
+bool shs__path_is_vocab(const char *path)
+{
+	return has_any(path, vocab_words);
+}
+
+void shs__seed_tokens(const shs_plan_request *r, const shs_shape *a, shs_pspec *spec)
+{
+	const seeding s = { .r = r };
+
+	memset(spec, 0, sizeof(*spec));
+	spec->rank = a->rank;
+	seed_batch(&s, a, spec);
 }
 
 bool shs_param_is_data(const shs_instr *p)
@@ -436,7 +449,7 @@ static int seed_all(seeding *s, const shs_instr *const *params, uint32_t n, shs_
 		}
 		switch (role_of(p, path)) {
 		case ROLE_SCALAR: break;
-		case ROLE_BATCH: seed_batch(s, p, spec); break;
+		case ROLE_BATCH: seed_batch(s, &p->shape, spec); break;
 		case ROLE_WEIGHT: seed_weight(s, p, path, s->layer_dim[k], spec); break;
 		}
 	}
