@@ -37,9 +37,11 @@
  * is at least threshold_for_windowed_einsum_mib (xla/service/spmd/spmd_partitioner.h). On GPU
  * the flag xla_gpu_threshold_for_windowed_einsum_mib defaults to 100000 MiB
  * (xla/debug_options_flags.cc): off in practice, as in Megatron-LM, whose tensor-parallel
- * collectives block the stream. TPU's default is in the closed libtpu; the book treats
- * collective matmuls as what XLA does on TPU (scaling-book.md, "collective matmul"), and
- * TPU recipes enable it (--xla_jf_spmd_threshold_for_windowed_einsum_mib=0): 0, always.
+ * collectives block the stream. TPU's default is in the closed libtpu, but on: MaxText turns
+ * it off with a flag (benchmarks/xla_flags_library.py, DISABLE_COLLECTIVE_MATMUL =
+ * --xla_jf_spmd_threshold_for_windowed_einsum_mib=1000000; its MLPerf inference scripts set
+ * xla_tpu_enable_windowed_einsum_for_all_gather / _for_reduce_scatter to false), and its
+ * v5p training recipes of December 2023 (configs/v5p/32b.sh and the others) set none of these: 0, always.
  */
 #define MIB 1048576.0
 #define TPU_MATMUL 0.923
