@@ -40,8 +40,9 @@
  * collectives block the stream. TPU's default is in the closed libtpu, but on: MaxText turns
  * it off with a flag (benchmarks/xla_flags_library.py, DISABLE_COLLECTIVE_MATMUL =
  * --xla_jf_spmd_threshold_for_windowed_einsum_mib=1000000; its MLPerf inference scripts set
- * xla_tpu_enable_windowed_einsum_for_all_gather / _for_reduce_scatter to false), and its
- * v5p training recipes of December 2023 (configs/v5p/32b.sh and the others) set none of these: 0, always.
+ * xla_tpu_enable_windowed_einsum_for_all_gather / _for_reduce_scatter to false), and its v5p
+ * training recipes of December 2023 (configs/v5p/32b.sh and the others) set none of these:
+ * 0, always.
  */
 #define MIB 1048576.0
 #define TPU_MATMUL 0.923

@@ -138,17 +138,16 @@ static const shs_instr *source_of(const shs_computation *comp, const shs_instr *
 /* Table lookups by tokens (embeddings): a gather of a weight's rows at integer indices, the
  * weight an entry parameter (through conversions) or, in a loop body (micro-batches), the
  * lookup named as the vocabulary's. The result dims beside the row are the indices' and are
- * pinned to the plan's sharding of tokens of the indices' shape,
- * as frameworks split an embedding: MaxText constrains its output to (activation_batch,
- * activation_length, activation_embed), FSDP gathers the table before the lookup, Megatron
- * splits it by the batch. Left to itself the propagation follows the table's FSDP split of
- * d_model (free at the lookup) and every layer's matmuls then gather their activations (the
- * book's 70B on fsdp=1120,tensor=8: 11 s a step against 0.59 s). An activation rule or a hint
- * on the lookup comes first. */
+ * pinned to the plan's sharding of tokens of the indices' shape, as frameworks split an
+ * embedding: MaxText constrains its output to (activation_batch, activation_length,
+ * activation_embed), FSDP gathers the table before the lookup, Megatron splits it by the
+ * batch. Left to itself the propagation follows the table's FSDP split of d_model (free at
+ * the lookup) and every layer's matmuls then gather their activations (the book's 70B on
+ * fsdp=1120,tensor=8: 11 s a step against 0.59 s). An activation rule or a hint on the lookup
+ * comes first. */
 static int pin_lookups(shs__prop *x, uint32_t c, shs_err *e)
 {
 	const shs_computation *comp = x->m->comps[c];
-
 	char path[SHS_PATH_CAP];
 
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
