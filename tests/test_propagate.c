@@ -247,7 +247,7 @@ static bool same_plans(const shs_plan *a, const shs_plan *b)
 		for (uint32_t i = 0; i < a->n_instrs[c]; i++) {
 			const shs_decision *x = &a->d[c][i], *y = &b->d[c][i];
 			if (x->set != y->set || x->n_leaves != y->n_leaves || x->n_req != y->n_req ||
-			    x->flops != y->flops || x->bytes != y->bytes ||
+			    x->flops != y->flops || x->bytes != y->bytes || x->cost != y->cost ||
 			    x->n_colls != y->n_colls ||
 			    (x->set && memcmp(x->leaves, y->leaves, x->n_leaves * sizeof(*x->leaves))) ||
 			    (x->n_req && memcmp(x->req, y->req, x->n_req * sizeof(*x->req))))
@@ -257,8 +257,9 @@ static bool same_plans(const shs_plan *a, const shs_plan *b)
 }
 
 /* Repeated layers (unrolled: structurally identical computations) are propagated once per state
- * and copied to their twins, and an instruction whose context (query, pull, what its users and
- * its operands' earlier users require) is unchanged keeps its decision: the plan is the same as
+ * and copied to their twins, an instruction whose context (query, pull, what its users and
+ * its operands' earlier users require) is unchanged keeps its decision, and the score parts its
+ * candidates share are computed once: the plan, to each decision's cost, is the same as
  * deciding every instruction of every computation anew, unrolled and scanned. */
 static void test_reuse_changes_nothing(void)
 {
@@ -534,7 +535,7 @@ static void test_loop_carry_as_unrolled(void)
 CU_TestInfo propagate_tests[] = {
 	{ "a scanned layer's input is as sharded as the unrolled layers'",
 	  test_loop_carry_as_unrolled },
-	{ "repeated layers and unchanged decisions reused: the same plan as deciding anew",
+	{ "reused layers, decisions and shared score parts: the same plan as deciding anew",
 	  test_reuse_changes_nothing },
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
 	{ "every preset, unrolled and scanned, under every plan on 1-, 2-, 3-axis meshes",

@@ -138,7 +138,7 @@ int shs__score_begin(shs__prop *x, uint32_t c, uint32_t i, uint32_t n_cands)
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	uint64_t need = 2 * (uint64_t)n_cands * (in->n_operands + 1u), cap = 64;
 
-	m->on = n_cands >= MEMO_FROM;
+	m->on = n_cands >= MEMO_FROM && !x->r->no_reuse;
 	if (!m->on)
 		return SHS_OK;
 	/* an operand's part depends on the others' only when a value repeats among them */

@@ -53,7 +53,8 @@ typedef struct shs_plan_request {
 			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
 	bool no_reuse;        /* propagate every computation and instruction itself: no copy of
 			       * a structurally identical computation that started from the same
-			       * state, no decision kept because what it read is unchanged (tests) */
+			       * state, no decision kept because what it read is unchanged, no
+			       * score part kept for the candidates that share a spec (tests) */
 	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
 				    * the module; borrowed), or NULL: computed */
 	const shs_host_views *views; /* the module's instruction views (borrowed), or NULL: made */
