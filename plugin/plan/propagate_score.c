@@ -180,7 +180,8 @@ static shs__score_entry *memo_at(shs__score_memo *m, uint32_t slot, const shs_ps
 	for (uint32_t at = (uint32_t)h & mask;; at = (at + 1) & mask) {
 		shs__score_entry *e = &m->v[at];
 		if (e->gen != m->gen) {
-			*e = (shs__score_entry){ .spec = spec, .hash = h, .gen = m->gen, .slot = slot };
+			*e = (shs__score_entry){ .spec = spec, .hash = h, .gen = m->gen,
+						 .slot = slot };
 			m->count++;
 			return e;
 		}
@@ -191,9 +192,9 @@ static shs__score_entry *memo_at(shs__score_memo *m, uint32_t slot, const shs_ps
 	}
 }
 
-/* Seconds of bringing broadcast b (instruction v of computation c, now sharded as from) into
- * sharding to, as XLA's SPMD partitioner makes a broadcast in the sharding its user wants: its
- * operand resharded to what to asks of the operand's dims, then broadcast on each device
+/* Seconds of bringing broadcast b (of computation c, now sharded as from) into sharding to,
+ * as XLA's SPMD partitioner makes a broadcast in the sharding its user wants: its operand
+ * resharded to what to asks of the operand's dims, then broadcast on each device
  * (SpmdPartitioningVisitor::HandleBroadcast); never more than resharding the broadcast's
  * result. *moved receives the all-to-all's share. */
 static double broadcast_reshard(shs__prop *x, uint32_t c, const shs_instr *b, const shs_pspec *from,
@@ -239,6 +240,8 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	/* a matmul overlaps the gather, not the all-to-all before it */
 	bool overlapped = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 	double f = c == x->m->entry && x->state[in->operands[k]] ? STATE_RESHARD : 1;
+	/* a broadcast is remade on each device from its operand */
+	bool broadcast = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1;
 
 	*skip = !shs__specs_equal(hint, want, n) &&
 		(reshard_made_before(x, c, i, in->operands[k], want, n) ||
@@ -246,10 +249,12 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	if (*skip)
 		return;
 	for (uint32_t j = 0; j < n; j++) {
-		double moved, t = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1
-					  ? broadcast_reshard(x, c, op, &hint[j], &want[j], &moved)
-					  : shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh,
-							      &x->r->chip, &moved);
+		double moved, t;
+		if (broadcast)
+			t = broadcast_reshard(x, c, op, &hint[j], &want[j], &moved);
+		else
+			t = shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh, &x->r->chip,
+					      &moved);
 		if (overlapped) {
 			*hidden += f * (t - moved);
 			*exposed += f * moved;
@@ -285,18 +290,13 @@ double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		e = m->operands && n == 1 ? memo_at(m, k, &cand->operands[cand->operand_first[k]],
 						    n, &found)
 					  : NULL;
-		if (e && found) {
-			if (!e->skip) {
-				hidden += e->hidden;
-				exposed += e->exposed;
-			}
-			continue;
-		}
 		if (!e) {
 			operand_part(x, c, i, cand, hints[k], k, sh, n, &skip, &hidden, &exposed);
 			continue;
 		}
-		operand_part(x, c, i, cand, hints[k], k, sh, n, &e->skip, &e->hidden, &e->exposed);
+		if (!found)
+			operand_part(x, c, i, cand, hints[k], k, sh, n, &e->skip, &e->hidden,
+				     &e->exposed);
 		if (!e->skip) {
 			hidden += e->hidden;
 			exposed += e->exposed;
