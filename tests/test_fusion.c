@@ -102,9 +102,70 @@ static void test_views_and_prologues(void)
 	assert_bytes(hbm_bytes(text, true), 4.0 * N + 2.0 * N + 2.0 * N);
 }
 
+/* F5: Adam's update of one tensor: the new moments are step outputs and also feed the new
+ * weight; they are extra outputs of that fusion, written once and not read back. */
+static void test_multi_output(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  g = f32[1048576] parameter(0)\n"
+		"  w = f32[1048576] parameter(1)\n"
+		"  m = f32[1048576] parameter(2)\n"
+		"  v = f32[1048576] parameter(3)\n"
+		"  c = f32[] constant(0.9)\n"
+		"  b = f32[1048576] broadcast(c), dimensions={}\n"
+		"  mb = f32[1048576] multiply(m, b)\n"
+		"  gb = f32[1048576] multiply(g, b)\n"
+		"  m2 = f32[1048576] add(mb, gb)\n"
+		"  gg = f32[1048576] multiply(g, g)\n"
+		"  vb = f32[1048576] multiply(v, b)\n"
+		"  v2 = f32[1048576] add(vb, gg)\n"
+		"  r = f32[1048576] rsqrt(v2)\n"
+		"  u = f32[1048576] multiply(m2, r)\n"
+		"  w2 = f32[1048576] subtract(w, u)\n"
+		"  ROOT t = (f32[1048576], f32[1048576], f32[1048576]) tuple(w2, m2, v2)\n"
+		"}\n";
+	double fused = hbm_bytes(text, true), plain = hbm_bytes(text, false);
+
+	/* the new moments written once and never read back (without F5: read again by the
+	 * weight's fusion, 2 more); reads: m and g into m2's fusion, v and g twice into v2's
+	 * (multiply(g, g) reads its operand per use), w into w2's; writes: m2, v2, w2. One XLA
+	 * fusion reads g once (7): F1 still counts a producer's reads per consumer and operand */
+	assert_bytes(fused, 9.0 * 4 * N);
+	CU_ASSERT_TRUE(fused < plain);
+}
+
+/* F6: a loop body writes a called layer's converted result into its stack: the convert's
+ * fusion writes the slot, and the update costs nothing of its own. */
+static void test_update_written_in_place(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"layer { x = bf16[1048576] parameter(0)\n"
+		" c = f32[1048576] convert(x)\n"
+		" ROOT t = (f32[1048576]) tuple(c) }\n"
+		"ENTRY e {\n"
+		"  x = bf16[1048576] parameter(0)\n"
+		"  s = f32[4,1048576] parameter(1)\n"
+		"  i = s32[] parameter(2)\n"
+		"  k = (f32[1048576]) call(x), to_apply=layer\n"
+		"  g = f32[1048576] get-tuple-element(k), index=0\n"
+		"  r = f32[1,1048576] reshape(g)\n"
+		"  z = s32[] constant(0)\n"
+		"  ROOT d = f32[4,1048576] dynamic-update-slice(s, r, i, z)\n"
+		"}\n";
+
+	/* the convert reads x (2 bytes) and writes the slot (4 bytes) */
+	assert_bytes(hbm_bytes(text, true), 6.0 * N);
+}
+
 CU_TestInfo fusion_tests[] = {
 	{ "F1: a producer with several fusible users is computed in each", test_duplicated_producer },
 	{ "F2: a matmul writes its elementwise epilogue's result", test_matmul_epilogue },
 	{ "F3, F4: prologues fuse into matmuls; a reshape is a bitcast", test_views_and_prologues },
+	{ "F5: a step output taken by fusions too is their extra output", test_multi_output },
+	{ "F6: a called layer's result is written into its stack's slot",
+	  test_update_written_in_place },
 	CU_TEST_INFO_NULL,
 };

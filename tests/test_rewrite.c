@@ -195,8 +195,8 @@ static void test_forms(void)
 
 /* The generator's micro-batched Mixtral (gen microbatches=4) and the rewrite of its whole-batch
  * step: the same carry and the same cost; the generator's form also scales each accumulated
- * gradient by 1/M after the loop (the rewrite keeps the whole batch's own normalisation), so
- * it holds no less memory. */
+ * gradient by 1/M after the loop (the rewrite keeps the whole batch's own normalisation), which
+ * fuses into the optimizer's update: the same memory. */
 static int by_text(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -255,7 +255,7 @@ static void test_as_generated(void)
 	CU_ASSERT_TRUE(fabs(b.model_flops / a.model_flops - 1) < 1e-9);
 	CU_ASSERT_TRUE(carry_matches(g, m));
 	CU_ASSERT_TRUE(fabs(b.step_time_s / a.step_time_s - 1) < 0.05);
-	CU_ASSERT_TRUE(b.memory_bytes <= a.memory_bytes && b.memory_bytes > 0.9 * a.memory_bytes);
+	CU_ASSERT_TRUE(fabs(b.memory_bytes / a.memory_bytes - 1) < 1e-3);
 	shs_eval_free(&a);
 	shs_eval_free(&b);
 	shs_module_free(m);

@@ -203,23 +203,31 @@ static void assert_tp_bound(const shs_search_result *r)
 	}
 }
 
-/* The book's choices: pure data parallelism when the model and its Adam state fit and the batch
- * per chip is large; the model state split (FSDP, ZeRO-3, or tensor parallelism) when they do
- * not fit; two axes, one of them tensor parallelism, when tokens per chip fall between about
- * 100 and 850 (with ZeRO-0 data parallelism beside it where a replica's state then fits: an
- * all-reduce moves less than FSDP's two gathers and a scatter); TP never wider than the book
- * allows. */
+/* The book's choices, where they hold beside the optimizer's update (which the book leaves
+ * out): data parallelism fits when the model and its Adam state do, but each replica then
+ * runs the whole update, reading and writing the weights and both moments once per step, so
+ * with few tokens per chip a plan that splits the Adam state over the batch axes (ZeRO-1 and
+ * up, the same reduce-scatter and gather of the gradient) wins; the model state split (FSDP,
+ * ZeRO-3, or tensor parallelism) when it does not fit; two axes, one of them tensor
+ * parallelism, when tokens per chip fall between about 100 and 850; TP never wider than the
+ * book allows. */
 static void test_book_choices(void)
 {
 	shs_host *h = shs_test_host();
 	shs_search_result r;
 	bool dp_fits = false;
+	double dp_step = 0;
 
-	/* 2 layers, 1.1e9 parameters: data parallelism fits; 1200 tokens per chip */
+	/* 2 layers, 1.1e9 parameters: data parallelism fits; 1200 tokens per chip, 18 ms of
+	 * matmuls against 5 ms for a whole replica's update (14 bytes of HBM a parameter) */
 	search_mlp(h, 1200, "2", &r);
-	SHS_ASSERT_INT_EQ(r.zero_stage, 0);
-	SHS_ASSERT_INT_EQ(axis(&r, "fsdp") * axis(&r, "tensor"), 1);
-	CU_ASSERT_TRUE(r.eval.fits);
+	for (uint32_t k = 0; k < r.n_tries; k++)
+		if (!strcmp(r.tries[k].plan, "dp") && r.tries[k].fits &&
+		    (dp_step == 0 || r.tries[k].step_time_s < dp_step))
+			dp_step = r.tries[k].step_time_s;
+	CU_ASSERT_TRUE(dp_step > 0);
+	CU_ASSERT_TRUE(r.zero_stage >= 1);
+	CU_ASSERT_TRUE(r.eval.fits && r.eval.step_time_s < dp_step);
 	shs_search_result_free(&r);
 	/* 32 layers, 17e9 parameters (137 GB of state whole): FSDP at 4096 tokens per chip */
 	search_mlp(h, 4096, "32", &r);

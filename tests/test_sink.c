@@ -23,6 +23,12 @@ static const char SUMMED_PLAN[] =
 	"{\"match\": \"train_step/microbatches/add\", \"spec\": [null, null]},"
 	"{\"match\": \"train_step/microbatches/*/mlp/*/grad/dot\", \"spec\": [null, null]}]}\n";
 
+/* The same with the sum split over data instead: each weight gradient reduce-scattered into it. */
+static const char SHARDED_PLAN[] =
+	"{\"base\": \"dp\", \"activations\": ["
+	"{\"match\": \"train_step/microbatches/add\", \"spec\": [\"data\", null]},"
+	"{\"match\": \"train_step/microbatches/*/mlp/*/grad/dot\", \"spec\": [\"data\", null]}]}\n";
+
 static shs_module *accumulated_mlp(void)
 {
 	const char *const set[] = { "layers", "2", "d_model", "1024", "d_ff", "4096", "batch",
@@ -97,17 +103,26 @@ static void test_kept_on_tpu(void)
 	grad_sites("v5p", SUMMED_PLAN, SHS_PCOLL_ALL_REDUCE, MICRO, GRAD_DOTS);
 }
 
-/* H100, the plan propagation makes of "dp": gradients reduce-scattered into a sharded sum (two
- * of them; the other two gathered another way), once per micro-batch (the pass moves
- * reduce-scatters only under a flag that is off). */
+/* H100, the plan propagation makes of "dp": the weights and Adam state come back replicated,
+ * so the gradients are all-reduced where the dots make them (plan_update.c) and summed
+ * replicated, as the pinned plan above: the pass takes those out of the loop too. */
+static void test_dp_sunk(void)
+{
+	grad_sites("h100", NULL, SHS_PCOLL_ALL_REDUCE, 1, GRAD_DOTS);
+}
+
+/* H100, the sum split over data: gradients reduce-scattered into it (two of them; the other
+ * two gathered another way), once per micro-batch (the pass moves reduce-scatters only under a
+ * flag that is off). */
 static void test_reduce_scatter_stays(void)
 {
-	grad_sites("h100", NULL, SHS_PCOLL_REDUCE_SCATTER, MICRO, 2);
+	grad_sites("h100", SHARDED_PLAN, SHS_PCOLL_REDUCE_SCATTER, MICRO, 2);
 }
 
 CU_TestInfo sink_tests[] = {
 	{ "GPU: accumulated all-reduces run once, after the micro-batch loop", test_sunk_on_gpu },
 	{ "TPU: the same all-reduces run once per micro-batch", test_kept_on_tpu },
+	{ "GPU: data parallelism's own all-reduces leave the loop as well", test_dp_sunk },
 	{ "GPU: reduce-scatters stay in the loop", test_reduce_scatter_stays },
 	CU_TEST_INFO_NULL,
 };

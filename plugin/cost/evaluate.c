@@ -432,7 +432,7 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 		out->flops += remat.extra_flops;
 		offload(x, &remat, out);
 		finish(x);
-		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, out, e);
+		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, x->fused, out, e);
 		/* offloaded values must fit in the host's memory too */
 		if (out->offload_held_bytes > x->c->hw.host_mem_bytes)
 			out->fits = false;

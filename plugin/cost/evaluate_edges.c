@@ -16,10 +16,12 @@ bool shs__reshards_at(const shs__edges *x, const shs_computation *comp, uint32_t
 
 	/* a called computation's parameters take the caller's operands as they are sharded, and
 	 * a tuple or its element is a view: the reshards are at the real uses; but a loop body's
-	 * root makes the carry's sharding */
+	 * root makes the carry's sharding, and the entry's the step's outputs (the weights and
+	 * Adam state as they came in) */
 	return in->op != SHS_OP_CALL && in->op != SHS_OP_CONDITIONAL && in->op != SHS_OP_WHILE &&
 	       in->op != SHS_OP_GET_TUPLE_ELEMENT && in->op != SHS_OP_PARAMETER &&
-	       (in->op != SHS_OP_TUPLE || (i == comp->root && x->loop_body[c]));
+	       (in->op != SHS_OP_TUPLE ||
+		(i == comp->root && (x->loop_body[c] || c == x->entry)));
 }
 
 /* Whether edge (i, k) of computation c needs its operand in another sharding: its required
@@ -130,6 +132,7 @@ int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs
 	int rc = SHS_OK;
 
 	out->n_comps = m->n_comps;
+	out->entry = m->entry;
 	out->base = calloc(m->n_comps + 1, sizeof(*out->base));
 	out->first = calloc(m->n_comps + 1, sizeof(*out->first));
 	out->use_first = calloc(m->n_comps + 1, sizeof(*out->use_first));

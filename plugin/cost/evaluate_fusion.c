@@ -24,6 +24,16 @@
  *  F4 views (algebraic_simplifier's ReshapeIsBitcast, layout_assignment): a reshape or bitcast
  *     of a materialised value, itself materialised, is a bitcast of the same buffer and moves
  *     no bytes.
+ *  F5 multi-output fusion (gpu/transforms/multi_output_fusion.cc, priority_fusion's
+ *     multi-output producers; TPU loop fusions with several outputs): a value F1 leaves
+ *     materialised only because the computation's root returns it (the new weight and Adam
+ *     moments, a layer's saved value) is an extra output of the fusion of its other users:
+ *     written once, as the root needs it, and not read back by them (Adam's update of one
+ *     tensor is one fusion reading g, w, m, v and writing w, m, v).
+ *  F6 across calls (call_inliner runs before fusion): a dynamic-update-slice whose update is,
+ *     through reshapes, a called layer's result that elementwise work makes for the root only
+ *     (a scanned layer's gradient, converted) writes it in place: that work's fusion writes the
+ *     stack's slot, and the update costs nothing more.
  *  The root, tuple-shaped values, parameters, collectives, loops, calls, custom calls,
  *  gathers, scatters and sorts are never fused. GPU and TPU differ in the details (GPU priority
  *  fusion also duplicates expensive elementwise work; TPU fuses larger prologues into matmuls);
@@ -37,6 +47,8 @@
 typedef struct fuse {
 	bool fused;    /* computed inside its consumers: never written, never read */
 	bool view;     /* a bitcast of a materialised buffer: moves no bytes itself */
+	bool extra;    /* an extra output of its users' fusion (F5): written, not read back */
+	bool in_place; /* an update its producer writes into the slot (F6): no bytes itself */
 	bool root;     /* a matmul epilogue's root: materialised (F2) */
 	uint32_t dups; /* further consumers it is duplicated into (F1) */
 	double out;    /* its local bytes under the plan */
@@ -97,17 +109,25 @@ static double value_bytes(const shs_computation *comp, const shs_decision *dec, 
 	return b;
 }
 
-/* Users of each value of comp: users[v] counts them, each_ok[v] whether all can fuse it. */
-static void count_users(const shs_computation *comp, uint32_t *users, bool *each_ok)
+/* Users of each value of comp: users[v] counts them, each_ok[v] whether all can fuse it,
+ * rooted[v] whether all but the root tuple can (and the root returns it). */
+static void count_users(const shs_computation *comp, uint32_t *users, bool *each_ok,
+			bool *rooted)
 {
 	for (uint32_t i = 0; i < comp->n_instrs; i++)
 		each_ok[i] = true;
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *u = comp->instrs[i];
 		for (uint32_t k = 0; k < u->n_operands; k++) {
-			users[u->operands[k]]++;
-			if (!consumer(u, k))
-				each_ok[u->operands[k]] = false;
+			uint32_t v = u->operands[k];
+			users[v]++;
+			if (consumer(u, k))
+				continue;
+			if (each_ok[v])
+				rooted[v] = i == comp->root && u->op == SHS_OP_TUPLE;
+			else
+				rooted[v] = rooted[v] && i == comp->root;
+			each_ok[v] = false;
 		}
 	}
 }
@@ -131,13 +151,14 @@ static void epilogues(const shs_computation *comp, const uint32_t *users, fuse *
 	}
 }
 
-/* The bytes of the operands fused into instruction i (computed in place, not read). */
+/* The bytes of the operands fused into instruction i (computed in place, not read; or made in
+ * the same fusion as an extra output). */
 static double fused_in(const shs_instr *in, const fuse *f)
 {
 	double b = 0;
 
 	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (f[in->operands[k]].fused)
+		if (f[in->operands[k]].fused || f[in->operands[k]].extra)
 			b += f[in->operands[k]].out;
 	return b;
 }
@@ -164,8 +185,51 @@ static void producer_consumer(const shs_instr *in, const shs_decision *dec, uint
 	f[v].dups = k - 1;
 }
 
+/* F5: how many users of v are the root (the rest can take it). */
+static uint32_t root_uses(const shs_computation *comp, uint32_t v)
+{
+	const shs_instr *root = comp->instrs[comp->root];
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < root->n_operands; k++)
+		n += root->operands[k] == v;
+	return n;
+}
+
+/* F6: whether update-slice v's update is, through reshapes and bitcasts, a call's result that
+ * elementwise work in the callee makes for its root alone. */
+static bool written_by_callee(const shs_module *m, const shs_computation *comp, uint32_t v)
+{
+	const shs_instr *in = comp->instrs[v], *call, *root;
+	const shs_computation *callee;
+	uint32_t src, uses = 0;
+
+	if (in->op != SHS_OP_DYNAMIC_UPDATE_SLICE || in->n_operands < 2)
+		return false;
+	in = comp->instrs[in->operands[1]];
+	while (is_view_op(in->op) && in->n_operands == 1)
+		in = comp->instrs[in->operands[0]];
+	if (in->op != SHS_OP_GET_TUPLE_ELEMENT || in->n_operands != 1)
+		return false;
+	call = comp->instrs[in->operands[0]];
+	if (call->op != SHS_OP_CALL || call->n_called != 1)
+		return false;
+	callee = m->comps[call->called[0]];
+	root = callee->instrs[callee->root];
+	if (root->op != SHS_OP_TUPLE || in->tuple_index < 0 ||
+	    in->tuple_index >= root->n_operands)
+		return false;
+	src = root->operands[in->tuple_index];
+	if (!shs_opcode_is_elementwise(callee->instrs[src]->op))
+		return false;
+	for (uint32_t i = 0; i < callee->n_instrs; i++)
+		for (uint32_t k = 0; k < callee->instrs[i]->n_operands; k++)
+			uses += callee->instrs[i]->operands[k] == src;
+	return uses == 1;
+}
+
 static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh, uint32_t c,
-		   const uint32_t *users, const bool *each_ok, fuse *f)
+		   const uint32_t *users, const bool *each_ok, const bool *rooted, fuse *f)
 {
 	const shs_computation *comp = m->comps[c];
 
@@ -179,6 +243,15 @@ static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 			continue;
 		producer_consumer(in, &p->d[c][v], v, users[v], f);
 	}
+	/* F5: returned by the root and taken by fusions otherwise: an extra output of theirs */
+	for (uint32_t v = 0; v < comp->n_instrs; v++) {
+		const shs_instr *in = comp->instrs[v];
+		f[v].extra = !f[v].fused && !f[v].root && rooted[v] && v != comp->root &&
+			     in->shape.type != SHS_TUPLE && producer(in->op) &&
+			     !is_view_op(in->op) && users[v] > root_uses(comp, v);
+	}
+	for (uint32_t v = 0; v < comp->n_instrs; v++)
+		f[v].in_place = written_by_callee(m, comp, v);
 	/* F4: a reshape of a materialised value that is itself materialised is a bitcast */
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
 		const shs_instr *in = comp->instrs[v];
@@ -205,15 +278,17 @@ int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mes
 		const shs_computation *comp = m->comps[c];
 		uint32_t *users = calloc(comp->n_instrs + 1, sizeof(*users));
 		bool *each_ok = calloc(comp->n_instrs + 1, sizeof(*each_ok));
+		bool *rooted = calloc(comp->n_instrs + 1, sizeof(*rooted));
 		x->v[c] = calloc(comp->n_instrs + 1, sizeof(fuse));
-		if (!users || !each_ok || !x->v[c]) {
+		if (!users || !each_ok || !rooted || !x->v[c]) {
 			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		} else {
-			count_users(comp, users, each_ok);
-			decide(m, p, mesh, c, users, each_ok, x->v[c]);
+			count_users(comp, users, each_ok, rooted);
+			decide(m, p, mesh, c, users, each_ok, rooted, x->v[c]);
 		}
 		free(users);
 		free(each_ok);
+		free(rooted);
 	}
 	if (rc != SHS_OK)
 		shs__fusion_free(x);
@@ -241,7 +316,7 @@ double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusio
 	if (!x || c >= x->n_comps)
 		return p->d[c][i].bytes;
 	f = x->v[c];
-	if (f[i].view)
+	if (f[i].view || f[i].in_place)
 		return 0;
 	/* a fused value is written nowhere and read again by each copy of it */
 	if (f[i].fused)
@@ -249,4 +324,9 @@ double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusio
 	/* (an in-place update's own bytes are its update's, less than its output) */
 	b = p->d[c][i].bytes - fused_in(in, f);
 	return b > 0 ? b : 0;
+}
+
+bool shs__update_in_place(const shs__fusion *x, uint32_t c, uint32_t i)
+{
+	return x && c < x->n_comps && x->v[c][i].in_place;
 }

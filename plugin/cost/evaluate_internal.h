@@ -42,13 +42,15 @@ typedef struct shs__edges {
 	uint32_t **use_edge;
 	uint32_t **consumer;  /* per computation and edge: the instruction it feeds */
 	bool *loop_body;  /* per computation: the body of some while */
+	uint32_t entry;   /* the entry computation */
 	shs__weights *weights; /* the model's weights */
 } shs__edges;
 /* Builds the edge table of plan p (caller frees with shs__edges_free). SHS_OK or SHS_ENOMEM. */
 int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs_err *e);
 void shs__edges_free(shs__edges *x);
 /* Whether instruction i of computation c reshards its operands (call, conditional, while,
- * parameter, tuple element and tuple do not, except a loop body's root tuple: the carry). */
+ * parameter, tuple element and tuple do not, except a loop body's root tuple, the carry, and
+ * the entry's, the step's outputs). */
 bool shs__reshards_at(const shs__edges *x, const shs_computation *comp, uint32_t c, uint32_t i);
 
 /* A link timeline (evaluate_links.c): the busy intervals of one mesh axis's links. Zero it to
@@ -122,6 +124,9 @@ void shs__fusion_free(shs__fusion *x);
  * bitcast. x may be NULL (no fusion). */
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			uint32_t c, uint32_t i);
+/* Whether dynamic-update-slice i of computation c gets its update written into its slot by the
+ * work that makes it (F6; x may be NULL: no). */
+bool shs__update_in_place(const shs__fusion *x, uint32_t c, uint32_t i);
 
 /* Seconds instruction i of computation c spends on its FLOPs at the rate hw sustains
  * (evaluate_rate.c: matmuls at the catalog's achievable fraction of peak times the tile
@@ -168,10 +173,12 @@ void shs__remat_free(shs__remat *r);
 
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
  * and the computations it calls, each buffer live until the last use of any value that is a
- * view of it (tuples and their elements, loops and in-place updates), less what remat drops (r),
- * the resharded copies by the edges that make and reuse them, and the state breakdown. SHS_OK
- * or SHS_ENOMEM. */
+ * view of it (tuples and their elements, loops and in-place updates), less what remat drops (r)
+ * and the updates fusion writes straight into their slots (fused, may be NULL), the resharded
+ * copies by the edges that make and reuse them, and the state breakdown. SHS_OK or
+ * SHS_ENOMEM. */
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e);
+		     const shs__remat *r, const shs__edges *edges, const shs__fusion *fused,
+		     shs_eval *ev, shs_err *e);
 
 #endif

@@ -22,6 +22,7 @@ typedef struct memo {
 	const shs_plan *p;
 	const shs_cluster *c;
 	const shs__edges *edges;
+	const shs__fusion *fused; /* updates written straight into their slots (F6) */
 	double *peak;   /* per computation, < 0: not computed */
 	uint32_t *stack; /* recursion guard */
 	int rc;          /* SHS_ENOMEM when a computation could not be measured */
@@ -250,6 +251,23 @@ static void mark_in_place(const shs_module *m, const shs_computation *comp,
 	}
 }
 
+/* The buffers whose value fusion writes straight into a dynamic-update-slice's slot (F6: a
+ * scanned layer's gradient made in a called layer): the slot is their buffer. */
+static void mark_written_in_place(const memo *x, uint32_t c, const uint32_t *first,
+				  const uint32_t *owner, bool *in_place)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		uint32_t o;
+		if (!shs__update_in_place(x->fused, c, i))
+			continue;
+		o = owner[first[comp->instrs[i]->operands[1]]];
+		if (o != NO_OWNER)
+			in_place[o] = true;
+	}
+}
+
 /* Bytes of the buffers instruction i of computation c makes (its own leaves, less what remat
  * drops in the entry and what takes a donated parameter's buffer), each added to release[] at
  * the last use of any view of it. */
@@ -298,14 +316,15 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	last = first ? malloc((first[n] + 1) * sizeof(*last)) : NULL;
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
-	in_place = entry && first ? calloc(first[n] + 1, sizeof(*in_place)) : NULL;
-	if (!first || !owner || !last || !release || !last_reuse || (entry && !in_place)) {
+	in_place = first ? calloc(first[n] + 1, sizeof(*in_place)) : NULL;
+	if (!first || !owner || !last || !release || !last_reuse || !in_place) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
 	resolve_owners(comp, entry, first, owner);
 	if (entry)
 		mark_in_place(x->m, comp, first, owner, in_place);
+	mark_written_in_place(x, c, first, owner, in_place);
 	buffer_ends(comp, entry, first, owner, last);
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -364,9 +383,11 @@ static void state_breakdown(const memo *x, shs_eval *ev)
 }
 
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs__remat *r, const shs__edges *edges, shs_eval *ev, shs_err *e)
+		     const shs__remat *r, const shs__edges *edges, const shs__fusion *fused,
+		     shs_eval *ev, shs_err *e)
 {
-	memo x = { .remat = r, .m = m, .p = p, .c = c, .edges = edges, .rc = SHS_OK };
+	memo x = { .remat = r, .m = m, .p = p, .c = c, .edges = edges, .fused = fused,
+		   .rc = SHS_OK };
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));

@@ -69,8 +69,7 @@ static void warn(const shs_plan_request *r, const char *msg)
 		r->warn(r->warn_user, msg);
 }
 
-/* Room for computation c's hints; false when out of memory. */
-static bool hint_room(shs__prop *x, uint32_t c)
+bool shs__hint_room(shs__prop *x, uint32_t c)
 {
 	uint32_t n = x->m->comps[c]->n_instrs;
 
@@ -109,7 +108,7 @@ static int collect_pins(shs__prop *x, uint32_t c, bool *matched, shs_err *e)
 			matched[k] = true;
 			shs_spec_mark_padded(&want, &in->shape, &x->r->mesh);
 			if (shs__spec_fits(&want, &in->shape, &x->r->mesh)) {
-				if (!hint_room(x, c))
+				if (!shs__hint_room(x, c))
 					return oom(e);
 				x->hints[c][i] = want;
 				x->hint_set[c][i] = x->pinned[c][i] = true;
@@ -181,7 +180,7 @@ static int pin_lookups(shs__prop *x, uint32_t c, shs_err *e)
 		shs_spec_mark_padded(&want, &in->shape, &x->r->mesh);
 		if (!axes || !shs__spec_fits(&want, &in->shape, &x->r->mesh))
 			continue;
-		if (!hint_room(x, c))
+		if (!shs__hint_room(x, c))
 			return oom(e);
 		x->hints[c][i] = want;
 		x->hint_set[c][i] = x->pinned[c][i] = true;
@@ -202,7 +201,7 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 		    !in->custom_call_target || strcmp(in->custom_call_target, "Sharding") ||
 		    in->shape.type == SHS_TUPLE)
 			continue;
-		if (!hint_room(x, c))
+		if (!shs__hint_room(x, c))
 			return oom(e);
 		if (shs__spec_from_sharding(&x->r->mesh, in->sharding, in->shape.rank,
 					    &x->hints[c][i], &why) == SHS_OK &&
@@ -289,9 +288,10 @@ static int setup(shs__prop *x, shs_err *e)
 	x->pinned = calloc(n, sizeof(*x->pinned));
 	x->visits = calloc(n, sizeof(*x->visits));
 	x->ext_req = calloc(n, sizeof(*x->ext_req));
+	x->ext_off = calloc(n, sizeof(*x->ext_off));
 	x->cache = calloc(n, sizeof(*x->cache));
 	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->pinned ||
-	    !x->visits || !x->ext_req || !x->cache)
+	    !x->visits || !x->ext_req || !x->ext_off || !x->cache)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
@@ -373,10 +373,12 @@ static void teardown(shs__prop *x)
 	free(x->pinned);
 	free(x->visits);
 	free(x->ext_req);
+	free(x->ext_off);
 	free(x->state);
 	free(x->scratch);
 	shs__score_memo_free(&x->score);
 	free(x->root_want);
+	free(x->root_aliased);
 }
 
 /* The entry parameters' seeds become fixed decisions. */
@@ -435,7 +437,7 @@ static int alias_root(shs__prop *x, shs_err *e)
 	const shs_decision *rd = shs__dec(x, x->m->entry, c->root);
 	shs_pspec *want = NULL;
 	uint32_t *param_at = NULL, *alias_of = NULL, n_params = 0;
-	bool any = false;
+	bool any = false, *aliased = NULL;
 	int rc = SHS_OK;
 
 	if (root->op != SHS_OP_TUPLE || !x->m->n_aliases)
@@ -448,9 +450,10 @@ static int alias_root(shs__prop *x, shs_err *e)
 		    c->instrs[i]->parameter_number < (int64_t)c->n_instrs)
 			n_params = (uint32_t)c->instrs[i]->parameter_number + 1;
 	want = calloc(rd->n_leaves + 1, sizeof(*want));
+	aliased = calloc(rd->n_leaves + 1, sizeof(*aliased));
 	param_at = malloc((n_params + 1) * sizeof(*param_at));
 	alias_of = malloc((root->n_operands + 1) * sizeof(*alias_of));
-	if (!want || !param_at || !alias_of) {
+	if (!want || !aliased || !param_at || !alias_of) {
 		rc = oom(e);
 		goto done;
 	}
@@ -480,17 +483,21 @@ static int alias_root(shs__prop *x, shs_err *e)
 		    (i = param_at[x->m->aliases[a].param_number]) != UINT32_MAX &&
 		    (pd = shs__dec(x, x->m->entry, i))->set && pd->n_leaves == n) {
 			memcpy(&want[off], pd->leaves, n * sizeof(*want));
+			memset(&aliased[off], 1, n * sizeof(*aliased));
 			any = true;
 		}
 		off += n;
 	}
 	if (any) {
 		x->root_want = want;
+		x->root_aliased = aliased;
 		x->ext_req[x->m->entry] = want;
 		want = NULL;
+		aliased = NULL;
 	}
 done:
 	free(want);
+	free(aliased);
 	free(param_at);
 	free(alias_of);
 	return rc;
@@ -584,6 +591,8 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 		rc = alias_root(&x, e);
 	if (rc == SHS_OK)
 		rc = mark_state(&x, e);
+	if (rc == SHS_OK)
+		rc = shs__pin_update(&x, e);
 	if (rc == SHS_OK) {
 		fix_hints(&x);
 		for (uint32_t pass = 0; pass < MAX_PASSES && x.rc == SHS_OK; pass++) {

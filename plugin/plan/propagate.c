@@ -458,7 +458,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		bool wanted = makes(&cands->v[k], want, n_res);
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
-		double s = shs__score(x, c, i, &cands->v[k], hints, res, n_res);
+		double s = shs__score(x, c, i, &cands->v[k], hints, res, n_res, wanted);
 		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
 		uint32_t st = stacked_axes(&cands->v[k]);
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);

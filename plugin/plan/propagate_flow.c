@@ -48,6 +48,7 @@ static void decide_tuple(shs__prop *x, uint32_t c, uint32_t i)
 	uint32_t *first = operand_firsts(x, c, in);
 	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
 	shs_pspec *leaves = first ? malloc((first[in->n_operands] + 1) * sizeof(*leaves)) : NULL;
+	bool aliased = c == x->m->entry && i == x->m->comps[c]->root && x->root_aliased;
 
 	if (!first || !leaves) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
@@ -64,6 +65,12 @@ static void decide_tuple(shs__prop *x, uint32_t c, uint32_t i)
 			replicated_leaves(&x->m->comps[c]->instrs[in->operands[k]]->shape,
 					  &leaves[first[k]]);
 	}
+	/* the step's outputs aliased to a parameter come out as it came in */
+	for (uint32_t j = 0; aliased && j < first[in->n_operands]; j++)
+		if (x->root_aliased[j])
+			leaves[j] = x->root_want[j];
+	if (aliased)
+		want = leaves;
 	shs__dec_set(x, shs__dec(x, c, i), leaves, first[in->n_operands], want ? want : leaves,
 		     first, in->n_operands, "control", "tuple of its operands", 0);
 done:
@@ -222,6 +229,9 @@ static uint64_t state_key(const shs__prop *x, uint32_t c, const shs_pspec *ext)
 	key = XXH3_64bits_withSeed(flags, sizeof(flags), key);
 	if (ext)
 		key = shs__hash_specs(ext, x->p->d[c][comp->root].n_leaves, key);
+	if (x->ext_off[c])
+		key = XXH3_64bits_withSeed(x->ext_off[c],
+					   x->p->d[c][comp->root].n_leaves * sizeof(bool), key);
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_decision *d = &x->p->d[c][i];
 		uint8_t f[3] = { d->set, d->fixed, x->hint_set[c] && x->hint_set[c][i] };
@@ -357,14 +367,15 @@ static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_pspec *wanted = x->pull ? shs__user_req(x, c, i) : NULL;
 	uint32_t n = leaves_of(x, c, i);
-	shs_pspec *want = wanted ? malloc(n * sizeof(*want)) : NULL;
+	bool *off;
+	shs_pspec *want = shs__with_pinned(x, c, i, wanted, n, &off);
 	const shs_decision *root;
 
-	if (want)
-		memcpy(want, wanted, n * sizeof(*want));
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		set_params(x, c, i, from, in->called[k]);
+		x->ext_off[in->called[k]] = off;
 		visit(x, in->called[k], want);
+		x->ext_off[in->called[k]] = NULL;
 	}
 	/* the first of a chain of unrolled layers runs again with its input as the chain carries
 	 * it (as a loop runs its body again with the carry its root makes: decide_while) */
@@ -373,9 +384,12 @@ static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 		if (!chain_differs(x, c, i, in->called[0]))
 			break;
 		set_params(x, c, i, from, in->called[0]);
+		x->ext_off[in->called[0]] = off;
 		visit(x, in->called[0], want);
+		x->ext_off[in->called[0]] = NULL;
 	}
 	free(want);
+	free(off);
 	if (!in->n_called)
 		return;
 	root = root_of(x, in->called[0]);
@@ -488,8 +502,11 @@ static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr
 	for (uint32_t k = 0; init->op == SHS_OP_TUPLE && k < init->n_operands; k++) {
 		uint32_t nk = shs_shape_leaves(&comp->instrs[init->operands[k]]->shape);
 		const shs_pspec *want = init_free(x, c, init, k) ? element_want(x, c, i, k) : NULL;
+		const shs_pspec *pinned;
 		shs_pspec stack;
-		if (init_free(x, c, init, k) && nk == 1 && root->op == SHS_OP_TUPLE &&
+		if (nk == 1 && (pinned = shs__pinned_element(x, c, i, k))) {
+			carry[off] = *pinned;
+		} else if (init_free(x, c, init, k) && nk == 1 && root->op == SHS_OP_TUPLE &&
 		    k < root->n_operands &&
 		    stack_from_update(x, w->called[0], root->operands[k],
 				      comp->instrs[init->operands[k]]->shape.rank, &stack)) {
@@ -554,12 +571,16 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_instr *w = x->m->comps[c]->instrs[i];
 	uint32_t n = leaves_of(x, c, i), first[2] = { 0, n };
 	shs_pspec *carry, *after = NULL;
+	bool *off;
 
 	if (w->n_called < 2 || w->n_operands != 1)
 		return;
 	carry = carry_of(x, c, i, w, n);
+	off = shs__pinned_carry(x, c, i, n);
 	for (uint32_t round = 0; carry && round < MAX_ROUNDS && x->rc == SHS_OK; round++) {
+		x->ext_off[w->called[0]] = off;
 		run_loop(x, w, carry, n);
+		x->ext_off[w->called[0]] = NULL;
 		after = carry_of(x, c, i, w, n);
 		if (!after || !memcmp(after, carry, n * sizeof(*carry)))
 			break;
@@ -573,6 +594,7 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 			     "the loop's carry", 0);
 	free(carry);
 	free(after);
+	free(off);
 }
 
 bool shs__decide_flow(shs__prop *x, uint32_t c, uint32_t i)

@@ -61,9 +61,13 @@ typedef struct shs__prop {
 	uint32_t pins_missed; /* pinned instructions no candidate could make as pinned */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	const bool **ext_off; /* per computation: which leaves of its root its caller only sends
+			       * on to work that does not wait for them (the optimizer's update,
+			       * plan_update.c; stacks kept for later), or NULL */
 	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
+	bool *root_aliased;   /* per leaf of the entry root: root_want holds its requirement */
 	shs__cand_cache **cache; /* per computation and instruction */
 	const shs_host_views *views; /* the request's, or own_views */
 	shs_host_views *own_views;
@@ -81,6 +85,34 @@ typedef struct shs__prop {
 	int rc;
 } shs__prop;
 
+/* What the update wants of the layers (propagate_pins.c).
+ * shs__leaves_layer: whether what instruction i of computation c makes only leaves c for work
+ * that does not wait for it: its collectives are off the layer's path.
+ * shs__pinned_element: what the optimizer's update (plan_update.c) pins element k of call or
+ * loop i's result to: the layout its pinned elementwise users share, when its other users are
+ * elementwise work or reductions of it (the clipping's norm); or NULL. The gradient then
+ * leaves the backward pass as the update wants it (reduced in the layer, as XLA reduces a
+ * data-parallel gradient where the dot makes it), not in the layout the layer would give it.
+ * shs__with_pinned: want (the n leaves of call i's result, or NULL) with the elements the
+ * update pins as it pins them, and *off (malloc'ed, or NULL: none) which elements are off the
+ * path: the update takes them, or they only leave c. Returns a malloc'ed array, or NULL when
+ * there is nothing to want (or no memory: then the call is asked as its users ask, and nothing
+ * is off the path).
+ * shs__pinned_carry: which of the n carried leaves of loop i the update pins (a tuple of arrays
+ * only): a malloc'ed array, or NULL when none (or no memory). */
+bool shs__leaves_layer(const shs__prop *x, uint32_t c, uint32_t i);
+const shs_pspec *shs__pinned_element(const shs__prop *x, uint32_t c, uint32_t i, uint32_t k);
+shs_pspec *shs__with_pinned(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *want,
+			    uint32_t n, bool **off);
+bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
+/* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */
+bool shs__hint_room(shs__prop *x, uint32_t c);
+/* Pins the optimizer's update (plan_update.c): each instruction of the state (x->state) to the
+ * layout of the state it updates, as the step's aliased outputs require it back, and the
+ * gradient's elementwise way into it to the layout its users there share. SHS_OK or
+ * SHS_ENOMEM. */
+int shs__pin_update(shs__prop *x, shs_err *e);
+
 /* Estimated seconds on chip of moving array a from sharding from to sharding to (0 when equal):
  * gathered axes cost an all-gather, moved axes an all-to-all, added axes nothing. When moved is
  * not NULL it receives the all-to-all's share of the seconds. */
@@ -96,9 +128,10 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 
 /* Estimated seconds on chip of candidate c's work: max(its compute, the collectives that
  * overlap it: its own overlappable ones and the given hidden seconds) + the rest and the given
- * exposed seconds. */
+ * exposed seconds; off_path: its own all-reduces overlap the work after it (counted as hidden,
+ * beside any compute). */
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
-		      double hidden, double exposed);
+		      double hidden, double exposed, bool off_path);
 
 /* Whether the n specs at a and b are equal, one by one. */
 bool shs__specs_equal(const shs_pspec *a, const shs_pspec *b, uint32_t n);
@@ -109,10 +142,11 @@ int shs__score_begin(shs__prop *x, uint32_t c, uint32_t i, uint32_t n_cands);
  * the collectives it overlaps, resharding its operands from hints (a seeded parameter's
  * several times over; nothing when an earlier user made the same copy; a matmul overlapping
  * the gathers), and in passes after the first the reshards its users would need of its
- * n_res result leaves of shapes res_shapes. */
+ * n_res result leaves of shapes res_shapes. wanted: it makes what its users want (then, when
+ * its value only leaves the layer, its collectives are off the layer's path). */
 double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		  const shs_pspec *const *hints, const shs_shape *const *res_shapes,
-		  uint32_t n_res);
+		  uint32_t n_res, bool wanted);
 /* Frees the memo's table. */
 void shs__score_memo_free(shs__score_memo *m);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */

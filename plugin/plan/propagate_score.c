@@ -12,6 +12,7 @@
  * transfer: an update run in another layout reshards every state input and the result. */
 static const double STATE_RESHARD = 3;
 
+
 /* Whether operand op of instruction user (of computation c) is read only by matmuls: the user
  * is one, or a call whose callee's parameter op feeds only matmuls (a layer's weight). */
 static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32_t op)
@@ -270,7 +271,7 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
  * prefetch), and (pull) the reshards its users would need. */
 double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		  const shs_pspec *const *hints, const shs_shape *const *res_shapes,
-		  uint32_t n_res)
+		  uint32_t n_res, bool wanted)
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
@@ -311,5 +312,8 @@ double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		if (e && !found)
 			e->exposed = pull;
 	}
-	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, hidden, exposed) + pull;
+	/* a value that only leaves the layer, made as its users want it: its reduction runs
+	 * beside the rest of the step (and made here, not where the users would make it) */
+	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, hidden, exposed,
+			      wanted && x->pull && shs__leaves_layer(x, c, i)) + pull;
 }
