@@ -503,7 +503,7 @@ done:
 	return rc;
 }
 
-static bool same_dims(const shs_shape *a, const shs_shape *b)
+bool shs__same_dims(const shs_shape *a, const shs_shape *b)
 {
 	return a->type != SHS_TUPLE && b->type != SHS_TUPLE && a->rank == b->rank &&
 	       !memcmp(a->dims, b->dims, a->rank * sizeof(*a->dims));
@@ -527,9 +527,11 @@ static int mark_state(shs__prop *x, shs_err *e)
 		}
 		if (!shs_opcode_is_elementwise(in->op))
 			continue;
-		for (uint32_t k = 0; k < in->n_operands && !x->state[i]; k++)
+		for (uint32_t k = 0; k < in->n_operands && !x->state[i]; k++) {
+			const shs_instr *op = c->instrs[in->operands[k]];
 			x->state[i] = x->state[in->operands[k]] &&
-				      same_dims(&c->instrs[in->operands[k]]->shape, &in->shape);
+				      shs__same_dims(&op->shape, &in->shape);
+		}
 	}
 	return SHS_OK;
 }

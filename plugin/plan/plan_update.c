@@ -33,25 +33,35 @@ typedef struct targets {
 	unsigned char *kind;
 } targets;
 
-static bool same_dims(const shs_shape *a, const shs_shape *b)
+/* Which of c's instructions are parameters that come back as step outputs
+ * (input_output_alias: a weight or its Adam state, not a batch input): a calloc'ed array, or
+ * NULL when out of memory. */
+static bool *returned_params(const shs_module *m, const shs_computation *c)
 {
-	return a->type != SHS_TUPLE && b->type != SHS_TUPLE && a->rank == b->rank &&
-	       !memcmp(a->dims, b->dims, a->rank * sizeof(*a->dims));
-}
+	bool *by_number = calloc(c->n_instrs + 1, sizeof(*by_number));
+	bool *out = calloc(c->n_instrs + 1, sizeof(*out));
 
-/* Whether parameter in comes back as a step output (input_output_alias): a weight or its Adam
- * state, not a batch input. */
-static bool aliased(const shs_module *m, const shs_instr *in)
-{
-	for (uint32_t a = 0; a < m->n_aliases; a++)
-		if (m->aliases[a].param_number == in->parameter_number &&
+	for (uint32_t a = 0; by_number && out && a < m->n_aliases; a++)
+		if (m->aliases[a].param_number >= 0 &&
+		    m->aliases[a].param_number < (int64_t)c->n_instrs &&
 		    !m->aliases[a].param_index.n)
-			return true;
-	return false;
+			by_number[m->aliases[a].param_number] = true;
+	for (uint32_t i = 0; by_number && out && i < c->n_instrs; i++)
+		out[i] = c->instrs[i]->op == SHS_OP_PARAMETER &&
+			 c->instrs[i]->parameter_number >= 0 &&
+			 c->instrs[i]->parameter_number < (int64_t)c->n_instrs &&
+			 by_number[c->instrs[i]->parameter_number];
+	free(by_number);
+	if (!by_number) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
-/* Forward: aliased parameters their seed, state the layout its state operands share. */
-static void from_operands(const shs__prop *x, const shs_computation *c, targets *t)
+/* Forward: returned parameters their seed, state the layout its state operands share. */
+static void from_operands(const shs__prop *x, const shs_computation *c, const bool *returned,
+			  targets *t)
 {
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
@@ -59,7 +69,7 @@ static void from_operands(const shs__prop *x, const shs_computation *c, targets 
 		if (!x->state[i])
 			continue;
 		if (in->op == SHS_OP_PARAMETER) {
-			if (d->n_leaves == 1 && aliased(x->m, in)) {
+			if (d->n_leaves == 1 && returned[i]) {
 				t->spec[i] = d->leaves[0];
 				t->kind[i] = T_SET;
 			}
@@ -115,7 +125,7 @@ static void from_users(const shs__prop *x, const shs_computation *c, targets *t)
 				agree = v->op == SHS_OP_REDUCE || shs_opcode_is_elementwise(v->op);
 				continue;
 			}
-			agree = same_dims(&v->shape, &in->shape) &&
+			agree = shs__same_dims(&v->shape, &in->shape) &&
 				(!any || shs_spec_equal(s, &t->spec[i]));
 			t->spec[i] = *s;
 			any = true;
@@ -137,7 +147,8 @@ static const shs_pspec *goes_to(const shs__prop *x, const shs_computation *c, co
 		return &t->spec[o];
 	for (uint32_t k = u->first[o]; k < u->first[o + 1]; k++) {
 		uint32_t v = u->list[k];
-		if (t->kind[v] != T_SET || !same_dims(&c->instrs[v]->shape, &c->instrs[o]->shape))
+		if (t->kind[v] != T_SET ||
+		    !shs__same_dims(&c->instrs[v]->shape, &c->instrs[o]->shape))
 			continue;
 		if (to && !shs_spec_equal(to, &t->spec[v]))
 			return NULL;
@@ -161,7 +172,7 @@ static void from_siblings(const shs__prop *x, const shs_computation *c, targets 
 		for (uint32_t k = 0; k < in->n_operands && agree; k++) {
 			const shs_instr *op = c->instrs[in->operands[k]];
 			const shs_pspec *g;
-			if (!same_dims(&op->shape, &in->shape))
+			if (!shs__same_dims(&op->shape, &in->shape))
 				continue; /* scalars and broadcasts: anywhere */
 			g = goes_to(x, c, t, in->operands[k]);
 			agree = g && (!to || shs_spec_equal(to, g));
@@ -179,17 +190,19 @@ int shs__pin_update(shs__prop *x, shs_err *e)
 	const shs_computation *c = shs_module_entry(x->m);
 	uint32_t entry = x->m->entry;
 	targets t;
+	bool *returned;
 	int rc = SHS_OK;
 
 	if (!x->root_want || !x->state)
 		return SHS_OK;
 	t.spec = calloc(c->n_instrs + 1, sizeof(*t.spec));
 	t.kind = calloc(c->n_instrs + 1, sizeof(*t.kind));
-	if (!t.spec || !t.kind || !shs__hint_room(x, entry)) {
+	returned = returned_params(x->m, c);
+	if (!t.spec || !t.kind || !returned || !shs__hint_room(x, entry)) {
 		rc = shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 		goto done;
 	}
-	from_operands(x, c, &t);
+	from_operands(x, c, returned, &t);
 	from_root(x, c, &t);
 	from_users(x, c, &t);
 	from_siblings(x, c, &t);
@@ -205,5 +218,6 @@ int shs__pin_update(shs__prop *x, shs_err *e)
 done:
 	free(t.spec);
 	free(t.kind);
+	free(returned);
 	return rc;
 }

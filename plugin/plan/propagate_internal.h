@@ -105,6 +105,8 @@ const shs_pspec *shs__pinned_element(const shs__prop *x, uint32_t c, uint32_t i,
 shs_pspec *shs__with_pinned(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *want,
 			    uint32_t n, bool **off);
 bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
+/* Whether a and b are arrays of the same dims. */
+bool shs__same_dims(const shs_shape *a, const shs_shape *b);
 /* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */
 bool shs__hint_room(shs__prop *x, uint32_t c);
 /* Pins the optimizer's update (plan_update.c): each instruction of the state (x->state) to the
