@@ -147,16 +147,16 @@ expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v9 --devices 8 -o "$tmp/never.p
 has "$tmp/err" "unknown hardware"
 expect 2 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --devices 8 --time-budget soon -o "$tmp/never.pb"
 [ -e "$tmp/never.pb" ] && bad "a failed search left output" || ok
-# nothing fits (256 sequences of 1024 tokens of a 2-layer LLaMA-3 8B on one H100, the whole
+# nothing fits (512 sequences of 1024 tokens of a 2-layer LLaMA-3 8B on one H100, the whole
 # batch at once): exit 3, no output (an existing file is left alone), the report of the closest
 # plan and what would fit
-expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set vocab=32768 --set seq=1024 --set batch=256 -o "$tmp/nofit.pb"
+expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set vocab=32768 --set seq=1024 --set batch=512 -o "$tmp/nofit.pb"
 expect 3 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 1 -o "$tmp/never.pb"
 [ -e "$tmp/never.pb" ] && bad "a search where nothing fits left output" || ok
 has "$tmp/err" "nothing fits in HBM"
 has "$tmp/out" "(does not fit)"
 has "$tmp/out" "what would fit"
-has "$tmp/out" "  more chips    devices=4: "
+has "$tmp/out" "  more chips    devices=2: "
 has "$tmp/out" "  fewer tokens  at most about "
 echo kept >"$tmp/kept.pb"
 expect 3 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 1 --remat none --json -o "$tmp/kept.pb"
@@ -196,7 +196,7 @@ has "$tmp/out" '"ring": 2'
 # searched with micro-batches, it fits: the count is named and each count tried, the module
 # written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 -o "$tmp/fitm.hlo"
-has "$tmp/out" "micro-batches   4 of 64 sequences each"
+has "$tmp/out" "micro-batches   4 of 128 sequences each"
 grep -q "^exposed comm .* s: data " "$tmp/out" && ok || bad "the micro-batched plan's report lost its axis names"
 has "$tmp/out" "tried 1: "
 has "$tmp/fitm.hlo" "microbatch.body"
@@ -205,7 +205,7 @@ has "$tmp/out" '"microbatches": 4'
 has "$tmp/out" '"microbatch_tries": ['
 # a module already split is searched as it is
 expect 0 "$ss" annotate "$tmp/fitm.hlo" --hardware h100 --devices 1 -o "$tmp/fitm2.hlo"
-has "$tmp/out" "micro-batches   4 of 64"
+has "$tmp/out" "micro-batches   4 of 128"
 # the same step as 8 micro-batches fits on the one H100: the module written is the loop
 expect 0 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 8 -o "$tmp/fit8.hlo"
 has "$tmp/out" "(fits"

@@ -16,8 +16,8 @@ expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set d_model=512 --set d_ff=
 expect 0 "$ss" gen mlp-only --set layers=1 --set d_model=256 --set d_ff=1024 --set batch=64 -o "$tmp/c.pb"
 expect 0 "$ss" convert "$maxtext" "$tmp/d.pb" --hlo-proto
 expect 0 "$ss" gen mlp-only --set layers=1 --set d_model=256 --set d_ff=1024 --set batch=64 -o "$tmp/mlp.hlo"
-# a module no plan fits on one H100 (256 sequences of 1024 tokens of a 2-layer LLaMA-3 8B)
-expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set vocab=32768 --set seq=1024 --set batch=256 -o "$tmp/nofit.pb"
+# a module no plan fits on one H100 (512 sequences of 1024 tokens of a 2-layer LLaMA-3 8B)
+expect 0 "$ss" gen llama3-8b --set layers=2 --scan --set vocab=32768 --set seq=1024 --set batch=512 -o "$tmp/nofit.pb"
 dot=$(grep -m1 ' dot(' "$tmp/mlp.hlo" | sed 's/^ *%\{0,1\}\([^ ]*\) =.*/\1/')
 expect 0 "$pass_tests" "$tmp" "$dot"
 if [ "$(cat "$tmp/out")" = "" ]; then bad "pass_tests printed nothing"; fi

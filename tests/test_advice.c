@@ -48,19 +48,19 @@ static bool fits_on(shs_host *h, const shs_module *m, int64_t devices, bool hold
 	return fits;
 }
 
-/* 256 sequences need more than one H100 under any remat: the advice names the fewest
+/* 512 sequences need more than one H100 under any remat: the advice names the fewest
  * doubling of the chips that fits, and the one before it does not. */
 static void test_more_chips(void)
 {
 	shs_host *h = shs_test_host();
-	shs_module *m = llama_of(256);
+	shs_module *m = llama_of(512);
 	shs_search_result r;
 	const shs_search_advice *a = &r.advice;
 
 	search_h100(h, m, 1, false, &r);
 	CU_ASSERT_FALSE_FATAL(r.best.fits);
 	CU_ASSERT_TRUE(a->given);
-	fprintf(stderr, "\n  256 sequences: %.2f GiB on 1 H100; fits on %lld (%s, %.2f GiB, %.4g s)",
+	fprintf(stderr, "\n  512 sequences: %.2f GiB on 1 H100; fits on %lld (%s, %.2f GiB, %.4g s)",
 		r.eval.memory_bytes / (1 << 30), (long long)a->devices, a->more_chips.mesh,
 		a->more_chips.memory_bytes / (1 << 30), a->more_chips.step_time_s);
 	CU_ASSERT_TRUE_FATAL(a->devices > 1);
@@ -76,12 +76,12 @@ static void test_more_chips(void)
 	shs_host_free(h);
 }
 
-/* Held to remat none, 96 sequences do not fit one H100; recomputation would, and so would the
+/* Held to remat none, 256 sequences do not fit one H100; recomputation would, and so would the
  * fewer sequences the advice counts (the peak less the model state scales with the tokens). */
 static void test_recomputation_and_fewer_tokens(void)
 {
 	shs_host *h = shs_test_host();
-	shs_module *m = llama_of(96), *fewer;
+	shs_module *m = llama_of(256), *fewer;
 	shs_search_result r;
 	const shs_search_advice *a = &r.advice;
 
@@ -90,11 +90,11 @@ static void test_recomputation_and_fewer_tokens(void)
 	CU_ASSERT_TRUE_FATAL(a->remat_fits);
 	CU_ASSERT_NOT_EQUAL(a->with_remat.remat, SHS_REMAT_NONE);
 	CU_ASSERT_TRUE(a->with_remat.memory_bytes <= r.eval.hbm_bytes);
-	CU_ASSERT_EQUAL(a->sequences, 96);
+	CU_ASSERT_EQUAL(a->sequences, 256);
 	CU_ASSERT_TRUE(a->state_bytes > 0 && a->state_bytes < r.eval.hbm_bytes);
-	fprintf(stderr, "\n  96 sequences, remat none: %.2f GiB; about %lld would fit",
+	fprintf(stderr, "\n  256 sequences, remat none: %.2f GiB; about %lld would fit",
 		r.eval.memory_bytes / (1 << 30), (long long)a->fit_sequences);
-	CU_ASSERT_TRUE_FATAL(a->fit_sequences > 0 && a->fit_sequences < 96);
+	CU_ASSERT_TRUE_FATAL(a->fit_sequences > 0 && a->fit_sequences < 256);
 	fewer = llama_of(a->fit_sequences);
 	CU_ASSERT_TRUE(fits_on(h, fewer, 1, true));
 	shs_module_free(fewer);

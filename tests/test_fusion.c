@@ -10,8 +10,17 @@
 
 enum { N = 1 << 20 }; /* elements of the vectors below */
 
+/* The evaluation of module text on one H100, everything replicated: its HBM bytes, and its
+ * peak memory into *peak (may be NULL). */
+static double evaluated(const char *text, bool fusion, double *peak);
+
 /* The HBM bytes the evaluator charges module text on one H100, everything replicated. */
 static double hbm_bytes(const char *text, bool fusion)
+{
+	return evaluated(text, fusion, NULL);
+}
+
+static double evaluated(const char *text, bool fusion, double *peak)
 {
 	static const shs_cluster_spec one = { .hardware = "h100", .devices = 1, .slices = 1,
 					      .mesh = "data=1" };
@@ -28,6 +37,8 @@ static double hbm_bytes(const char *text, bool fusion)
 	shs_hw_catalog_builtin(&cat);
 	shs_test_plan_evaluate(h, &cat, &one, m, "dp", &o, &cluster, &p, &ev);
 	bytes = ev.hbm_s * cluster.hw.hbm_bw;
+	if (peak)
+		*peak = ev.memory_bytes;
 	shs_eval_free(&ev);
 	shs_plan_free(p);
 	shs_host_free(h);
@@ -63,6 +74,31 @@ static void test_duplicated_producer(void)
 	/* the reduction reads x, the divide reads x and writes y */
 	assert_bytes(fused, 3.0 * 4 * N);
 	CU_ASSERT_TRUE(fused < plain);
+}
+
+/* F1 in memory: a value computed inside its consumers owns no buffer (XLA allocates none for
+ * a fusion's intermediates): the step above holds x and y, not the exponential between them;
+ * without fusion it holds all three at the divide. */
+static void test_fused_value_has_no_buffer(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		" ROOT s = f32[] add(a, b) }\n"
+		"ENTRY e {\n"
+		"  x = f32[1048576] parameter(0)\n"
+		"  ex = f32[1048576] exponential(x)\n"
+		"  z = f32[] constant(0)\n"
+		"  sum = f32[] reduce(ex, z), dimensions={0}, to_apply=add\n"
+		"  b = f32[1048576] broadcast(sum), dimensions={}\n"
+		"  ROOT y = f32[1048576] divide(ex, b)\n"
+		"}\n";
+	double fused = 0, plain = 0;
+
+	evaluated(text, true, &fused);
+	evaluated(text, false, &plain);
+	CU_ASSERT_TRUE(fabs(fused - 2.0 * 4 * N) < 64);
+	CU_ASSERT_TRUE(plain >= 4.0 * 4 * N - 64); /* x, ex, b and y at the divide */
 }
 
 /* F2: a matmul whose only user is a convert writes the converted result, not its own. */
@@ -162,6 +198,7 @@ static void test_update_written_in_place(void)
 
 CU_TestInfo fusion_tests[] = {
 	{ "F1: a producer with several fusible users is computed in each", test_duplicated_producer },
+	{ "F1: a value computed in its consumers owns no buffer", test_fused_value_has_no_buffer },
 	{ "F2: a matmul writes its elementwise epilogue's result", test_matmul_epilogue },
 	{ "F3, F4: prologues fuse into matmuls; a reshape is a bitcast", test_views_and_prologues },
 	{ "F5: a step output taken by fusions too is their extra output", test_multi_output },

@@ -14,7 +14,7 @@
 static const char *const mlp_sets[] = { "layers", "2", "batch", "65536", "d_model", "2048",
 					"d_ff", "8192", NULL };
 static const char *const llama_sets[] = { "layers", "2", "scan", "true", "seq", "1024",
-					  "batch", "96", "vocab", "32768", NULL };
+					  "batch", "192", "vocab", "32768", NULL };
 
 /* The preset with base settings and microbatches=m. */
 static shs_module *with_microbatches(const char *preset, const char *const *base, int64_t m,

@@ -330,3 +330,8 @@ bool shs__update_in_place(const shs__fusion *x, uint32_t c, uint32_t i)
 {
 	return x && c < x->n_comps && x->v[c][i].in_place;
 }
+
+bool shs__fused_away(const shs__fusion *x, uint32_t c, uint32_t i)
+{
+	return x && c < x->n_comps && x->v[c][i].fused;
+}

@@ -124,6 +124,9 @@ void shs__fusion_free(shs__fusion *x);
  * bitcast. x may be NULL (no fusion). */
 double shs__fused_bytes(const shs_module *m, const shs_plan *p, const shs__fusion *x,
 			uint32_t c, uint32_t i);
+/* Whether instruction i of computation c is computed inside its consumers (F1: it owns no
+ * buffer, and its operands are read where its consumers run; x may be NULL: no). */
+bool shs__fused_away(const shs__fusion *x, uint32_t c, uint32_t i);
 /* Whether dynamic-update-slice i of computation c gets its update written into its slot by the
  * work that makes it (F6; x may be NULL: no). */
 bool shs__update_in_place(const shs__fusion *x, uint32_t c, uint32_t i);

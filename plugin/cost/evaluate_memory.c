@@ -130,9 +130,11 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 }
 
 /* The last instruction that uses each buffer of comp through any view of it (the root's and,
- * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). */
+ * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). A value
+ * fusion computes inside its consumers (at[i] > i) reads its operands where the last of them
+ * runs. */
 static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t *first,
-			const uint32_t *owner, uint32_t *last)
+			const uint32_t *owner, const uint32_t *at, uint32_t *last)
 {
 	uint32_t n = comp->n_instrs;
 
@@ -148,13 +150,34 @@ static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t 
 		for (uint32_t k = 0; k < in->n_operands; k++) {
 			uint32_t o = in->operands[k];
 			for (uint32_t j = first[o]; j < first[o + 1]; j++)
-				if (owner[j] != NO_OWNER && last[owner[j]] < i)
-					last[owner[j]] = i;
+				if (owner[j] != NO_OWNER && last[owner[j]] < at[i])
+					last[owner[j]] = at[i];
 		}
 	}
 }
 
 static double comp_peak(memo *x, uint32_t c, uint32_t depth);
+
+/* Where each instruction of computation c runs: itself, or for a value fusion computes inside
+ * its consumers, where the last of those runs (users come later: one reverse sweep). A
+ * malloc'ed array, or NULL when out of memory. */
+static uint32_t *run_at(const memo *x, uint32_t c)
+{
+	const shs_computation *comp = x->m->comps[c];
+	uint32_t n = comp->n_instrs, *at = malloc((n + 1) * sizeof(*at));
+
+	for (uint32_t i = 0; at && i < n; i++)
+		at[i] = i;
+	for (uint32_t u = n; at && u-- > 0;) {
+		const shs_instr *in = comp->instrs[u];
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k];
+			if (shs__fused_away(x->fused, c, o) && at[o] < at[u])
+				at[o] = at[u];
+		}
+	}
+	return at;
+}
 
 /* Bytes of the copies of instruction i's operands that arrive in another sharding than it
  * requires, made by i itself (a repeated edge reads an earlier copy), live while i runs; a copy
@@ -281,7 +304,7 @@ static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *
 	uint32_t n;
 	double total = 0;
 
-	if (is_view(in, entry))
+	if (is_view(in, entry) || shs__fused_away(x->fused, c, i))
 		return 0;
 	n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	for (uint32_t j = 0; j < n && first[i] + j < first[i + 1]; j++) {
@@ -303,7 +326,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	const shs_computation *comp = x->m->comps[c];
 	bool entry = c == x->m->entry;
 	uint32_t n = comp->n_instrs, *first = NULL, *owner = NULL, *last = NULL;
-	uint32_t *last_reuse = NULL;
+	uint32_t *last_reuse = NULL, *at = NULL;
 	bool *in_place = NULL;
 	double *release = NULL, live = 0, peak = 0;
 
@@ -317,7 +340,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
 	in_place = first ? calloc(first[n] + 1, sizeof(*in_place)) : NULL;
-	if (!first || !owner || !last || !release || !last_reuse || !in_place) {
+	at = run_at(x, c);
+	if (!first || !owner || !last || !release || !last_reuse || !in_place || !at) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
@@ -325,7 +349,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	if (entry)
 		mark_in_place(x->m, comp, first, owner, in_place);
 	mark_written_in_place(x, c, first, owner, in_place);
-	buffer_ends(comp, entry, first, owner, last);
+	buffer_ends(comp, entry, first, owner, at, last);
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
@@ -339,6 +363,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	x->stack[c] = 0;
 	x->peak[c] = peak;
 done:
+	free(at);
 	free(first);
 	free(owner);
 	free(last);
