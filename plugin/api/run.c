@@ -150,8 +150,9 @@ static void note_try(shs_search_result *r, int64_t k, const shs_search_try *t)
 
 /* The step as k micro-batches, searched: kept in r->search and *m (the whole step stays in
  * *whole) when it fits and beats what r->search holds. *stop is set when the step cannot be
- * split, or when a plan fits and this count does not beat it (more micro-batches only add
- * weight gathers and accumulation and shrink the matmuls). */
+ * split, or when a plan fits and this count, recomputing nothing, does not beat it (more
+ * micro-batches only add weight gathers and accumulation and shrink the matmuls); while this
+ * count still recomputes or offloads, more may drop that and win. */
 static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64_t k,
 			    bool *stop, shs_err *e)
 {
@@ -190,7 +191,7 @@ static int try_microbatches(shs_run *r, shs_module *whole, shs_module **m, int64
 	r->search.partial |= res.partial;
 	/* a plan that does not fit is kept only whole (the advice is about the whole step) */
 	if (!res.best.fits || !shs_search_beats(&res.best, &r->search.best)) {
-		*stop = r->search.best.fits;
+		*stop = r->search.best.fits && res.best.fits && res.best.remat == SHS_REMAT_NONE;
 		shs_search_result_free(&res);
 		shs_module_free(split);
 		return SHS_OK;
