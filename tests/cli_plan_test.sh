@@ -214,6 +214,13 @@ expect 0 "$ss" evaluate "$tmp/nofit.pb" --hardware h100 --devices 1 --mesh data=
 has "$tmp/out" "(fits"
 expect 2 "$ss" annotate "$tmp/nofit.pb" --hardware h100 --devices 1 --microbatches 3 -o "$tmp/never3.pb"
 has "$tmp/err" "does not divide into 3 micro-batches"
+# LLaMA-3 8B on 64 H100s fits whole only by offloading: the counts go on past 2 micro-batches,
+# which does not beat it, to 4, which needs no recomputation and does
+expect 0 "$ss" gen llama3-8b --scan -o "$tmp/l8.pb"
+expect 0 "$ss" annotate "$tmp/l8.pb" --hardware h100 --devices 64 -o "$tmp/l8-searched.pb"
+has "$tmp/out" "plan            fsdp seeds, remat none"
+grep -q "^micro-batches   4 of 256 sequences each: .*tried 1: .* 2: .* 4: " "$tmp/out" && ok ||
+	bad "the micro-batch counts stopped before 4: $(grep '^micro-batches' "$tmp/out")"
 [ -e "$tmp/never3.pb" ] && bad "a refused rewrite left output" || ok
 expect 0 "$ss" annotate "$tmp/mlp.pb" --hardware v5p --topology 2x2x2 -o "$tmp/searched.pb"
 for key in "mesh " "plan " "step time" "memory " "exposed comm" "search " "weights" "runners-up" \
