@@ -53,23 +53,25 @@ static void assert_bytes(double got, double want)
 		fprintf(stderr, "\nHBM bytes %.6g, the rules say %.6g\n", got, want);
 }
 
-/* F1: exp(x) read by a reduction and by a multiply is computed in both: x is read twice, the
+/* exp(x) read by a reduction (its sum) and by a divide (x / sum). */
+static const char softmax_text[] =
+	"HloModule m\n"
+	"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+	" ROOT s = f32[] add(a, b) }\n"
+	"ENTRY e {\n"
+	"  x = f32[1048576] parameter(0)\n"
+	"  ex = f32[1048576] exponential(x)\n"
+	"  z = f32[] constant(0)\n"
+	"  sum = f32[] reduce(ex, z), dimensions={0}, to_apply=add\n"
+	"  b = f32[1048576] broadcast(sum), dimensions={}\n"
+	"  ROOT y = f32[1048576] divide(ex, b)\n"
+	"}\n";
+
+/* F1: exp(x) read by a reduction and by a divide is computed in both: x is read twice, the
  * exponential never written; only the result (and the scalar sum) reach HBM. */
 static void test_duplicated_producer(void)
 {
-	static const char text[] =
-		"HloModule m\n"
-		"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-		" ROOT s = f32[] add(a, b) }\n"
-		"ENTRY e {\n"
-		"  x = f32[1048576] parameter(0)\n"
-		"  ex = f32[1048576] exponential(x)\n"
-		"  z = f32[] constant(0)\n"
-		"  sum = f32[] reduce(ex, z), dimensions={0}, to_apply=add\n"
-		"  b = f32[1048576] broadcast(sum), dimensions={}\n"
-		"  ROOT y = f32[1048576] divide(ex, b)\n"
-		"}\n";
-	double fused = hbm_bytes(text, true), plain = hbm_bytes(text, false);
+	double fused = hbm_bytes(softmax_text, true), plain = hbm_bytes(softmax_text, false);
 
 	/* the reduction reads x, the divide reads x and writes y */
 	assert_bytes(fused, 3.0 * 4 * N);
@@ -81,22 +83,10 @@ static void test_duplicated_producer(void)
  * without fusion it holds all three at the divide. */
 static void test_fused_value_has_no_buffer(void)
 {
-	static const char text[] =
-		"HloModule m\n"
-		"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-		" ROOT s = f32[] add(a, b) }\n"
-		"ENTRY e {\n"
-		"  x = f32[1048576] parameter(0)\n"
-		"  ex = f32[1048576] exponential(x)\n"
-		"  z = f32[] constant(0)\n"
-		"  sum = f32[] reduce(ex, z), dimensions={0}, to_apply=add\n"
-		"  b = f32[1048576] broadcast(sum), dimensions={}\n"
-		"  ROOT y = f32[1048576] divide(ex, b)\n"
-		"}\n";
 	double fused = 0, plain = 0;
 
-	evaluated(text, true, &fused);
-	evaluated(text, false, &plain);
+	evaluated(softmax_text, true, &fused);
+	evaluated(softmax_text, false, &plain);
 	CU_ASSERT_TRUE(fabs(fused - 2.0 * 4 * N) < 64);
 	CU_ASSERT_TRUE(plain >= 4.0 * 4 * N - 64); /* x, ex, b and y at the divide */
 }
