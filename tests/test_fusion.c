@@ -186,9 +186,34 @@ static void test_update_written_in_place(void)
 	assert_bytes(hbm_bytes(text, true), 6.0 * N);
 }
 
+/* F1 in memory, the other half: what a fused value reads lives until the fusion it is computed
+ * in runs. Here a sorted copy of x is read only by a negation that fuses into the final add,
+ * which runs after a second sort: both sorts' buffers, x and the result are live there (4
+ * buffers; 3 if the first sort died where the negation stands in program order). */
+static void test_fused_operand_lives_until_its_consumer(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"lt { p = f32[] parameter(0)\n q = f32[] parameter(1)\n"
+		" ROOT r = pred[] compare(p, q), direction=LT }\n"
+		"ENTRY e {\n"
+		"  x = f32[1048576] parameter(0)\n"
+		"  a = f32[1048576] sort(x), dimensions={0}, to_apply=lt\n"
+		"  f = f32[1048576] negate(a)\n"
+		"  big = f32[1048576] sort(x), dimensions={0}, to_apply=lt\n"
+		"  ROOT c = f32[1048576] add(f, big)\n"
+		"}\n";
+	double peak = 0;
+
+	evaluated(text, true, &peak);
+	CU_ASSERT_TRUE(fabs(peak - 4.0 * 4 * N) < 64);
+}
+
 CU_TestInfo fusion_tests[] = {
 	{ "F1: a producer with several fusible users is computed in each", test_duplicated_producer },
 	{ "F1: a value computed in its consumers owns no buffer", test_fused_value_has_no_buffer },
+	{ "F1: what a fused value reads lives until its consumer runs",
+	  test_fused_operand_lives_until_its_consumer },
 	{ "F2: a matmul writes its elementwise epilogue's result", test_matmul_epilogue },
 	{ "F3, F4: prologues fuse into matmuls; a reshape is a bitcast", test_views_and_prologues },
 	{ "F5: a step output taken by fusions too is their extra output", test_multi_output },
