@@ -110,9 +110,10 @@ static double value_bytes(const shs_computation *comp, const shs_decision *dec, 
 }
 
 /* Users of each value of comp: users[v] counts them, each_ok[v] whether all can fuse it,
- * rooted[v] whether all but the root tuple can (and the root returns it). */
+ * rooted[v] whether all but the root tuple can (and the root returns it), at_root[v] how many
+ * of its uses are the root's. */
 static void count_users(const shs_computation *comp, uint32_t *users, bool *each_ok,
-			bool *rooted)
+			bool *rooted, uint32_t *at_root)
 {
 	for (uint32_t i = 0; i < comp->n_instrs; i++)
 		each_ok[i] = true;
@@ -121,6 +122,7 @@ static void count_users(const shs_computation *comp, uint32_t *users, bool *each
 		for (uint32_t k = 0; k < u->n_operands; k++) {
 			uint32_t v = u->operands[k];
 			users[v]++;
+			at_root[v] += i == comp->root;
 			if (consumer(u, k))
 				continue;
 			if (each_ok[v])
@@ -185,17 +187,6 @@ static void producer_consumer(const shs_instr *in, const shs_decision *dec, uint
 	f[v].dups = k - 1;
 }
 
-/* F5: how many users of v are the root (the rest can take it). */
-static uint32_t root_uses(const shs_computation *comp, uint32_t v)
-{
-	const shs_instr *root = comp->instrs[comp->root];
-	uint32_t n = 0;
-
-	for (uint32_t k = 0; k < root->n_operands; k++)
-		n += root->operands[k] == v;
-	return n;
-}
-
 /* F6: whether update-slice v's update is, through reshapes and bitcasts, a call's result that
  * elementwise work in the callee makes for its root alone. */
 static bool written_by_callee(const shs_module *m, const shs_computation *comp, uint32_t v)
@@ -229,7 +220,8 @@ static bool written_by_callee(const shs_module *m, const shs_computation *comp, 
 }
 
 static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh, uint32_t c,
-		   const uint32_t *users, const bool *each_ok, const bool *rooted, fuse *f)
+		   const uint32_t *users, const bool *each_ok, const bool *rooted,
+		   const uint32_t *at_root, fuse *f)
 {
 	const shs_computation *comp = m->comps[c];
 
@@ -248,7 +240,7 @@ static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 		const shs_instr *in = comp->instrs[v];
 		f[v].extra = !f[v].fused && !f[v].root && rooted[v] && v != comp->root &&
 			     in->shape.type != SHS_TUPLE && producer(in->op) &&
-			     !is_view_op(in->op) && users[v] > root_uses(comp, v);
+			     !is_view_op(in->op) && users[v] > at_root[v];
 	}
 	for (uint32_t v = 0; v < comp->n_instrs; v++)
 		f[v].in_place = written_by_callee(m, comp, v);
@@ -279,16 +271,18 @@ int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mes
 		uint32_t *users = calloc(comp->n_instrs + 1, sizeof(*users));
 		bool *each_ok = calloc(comp->n_instrs + 1, sizeof(*each_ok));
 		bool *rooted = calloc(comp->n_instrs + 1, sizeof(*rooted));
+		uint32_t *at_root = calloc(comp->n_instrs + 1, sizeof(*at_root));
 		x->v[c] = calloc(comp->n_instrs + 1, sizeof(fuse));
-		if (!users || !each_ok || !rooted || !x->v[c]) {
+		if (!users || !each_ok || !rooted || !at_root || !x->v[c]) {
 			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		} else {
-			count_users(comp, users, each_ok, rooted);
-			decide(m, p, mesh, c, users, each_ok, rooted, x->v[c]);
+			count_users(comp, users, each_ok, rooted, at_root);
+			decide(m, p, mesh, c, users, each_ok, rooted, at_root, x->v[c]);
 		}
 		free(users);
 		free(each_ok);
 		free(rooted);
+		free(at_root);
 	}
 	if (rc != SHS_OK)
 		shs__fusion_free(x);
