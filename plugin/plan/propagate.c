@@ -456,12 +456,17 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		x->pins_missed++;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
 		bool wanted = makes(&cands->v[k], want, n_res);
+		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b;
+		uint32_t st;
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
-		double s = shs__score(x, c, i, &cands->v[k], hints, res, n_res, wanted);
-		double b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
-		uint32_t st = stacked_axes(&cands->v[k]);
-		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12);
+		/* a score is at least the candidate's own compute: one whose compute alone is
+		 * over the best score so far can neither beat nor tie it */
+		if (!first && shs__cand_compute(&cands->v[k], &x->r->chip) > best_cost + tol)
+			continue;
+		s = shs__score(x, c, i, &cands->v[k], hints, res, n_res, wanted);
+		b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
+		st = stacked_axes(&cands->v[k]);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
 		if (first || s < best_cost - tol || (tie && wanted && !best_wanted) ||
 		    (tie && wanted == best_wanted && b < best_bytes * (1 - 1e-12)) ||

@@ -65,10 +65,15 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 	return matmul ? HIDDEN_LINK_SHARE * (t - moved) + moved : t;
 }
 
+double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip)
+{
+	return c->flops / chip->flops + c->bytes / chip->hbm_bw;
+}
+
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
 		      double hidden, double exposed, bool off_path)
 {
-	double compute = c->flops / chip->flops + c->bytes / chip->hbm_bw, ring_tail = 0, off = 0;
+	double compute = shs__cand_compute(c, chip), ring_tail = 0, off = 0;
 
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *coll = &c->colls[k];

@@ -128,6 +128,10 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			      const shs_mesh *mesh, const shs_plan_chip *chip, bool matmul);
 
+/* Seconds of candidate c's own compute on chip (its FLOPs and HBM bytes): what its cost is at
+ * least, whatever its collectives and reshards add. */
+double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip);
+
 /* Estimated seconds on chip of candidate c's work: max(its compute, the collectives that
  * overlap it: its own overlappable ones and the given hidden seconds) + the rest and the given
  * exposed seconds; off_path: its own all-reduces overlap the work after it (counted as hidden,
