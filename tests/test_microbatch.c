@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "gen.h"
 #include "io.h"
+#include "plan.h"
 #include "test_util.h"
 
 static const char *const mlp_sets[] = { "layers", "2", "batch", "65536", "d_model", "2048",
@@ -171,10 +172,75 @@ static void test_remat_inside(void)
 	shs_host_free(h);
 }
 
+/* The step of module m (its plan in *p) under tensor parallelism on 4 H100s. */
+static shs_eval step_tp(shs_host *h, const shs_module *m, shs_plan **p)
+{
+	shs_hw_catalog cat;
+	shs_cluster_spec spec = { .hardware = "h100", .devices = 4, .mesh = "data=2,tensor=2" };
+	shs_eval_options o = { 0 };
+	shs_cluster c;
+	shs_eval ev;
+
+	shs_hw_catalog_builtin(&cat);
+	shs_test_plan_evaluate(h, &cat, &spec, m, "tp", &o, &c, p, &ev);
+	return ev;
+}
+
+/* A scanned model's stacked weights reach their layer loop through the micro-batch loop: they
+ * split as they do without it (the heads over tensor, not the stack of layers, which every
+ * layer would then gather), and the step is the unrolled form's. */
+static void test_scanned_inside(void)
+{
+	static const char *const unrolled[] = { "layers", "2", "scan", "false", "seq", "1024",
+						"batch", "192", "vocab", "32768", NULL };
+	shs_host *h = shs_test_host();
+	shs_module *one = with_microbatches("llama3-8b", llama_sets, 1, NULL);
+	shs_module *two = with_microbatches("llama3-8b", llama_sets, 2, NULL);
+	shs_module *flat = with_microbatches("llama3-8b", unrolled, 2, NULL);
+	const shs_computation *e1 = shs_module_entry(one), *e2 = shs_module_entry(two);
+	shs_plan *p1 = NULL, *p2 = NULL, *pf = NULL;
+	shs_eval a = step_tp(h, one, &p1), b = step_tp(h, two, &p2), f = step_tp(h, flat, &pf);
+	uint32_t weights = 0, same = 0;
+
+	for (uint32_t i = 0; i < e1->n_instrs; i++) {
+		const shs_instr *w = e1->instrs[i];
+		const shs_decision *d1 = &p1->d[one->entry][i], *d2;
+		uint32_t j = 0;
+		if (w->op != SHS_OP_PARAMETER || w->shape.rank != 4 ||
+		    !shs_elem_is_float(w->shape.type))
+			continue;
+		while (j < e2->n_instrs && !(e2->instrs[j]->op == SHS_OP_PARAMETER &&
+					      e2->instrs[j]->parameter_number == w->parameter_number))
+			j++;
+		CU_ASSERT_FATAL(j < e2->n_instrs);
+		d2 = &p2->d[two->entry][j];
+		weights++;
+		same += d1->n_leaves == 1 && d2->n_leaves == 1 &&
+			shs_spec_equal(&d1->leaves[0], &d2->leaves[0]);
+	}
+	fprintf(stderr, "\n  tp on data=2,tensor=2: %u of %u stacked attention weights seeded alike; "
+		"step %.4g s scanned, %.4g s unrolled (2 micro-batches), %.4g s whole", same,
+		weights, b.step_time_s, f.step_time_s, a.step_time_s);
+	CU_ASSERT_TRUE(weights >= 4);
+	CU_ASSERT_EQUAL(same, weights);
+	CU_ASSERT_TRUE(fabs(b.step_time_s / f.step_time_s - 1) < 0.02);
+	shs_eval_free(&a);
+	shs_eval_free(&b);
+	shs_eval_free(&f);
+	shs_plan_free(p1);
+	shs_plan_free(p2);
+	shs_plan_free(pf);
+	shs_module_free(one);
+	shs_module_free(two);
+	shs_module_free(flat);
+	shs_host_free(h);
+}
+
 CU_TestInfo microbatch_tests[] = {
 	{ "microbatches=M: one loop of M trips, the same FLOPs, round-trips", test_loop },
 	{ "activation memory falls as 1/M (mlp-only, 2-layer LLaMA)", test_memory },
 	{ "mlp-only's step as the book computes it, per micro-batch count", test_book_step },
 	{ "remat inside the micro-batch loop recomputes what it does without", test_remat_inside },
+	{ "a scanned model's weights split alike inside the micro-batch loop", test_scanned_inside },
 	CU_TEST_INFO_NULL,
 };

@@ -70,27 +70,90 @@ static int64_t param_of(const shs_computation *c, uint32_t v)
 	return i->op == SHS_OP_PARAMETER ? i->parameter_number : -1;
 }
 
-/* The dim a loop body slices one layer out of: dynamic-slice of get-tuple-element k with size 1
- * on a dim whose size is larger. */
-static int sliced_dim(const shs_computation *body, int64_t k)
+enum { LAYER_DEPTH = 8 }; /* loops and calls a stacked weight may pass through to its slice */
+
+static int layer_dim_of(const shs_module *m, const shs_computation *c, uint32_t v, int depth);
+
+/* The layer dim of element k of the carry of while loop w (whose init is tuple value k's
+ * user): what its body does with that element. */
+static int carried_layer_dim(const shs_module *m, const shs_instr *w, uint32_t k, int depth)
 {
+	const shs_computation *body;
+
+	if (w->n_called < 1 || w->called[0] >= m->n_comps)
+		return NO_DIM;
+	body = m->comps[w->called[0]];
 	for (uint32_t j = 0; j < body->n_instrs; j++) {
-		const shs_instr *i = body->instrs[j];
-		const shs_instr *src;
-		if (i->op != SHS_OP_DYNAMIC_SLICE || !i->n_operands)
+		const shs_instr *g = body->instrs[j];
+		int d;
+		if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->tuple_index != (int64_t)k ||
+		    body->instrs[g->operands[0]]->op != SHS_OP_PARAMETER)
 			continue;
-		src = body->instrs[i->operands[0]];
-		if (src->op != SHS_OP_GET_TUPLE_ELEMENT || src->tuple_index != k ||
-		    body->instrs[src->operands[0]]->op != SHS_OP_PARAMETER)
-			continue;
-		for (uint32_t d = 0; d < i->dynamic_slice_sizes.n && d < src->shape.rank; d++)
-			if (i->dynamic_slice_sizes.v[d] == 1 && src->shape.dims[d] > 1)
-				return (int)d;
+		if ((d = layer_dim_of(m, body, j, depth + 1)) != NO_DIM)
+			return d;
 	}
 	return NO_DIM;
 }
 
-/* Layer dims of the entry parameters that while loops of the entry slice layer by layer. */
+/* The layer dim of operand k of call u: what its callee does with that parameter. */
+static int called_layer_dim(const shs_module *m, const shs_instr *u, uint32_t k, int depth)
+{
+	const shs_computation *callee;
+
+	if (u->n_called != 1 || u->called[0] >= m->n_comps)
+		return NO_DIM;
+	callee = m->comps[u->called[0]];
+	for (uint32_t x = 0; x < callee->n_instrs; x++)
+		if (callee->instrs[x]->op == SHS_OP_PARAMETER &&
+		    callee->instrs[x]->parameter_number == (int64_t)k)
+			return layer_dim_of(m, callee, x, depth + 1);
+	return NO_DIM;
+}
+
+/* The dim a layer loop slices value v of computation c by, one layer at a time: the size-1 dim
+ * of a dynamic-slice of it on a larger dim, found through converts and copies, calls (a
+ * layer's computation) and the carries of while loops (the layer loop, and a micro-batch loop
+ * around it); NO_DIM when nothing slices it so. */
+static int layer_dim_of(const shs_module *m, const shs_computation *c, uint32_t v, int depth)
+{
+	const shs_shape *sh = &c->instrs[v]->shape;
+
+	if (depth > LAYER_DEPTH)
+		return NO_DIM;
+	for (uint32_t j = 0; j < c->n_instrs; j++) {
+		const shs_instr *u = c->instrs[j];
+		for (uint32_t k = 0; k < u->n_operands; k++) {
+			int d = NO_DIM;
+			if (u->operands[k] != v)
+				continue;
+			if (u->op == SHS_OP_DYNAMIC_SLICE && k == 0) {
+				for (uint32_t x = 0; x < u->dynamic_slice_sizes.n && x < sh->rank; x++)
+					if (u->dynamic_slice_sizes.v[x] == 1 && sh->dims[x] > 1) {
+						d = (int)x;
+						break;
+					}
+			} else if ((u->op == SHS_OP_CONVERT || u->op == SHS_OP_COPY) &&
+				   u->shape.rank == sh->rank) {
+				d = layer_dim_of(m, c, j, depth + 1);
+			} else if (u->op == SHS_OP_CALL) {
+				d = called_layer_dim(m, u, k, depth);
+			} else if (u->op == SHS_OP_TUPLE) {
+				for (uint32_t x = 0; x < c->n_instrs && d == NO_DIM; x++)
+					if (c->instrs[x]->op == SHS_OP_WHILE &&
+					    c->instrs[x]->n_operands == 1 &&
+					    c->instrs[x]->operands[0] == j)
+						d = carried_layer_dim(m, c->instrs[x], k, depth);
+			}
+			if (d != NO_DIM)
+				return d;
+		}
+	}
+	return NO_DIM;
+}
+
+/* Layer dims of the entry's float parameters that loops slice layer by layer (the layer loop
+ * itself, or inside a micro-batch loop): followed from the while loops and calls of the entry
+ * that take them (one pass over the entry: an unrolled one holds 10^5 instructions). */
 static void find_layer_dims(seeding *s, uint32_t n_params)
 {
 	const shs_computation *c = shs_module_entry(s->m);
@@ -98,17 +161,23 @@ static void find_layer_dims(seeding *s, uint32_t n_params)
 	for (uint32_t k = 0; k < n_params; k++)
 		s->layer_dim[k] = NO_DIM;
 	for (uint32_t j = 0; j < c->n_instrs; j++) {
-		const shs_instr *w = c->instrs[j], *init;
-		if (w->op != SHS_OP_WHILE || w->n_operands != 1 || w->n_called < 1)
+		const shs_instr *w = c->instrs[j], *args = w;
+		if (w->op == SHS_OP_WHILE && w->n_operands == 1)
+			args = c->instrs[w->operands[0]];
+		else if (w->op != SHS_OP_CALL)
 			continue;
-		init = c->instrs[w->operands[0]];
-		if (init->op != SHS_OP_TUPLE)
+		if (w->op == SHS_OP_WHILE && args->op != SHS_OP_TUPLE)
 			continue;
-		for (uint32_t k = 0; k < init->n_operands; k++) {
-			int64_t p = param_of(c, init->operands[k]);
-			int d = sliced_dim(s->m->comps[w->called[0]], k);
-			if (p >= 0 && p < n_params && d != NO_DIM)
-				s->layer_dim[p] = d;
+		for (uint32_t k = 0; k < args->n_operands; k++) {
+			int64_t p = param_of(c, args->operands[k]);
+			const shs_instr *pi = p >= 0 ? c->instrs[args->operands[k]] : NULL;
+			int d;
+			if (p < 0 || p >= n_params || s->layer_dim[p] != NO_DIM ||
+			    !shs_elem_is_float(pi->shape.type))
+				continue;
+			d = w->op == SHS_OP_WHILE ? carried_layer_dim(s->m, w, k, 0)
+						  : called_layer_dim(s->m, w, k, 0);
+			s->layer_dim[p] = d;
 		}
 	}
 }
