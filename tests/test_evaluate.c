@@ -444,7 +444,7 @@ static void test_prefetch_and_no_overlap(void)
 static void test_fusion(void)
 {
 	setup *s = evaluate_mlp(8192, 32768, 800 * 64, "4x4x4", "fsdp=64@xyz", book_fsdp_plan);
-	shs_eval_options plain = { .no_fusion = true };
+	shs_eval_options plain = { .fusion = SHS_FUSION_NONE };
 	shs_eval u;
 	shs_err e = { 0 };
 

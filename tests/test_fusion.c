@@ -12,21 +12,22 @@ enum { N = 1 << 20 }; /* elements of the vectors below */
 
 /* The evaluation of module text on one H100, everything replicated: its HBM bytes, and its
  * peak memory into *peak (may be NULL). */
-static double evaluated(const char *text, bool fusion, double *peak);
+static double evaluated(const char *text, shs_fusion fusion, double *peak);
 
-/* The HBM bytes the evaluator charges module text on one H100, everything replicated. */
+/* The HBM bytes the evaluator charges module text on one H100, everything replicated, fused
+ * as XLA fuses (fusion) or not at all. */
 static double hbm_bytes(const char *text, bool fusion)
 {
-	return evaluated(text, fusion, NULL);
+	return evaluated(text, fusion ? SHS_FUSION_XLA : SHS_FUSION_NONE, NULL);
 }
 
-static double evaluated(const char *text, bool fusion, double *peak)
+static double evaluated(const char *text, shs_fusion fusion, double *peak)
 {
 	static const shs_cluster_spec one = { .hardware = "h100", .devices = 1, .slices = 1,
 					      .mesh = "data=1" };
 	shs_module *m = shs_test_parse(text);
 	shs_host *h = shs_test_host();
-	shs_eval_options o = { .no_fusion = !fusion };
+	shs_eval_options o = { .fusion = fusion };
 	shs_hw_catalog cat;
 	shs_cluster cluster;
 	shs_plan *p = NULL;
@@ -85,8 +86,8 @@ static void test_fused_value_has_no_buffer(void)
 {
 	double fused = 0, plain = 0;
 
-	evaluated(softmax_text, true, &fused);
-	evaluated(softmax_text, false, &plain);
+	evaluated(softmax_text, SHS_FUSION_XLA, &fused);
+	evaluated(softmax_text, SHS_FUSION_NONE, &plain);
 	CU_ASSERT_TRUE(fabs(fused - 2.0 * 4 * N) < 64);
 	CU_ASSERT_TRUE(plain >= 4.0 * 4 * N - 64); /* x, ex, b and y at the divide */
 }
@@ -205,8 +206,36 @@ static void test_fused_operand_lives_until_its_consumer(void)
 		"}\n";
 	double peak = 0;
 
-	evaluated(text, true, &peak);
+	evaluated(text, SHS_FUSION_XLA, &peak);
 	CU_ASSERT_TRUE(fabs(peak - 4.0 * 4 * N) < 64);
+}
+
+/* Kernels (an eager framework): a norm's two steps are one kernel, the activation of another
+ * operation is the next, the matmul reads its operands and writes its result, and the
+ * operation after it reads that result again: every value between two operations is written
+ * once and read once. */
+static void test_eager_kernels(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  x = f32[1024,1024] parameter(0)\n"
+		"  w = f32[1024,1024] parameter(1)\n"
+		"  n1 = f32[1024,1024] negate(x), metadata={op_name=\"m/norm/negate\"}\n"
+		"  n2 = f32[1024,1024] exponential(n1), metadata={op_name=\"m/norm/exp\"}\n"
+		"  a = f32[1024,1024] tanh(n2), metadata={op_name=\"m/act/tanh\"}\n"
+		"  d = f32[1024,1024] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+		"metadata={op_name=\"m/proj/dot\"}\n"
+		"  ROOT r = f32[1024,1024] negate(d), metadata={op_name=\"m/out/negate\"}\n"
+		"}\n";
+	double kernels = evaluated(text, SHS_FUSION_KERNELS, NULL);
+	double xla = evaluated(text, SHS_FUSION_XLA, NULL);
+	double none = evaluated(text, SHS_FUSION_NONE, NULL);
+
+	/* norm: x in, n2 out; act: n2 in, a out; dot: a and w in, d out; negate: d in, r out */
+	assert_bytes(kernels, 9.0 * 4 * N);
+	CU_ASSERT_TRUE(xla < kernels);
+	CU_ASSERT_TRUE(kernels < none);
 }
 
 CU_TestInfo fusion_tests[] = {
@@ -217,6 +246,7 @@ CU_TestInfo fusion_tests[] = {
 	{ "F2: a matmul writes its elementwise epilogue's result", test_matmul_epilogue },
 	{ "F3, F4: prologues fuse into matmuls; a reshape is a bitcast", test_views_and_prologues },
 	{ "F5: a step output taken by fusions too is their extra output", test_multi_output },
+	{ "kernels: fused within an operation, matmuls apart", test_eager_kernels },
 	{ "F6: a called layer's result is written into its stack's slot",
 	  test_update_written_in_place },
 	CU_TEST_INFO_NULL,

@@ -30,8 +30,11 @@ const char shs_cli_eval_usage[] =
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
-	"  --no-fusion           every elementwise instruction reads and writes HBM (by default\n"
-	"                        chains of elementwise work fuse as XLA fuses them)\n";
+	"  --fusion F            how elementwise work fuses: xla (default: as XLA fuses it), kernels\n"
+	"                        (an eager framework's: one hand-fused kernel per operation of the\n"
+	"                        op_name scope, as PyTorch and Megatron-LM run; matmuls apart) or\n"
+	"                        none (every elementwise instruction reads and writes HBM)\n"
+	"  --no-fusion           the same as --fusion none\n";
 
 const char shs_cli_plan_usage[] =
 	"  --mesh AXIS=N,...     the device mesh: named logical axes and sizes, major first\n"
@@ -48,7 +51,7 @@ const char shs_cli_plan_usage[] =
 static const char *const cluster_group[] = { "hardware", "hardware-file", "topology", "devices",
 					     "slices", NULL };
 static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-overlap",
-					  "no-fusion", "microbatches", NULL };
+					  "no-fusion", "fusion", "microbatches", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
 					  NULL };
 static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };

@@ -10,7 +10,7 @@
 /* The groups of options a command takes. */
 enum {
 	SHS_CLI_CLUSTER = 1, /* hardware, hardware-file, topology, devices, slices */
-	SHS_CLI_EVAL = 2,    /* remat, schedule, prefetch, no-overlap, no-fusion */
+	SHS_CLI_EVAL = 2,    /* remat, schedule, fusion, prefetch, no-overlap, no-fusion */
 	SHS_CLI_PLAN = 4,    /* mesh, plan, plugins, plugin, ignore-hints */
 	SHS_CLI_SEARCH = 8   /* threads, time-budget, exhaustive */
 };

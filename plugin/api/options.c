@@ -10,7 +10,7 @@ enum { DECIMAL = 10 };
 static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
 				     "plugin-path-env", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
-				      "slices", "schedule", "remat", "prefetch", "mesh", "plan",
+				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh", "plan",
 				      "threads", "time-budget", "plugins", "plugin",
 				      "microbatches", NULL };
 
@@ -49,7 +49,7 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 	if (!strcmp(key, "no-overlap"))
 		o->eval.no_overlap = true;
 	else if (!strcmp(key, "no-fusion"))
-		o->eval.no_fusion = true;
+		o->eval.fusion = SHS_FUSION_NONE;
 	else if (!strcmp(key, "exhaustive"))
 		o->exhaustive = true;
 	else if (!strcmp(key, "plugin-path-env"))
@@ -70,6 +70,7 @@ static int bounded(const char *v, int64_t max, int64_t *out, shs_err *e)
 static int set_number(shs_run_options *o, const char *key, const char *v, shs_err *e)
 {
 	static const char *const schedules[] = { "events", "segments", NULL };
+	static const char *const fusions[] = { "xla", "kernels", "none", NULL };
 	int64_t n = 0;
 	int c, rc = SHS_OK;
 
@@ -82,6 +83,11 @@ static int set_number(shs_run_options *o, const char *key, const char *v, shs_er
 			rc = shs_seterr(e, SHS_EINVAL, "takes events or segments");
 		else
 			o->eval.schedule = (shs_schedule)c;
+	} else if (!strcmp(key, "fusion")) {
+		if ((c = choice(v, fusions)) < 0)
+			rc = shs_seterr(e, SHS_EINVAL, "takes xla, kernels or none");
+		else
+			o->eval.fusion = (shs_fusion)c;
 	} else if (!strcmp(key, "remat")) {
 		if (!shs_remat_from_name(v, &o->eval.remat))
 			rc = shs_seterr(e, SHS_EINVAL, "takes none, attention, dots, offload or full");

@@ -495,7 +495,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 				  c->hw.name);
 	if (shs__edges_make(m, p, &x.edges, e) != SHS_OK)
 		return e->code;
-	if (!x.o->no_fusion && shs__fusion_make(m, p, &c->mesh, &x.fused, e) != SHS_OK) {
+	if (x.o->fusion != SHS_FUSION_NONE &&
+	    shs__fusion_make(m, p, &c->mesh, x.o->fusion == SHS_FUSION_KERNELS, &x.fused, e) !=
+		    SHS_OK) {
 		shs__edges_free(&x.edges);
 		return e->code;
 	}

@@ -37,7 +37,17 @@
  *  The root, tuple-shaped values, parameters, collectives, loops, calls, custom calls,
  *  gathers, scatters and sorts are never fused. GPU and TPU differ in the details (GPU priority
  *  fusion also duplicates expensive elementwise work; TPU fuses larger prologues into matmuls);
- *  at the level of HBM bytes per step the rules above hold for both. */
+ *  at the level of HBM bytes per step the rules above hold for both.
+ *
+ * Kernels (--fusion kernels): an eager framework's runtime (PyTorch; Megatron-LM, whose 2021
+ * code fuses by hand a scale+mask+softmax kernel, bias+GeLU and bias+dropout+add in
+ * TorchScript, and its own layer norm, and runs the attention dropout, baddbmm / bmm and every
+ * GEMM as kernels of their own: megatron/model/fused_softmax.py, fused_bias_gelu.py,
+ * transformer.py, fused_layer_norm.py). One operation is one kernel: F1 only between
+ * instructions of the same operation (the same op_name but its last component, as a framework
+ * names an operation's steps), and constants, iotas and broadcasts everywhere (scalars and
+ * expanded views, never materialised); no F2 and no F3 (a matmul reads its operands from HBM and
+ * writes its result). F4 to F6 as above. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,19 +82,55 @@ static bool producer(shs_opcode op)
 	       op == SHS_OP_SLICE || op == SHS_OP_DYNAMIC_SLICE;
 }
 
-/* Whether operand k of u can take a fused producer (F1, F3). */
-static bool consumer(const shs_instr *u, uint32_t k)
+/* Whether operand k of u can take a fused producer (F1, F3; an eager framework's matmul
+ * reads its operands from HBM). */
+static bool consumer(const shs_instr *u, uint32_t k, bool kernels)
 {
 	switch (u->op) {
+	case SHS_OP_DOT: case SHS_OP_CONVOLUTION:
+		return !kernels;
 	case SHS_OP_BROADCAST: case SHS_OP_REDUCE: case SHS_OP_RESHAPE: case SHS_OP_BITCAST:
 	case SHS_OP_TRANSPOSE: case SHS_OP_SLICE: case SHS_OP_DYNAMIC_SLICE:
-	case SHS_OP_CONCATENATE: case SHS_OP_PAD: case SHS_OP_DOT: case SHS_OP_CONVOLUTION:
+	case SHS_OP_CONCATENATE: case SHS_OP_PAD:
 		return true;
 	case SHS_OP_DYNAMIC_UPDATE_SLICE:
 		return k != 0; /* operand 0 is the buffer updated in place */
 	default:
 		return shs_opcode_is_elementwise(u->op);
 	}
+}
+
+/* The op_name of in without its last component (the framework operation it is part of,
+ * "train_step/layers/mlp" for ".../mlp/multiply") in *scope; its length (0 without one). */
+static size_t scope_of(const shs_instr *in, const char **scope)
+{
+	const char *name = in->metadata ? in->metadata->op_name : NULL;
+	const char *slash = name ? strrchr(name, '/') : NULL;
+
+	*scope = name;
+	return slash ? (size_t)(slash - name) : 0;
+}
+
+/* Whether an eager framework computes v inside u's kernel: v is a scalar or an expanded view
+ * (constants, iotas and broadcasts are never materialised), or both belong to the same
+ * operation, whose hand-fused kernel (a layer norm, a softmax, an activation) does all of
+ * it. */
+static bool same_kernel(const shs_instr *v, const shs_instr *u)
+{
+	const char *a, *b;
+	size_t n = scope_of(v, &a);
+
+	if (v->op == SHS_OP_CONSTANT || v->op == SHS_OP_IOTA || v->op == SHS_OP_BROADCAST)
+		return true;
+	return n && n == scope_of(u, &b) && !memcmp(a, b, n);
+}
+
+/* Whether operand k of u can take its producer fused (F1, F3), under the kernels of an eager
+ * framework when kernels. */
+static bool takes(const shs_computation *comp, const shs_instr *u, uint32_t k, bool kernels)
+{
+	return consumer(u, k, kernels) &&
+	       (!kernels || same_kernel(comp->instrs[u->operands[k]], u));
 }
 
 static bool is_matmul(shs_opcode op)
@@ -112,8 +158,8 @@ static double value_bytes(const shs_computation *comp, const shs_decision *dec, 
 /* Users of each value of comp: users[v] counts them, each_ok[v] whether all can fuse it,
  * rooted[v] whether all but the root tuple can (and the root returns it), at_root[v] how many
  * of its uses are the root's. */
-static void count_users(const shs_computation *comp, uint32_t *users, bool *each_ok,
-			bool *rooted, uint32_t *at_root)
+static void count_users(const shs_computation *comp, bool kernels, uint32_t *users,
+			bool *each_ok, bool *rooted, uint32_t *at_root)
 {
 	for (uint32_t i = 0; i < comp->n_instrs; i++)
 		each_ok[i] = true;
@@ -123,7 +169,7 @@ static void count_users(const shs_computation *comp, uint32_t *users, bool *each
 			uint32_t v = u->operands[k];
 			users[v]++;
 			at_root[v] += i == comp->root;
-			if (consumer(u, k))
+			if (takes(comp, u, k, kernels))
 				continue;
 			if (each_ok[v])
 				rooted[v] = i == comp->root && u->op == SHS_OP_TUPLE;
@@ -220,14 +266,15 @@ static bool written_by_callee(const shs_module *m, const shs_computation *comp, 
 }
 
 static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh, uint32_t c,
-		   const uint32_t *users, const bool *each_ok, const bool *rooted,
+		   bool kernels, const uint32_t *users, const bool *each_ok, const bool *rooted,
 		   const uint32_t *at_root, fuse *f)
 {
 	const shs_computation *comp = m->comps[c];
 
 	for (uint32_t v = 0; v < comp->n_instrs; v++)
 		f[v].out = value_bytes(comp, &p->d[c][v], v, mesh);
-	epilogues(comp, users, f);
+	if (!kernels)
+		epilogues(comp, users, f);
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
 		const shs_instr *in = comp->instrs[v];
 		if (v == comp->root || f[v].root || f[v].fused || in->shape.type == SHS_TUPLE ||
@@ -253,7 +300,7 @@ static void decide(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
 }
 
 int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
-		     shs__fusion **out, shs_err *e)
+		     bool kernels, shs__fusion **out, shs_err *e)
 {
 	shs__fusion *x = calloc(1, sizeof(*x));
 	int rc = SHS_OK;
@@ -276,8 +323,8 @@ int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mes
 		if (!users || !each_ok || !rooted || !at_root || !x->v[c]) {
 			rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		} else {
-			count_users(comp, users, each_ok, rooted, at_root);
-			decide(m, p, mesh, c, users, each_ok, rooted, at_root, x->v[c]);
+			count_users(comp, kernels, users, each_ok, rooted, at_root);
+			decide(m, p, mesh, c, kernels, users, each_ok, rooted, at_root, x->v[c]);
 		}
 		free(users);
 		free(each_ok);

@@ -117,7 +117,7 @@ bool shs__sunk(bool *const *sunk, uint32_t c, uint32_t i, const shs_coll *coll);
  * values never reach HBM under plan p. *out is the caller's (shs__fusion_free). */
 typedef struct shs__fusion shs__fusion;
 int shs__fusion_make(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
-		     shs__fusion **out, shs_err *e);
+		     bool kernels, shs__fusion **out, shs_err *e);
 void shs__fusion_free(shs__fusion *x);
 /* The HBM bytes of instruction i once fusion is taken into account: its decision's bytes less
  * its fused result and fused operands, plus the reads a duplicated producer repeats; 0 for a

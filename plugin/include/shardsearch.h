@@ -113,8 +113,9 @@ SHS_API int shs_context_load_file(shs_context *ctx, const char *path);
  * made by propagation on mesh instead of searched), remat (none|attention|dots|offload|full),
  * microbatches (the step rewritten as that many micro-batches with gradient accumulation;
  * without it the search tries counts and writes the loop when one wins), schedule
- * (events|segments), prefetch, threads, time-budget (seconds), plugins (a folder of plugins;
- * repeatable), plugin (a plugin file; repeatable), and the flags no-overlap, no-fusion,
+ * (events|segments), fusion (xla|kernels|none), prefetch, threads, time-budget (seconds),
+ * plugins (a folder of plugins; repeatable), plugin (a plugin file; repeatable), and the flags
+ * no-overlap, no-fusion (fusion none),
  * exhaustive, ignore-hints, plugin-path-env (also the folders of SHARDSEARCH_PLUGIN_PATH)
  * (value NULL, "" or "true"). value is copied. Returns SHS_OK or SHS_EINVAL (unknown option or
  * bad value). */

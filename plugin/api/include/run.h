@@ -23,7 +23,7 @@ enum { SHS_OPTIONS_MAX_DIRS = 16, SHS_OPTIONS_MAX_FILES = 64 };
 typedef struct shs_run_options {
 	shs_cluster_spec spec;     /* hardware, topology, devices, slices */
 	const char *hw_file;       /* hardware-file: catalog entries to add (JSON), or NULL */
-	shs_eval_options eval;     /* remat, schedule, prefetch, no-overlap, no-fusion */
+	shs_eval_options eval;     /* remat, schedule, fusion, prefetch, no-overlap */
 	bool remat_given;          /* remat was set: the search evaluates with it only */
 	int64_t microbatches;      /* microbatches: the step as this many micro-batches with
 				    * gradient accumulation (shs_run_microbatch); 0 or 1: whole */

@@ -38,10 +38,20 @@ typedef enum shs_schedule {
 	SHS_SCHEDULE_SEGMENTS = 1 /* per layer: max(compute, overlapped comms) + blocking */
 } shs_schedule;
 
+/* How elementwise work fuses (evaluate_fusion.c). */
+typedef enum shs_fusion {
+	SHS_FUSION_XLA = 0,     /* as XLA fuses: chains of elementwise work, matmul prologues and
+				 * epilogues, multi-output fusions */
+	SHS_FUSION_KERNELS = 1, /* as an eager framework's kernels do (PyTorch, Megatron-LM): one
+				 * hand-fused kernel per operation (a norm, a softmax, an
+				 * activation, a dropout), matmuls on their own */
+	SHS_FUSION_NONE = 2     /* every elementwise instruction reads and writes HBM */
+} shs_fusion;
+
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
 	shs_schedule schedule;
-	bool no_fusion;       /* every elementwise instruction reads and writes HBM */
+	shs_fusion fusion;
 	shs_remat remat;
 	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
 				  * 0 means 1 */
