@@ -81,40 +81,41 @@ typedef struct known_gap {
  *   update is its own buffer when it has other readers), and under remat the body's dropped
  *   values are still counted (evaluate_memory.c drops entry values only). */
 static const known_gap known[] = {
-	{ "llama2-13b", "v5p", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.30 +0.19 */
-	{ "llama2-13b", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.15 +0.02 */
-	{ "llama2-13b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* -1.06 +0.00 */
-	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.45 +0.76 */
-	{ "llama2-13b", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.10 +0.07 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.120, 0.060 }, /* +11.53 +5.67 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.090, 0.010 }, /* +8.60 +0.00 */
-	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.020 }, /* +1.38 +1.86 */
-	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.020 }, /* +0.64 +1.77 */
-	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.020 }, /* +1.07 +1.65 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.025 }, /* -0.15 +2.38 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_FULL, 0.010, 0.025 }, /* -0.24 +2.49 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.035 }, /* +0.12 +3.18 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.030 }, /* -0.05 +2.80 */
-	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_NONE, 0.010, 0.055 }, /* +0.74 +5.02 */
-	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.030 }, /* +1.37 +2.66 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.055, 0.385 }, /* +5.39 -38.49 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.040, 0.105 }, /* +3.73 -10.09 */
-	{ "mixtral-8x7b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.065 }, /* -0.24 +6.43 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.075, 0.065 }, /* +7.24 +6.01 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.055, 0.010 }, /* +5.29 +0.23 */
-	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.020, 0.055 }, /* +1.98 +5.00 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.070, 0.135 }, /* +6.59 +13.29 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.050, 0.115 }, /* +4.86 +11.04 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.130 }, /* -0.79 +12.55 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.015, 0.175 }, /* -1.48 +17.37 */
-	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.150 }, /* -1.01 +14.56 */
-	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.020, 0.215 }, /* -1.74 +21.13 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.160 }, /* +9.07 +15.69 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.065, 0.110 }, /* +6.08 +10.87 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.025, 0.160 }, /* +2.44 +15.85 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.010, 0.245 }, /* +0.44 +24.37 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.18 +0.19 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.04 +0.02 */
+	{ "llama2-13b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* -1.00 +0.00 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.020, 0.010 }, /* +1.53 +0.76 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.16 +0.07 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.115, 0.060 }, /* +11.31 +5.67 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.085, 0.010 }, /* +8.39 +0.00 */
+	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.020 }, /* +1.36 +1.86 */
+	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.020 }, /* +0.60 +1.77 */
+	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.020 }, /* +1.14 +1.65 */
+	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.025 }, /* -0.07 +2.38 */
+	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_FULL, 0.010, 0.025 }, /* -0.20 +2.49 */
+	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.035 }, /* +0.18 +3.18 */
+	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.030 }, /* -0.03 +2.80 */
+	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_NONE, 0.010, 0.055 }, /* +0.82 +5.02 */
+	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.030 }, /* +1.40 +2.66 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.050, 0.385 }, /* +4.65 -38.49 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.030, 0.105 }, /* +2.64 -10.09 */
+	{ "mixtral-8x7b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.065 }, /* -0.14 +6.43 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.075, 0.065 }, /* +7.02 +6.01 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.055, 0.010 }, /* +5.08 +0.23 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.025, 0.050 }, /* +2.20 +5.00 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.06 +0.12 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.070, 0.135 }, /* +6.81 +13.29 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.055, 0.115 }, /* +5.04 +11.04 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.130 }, /* -0.56 +12.55 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.015, 0.175 }, /* -1.43 +17.37 */
+	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.150 }, /* -0.99 +14.56 */
+	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.020, 0.215 }, /* -1.98 +21.13 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.160 }, /* +9.28 +15.69 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.065, 0.110 }, /* +6.16 +10.87 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.030, 0.160 }, /* +2.75 +15.85 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.010, 0.245 }, /* +0.49 +24.37 */
 	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.085, 0.085 }, /* +8.20 +8.20 */
-	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.110, 0.115 }, /* +10.69 +11.11 */
+	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.105, 0.115 }, /* +10.45 +11.11 */
 };
 
 /* The preset at small sizes (2 layers; 256-token sequences, 64 of them; mlp-only 65536 tokens

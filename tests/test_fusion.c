@@ -37,7 +37,7 @@ static double evaluated(const char *text, shs_fusion fusion, double *peak)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	shs_hw_catalog_builtin(&cat);
 	shs_test_plan_evaluate(h, &cat, &one, m, "dp", &o, &cluster, &p, &ev);
-	bytes = ev.hbm_s * cluster.hw.hbm_bw;
+	bytes = ev.hbm_s * shs_hw_hbm_rate(&cluster.hw);
 	if (peak)
 		*peak = ev.memory_bytes;
 	shs_eval_free(&ev);

@@ -12,8 +12,9 @@
 #include "host.h"
 #include "test_util.h"
 
-/* The FLOPs' seconds of a replicated module on one chip of hw from catalog cat. */
-static double flop_seconds(const shs_hw_catalog *cat, const char *hw, const char *text)
+/* The FLOPs' seconds (hbm false) or the HBM seconds (hbm true) of a replicated module on one
+ * chip of hw from catalog cat. */
+static double seconds(const shs_hw_catalog *cat, const char *hw, const char *text, bool hbm)
 {
 	shs_cluster_spec one = { .hardware = hw, .devices = 1, .slices = 1, .mesh = "data=1" };
 	shs_module *m = shs_test_parse(text);
@@ -29,12 +30,17 @@ static double flop_seconds(const shs_hw_catalog *cat, const char *hw, const char
 		one.topology = "1x1x1";
 	}
 	shs_test_plan_evaluate(h, cat, &one, m, "dp", NULL, &cluster, &p, &ev);
-	t = ev.flops_s;
+	t = hbm ? ev.hbm_s : ev.flops_s;
 	shs_eval_free(&ev);
 	shs_plan_free(p);
 	shs_host_free(h);
 	shs_module_free(m);
 	return t;
+}
+
+static double flop_seconds(const shs_hw_catalog *cat, const char *hw, const char *text)
+{
+	return seconds(cat, hw, text, false);
 }
 
 /* A module of one [M, K] x [K, N] bf16 matmul. */
@@ -95,8 +101,26 @@ static void test_link_rate(void)
 			    shs_coll_time(&b, SHS_PCOLL_ALL_GATHER, 1u << 0, v) / 0.96));
 }
 
+/* An elementwise kernel streams its bytes at the measured rate: STREAM triad's 1759 GB/s on
+ * an A100, TPU7x's measured copy fraction on a v5p. */
+static void test_hbm_rate(void)
+{
+	static const char text[] =
+		"HloModule m\nENTRY e {\n  a = f32[1048576] parameter(0)\n"
+		"  ROOT e = f32[1048576] exponential(a)\n}\n";
+	shs_hw_catalog cat, book;
+	double bytes = 2.0 * 4 * 1048576;
+
+	shs_hw_catalog_builtin(&cat);
+	shs_test_book_catalog(&book);
+	CU_ASSERT_TRUE(near(seconds(&book, "a100", text, true), bytes / 2.0e12));
+	CU_ASSERT_TRUE(near(seconds(&cat, "a100", text, true), bytes / 1759e9));
+	CU_ASSERT_TRUE(near(seconds(&cat, "v5p", text, true), bytes / (2.8e12 * 6421 / 7400)));
+}
+
 CU_TestInfo rate_tests[] = {
 	{ "matmuls at the measured fraction of peak, in whole tiles", test_matmul_rate },
 	{ "collectives at the measured fraction of line rate", test_link_rate },
+	{ "elementwise kernels at the measured HBM rate", test_hbm_rate },
 	CU_TEST_INFO_NULL,
 };

@@ -489,7 +489,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 					  (long long)p->mesh.sizes[k], c->mesh.names[k],
 					  (long long)c->mesh.sizes[k]);
 	x.peak = c->hw.flops[SHS_HW_BF16];
-	x.hbm_bw = c->hw.hbm_bw;
+	x.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);

@@ -354,7 +354,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	int rc = SHS_OK;
 
 	s.peak = c->hw.flops[SHS_HW_BF16];
-	s.hbm_bw = c->hw.hbm_bw;
+	s.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
 	s.every_trip = o && o->every_trip;
 	s.ready = (avail **)shs__per_instr(m, sizeof(avail), false, edges);

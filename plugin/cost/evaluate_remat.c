@@ -134,7 +134,7 @@ static double compute_of(const shs_module *m, const shs_plan *p, const shs_clust
 		    (policy == SHS_REMAT_ATTENTION && (!core || !core[i])))
 			continue;
 		tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
-		tb = shs__fused_bytes(m, p, fused, f, i) / cl->hw.hbm_bw;
+		tb = shs__fused_bytes(m, p, fused, f, i) / shs_hw_hbm_rate(&cl->hw);
 		t += tf > tb ? tf : tb;
 		*flops += d->flops;
 		redo[f][i] = true;
@@ -284,7 +284,7 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 			if (policy == SHS_REMAT_OFFLOAD) /* the whole stack, every layer's */
 				out->host_bytes += leaf_bytes(m, p, cl, out->comp, z, 0);
 			stores += shs__fused_bytes(m, p, fused, wi->called[0],
-						   root->operands[k]) / cl->hw.hbm_bw;
+						   root->operands[k]) / shs_hw_hbm_rate(&cl->hw);
 		}
 	}
 	if (any && policy != SHS_REMAT_NONE && policy != SHS_REMAT_OFFLOAD) {

@@ -355,9 +355,14 @@ const char *shs_hw_dtype_name(shs_hw_dtype dt)
 	return (unsigned)dt < SHS_HW_N_DTYPES ? names[dt] : "?";
 }
 
+double shs_hw_hbm_rate(const shs_hardware *h)
+{
+	return h->hbm_eff > 0 && h->hbm_eff <= 1 ? h->hbm_bw * h->hbm_eff : h->hbm_bw;
+}
+
 void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out)
 {
 	out->flops = h->flops[SHS_HW_BF16];
-	out->hbm_bw = h->hbm_bw;
+	out->hbm_bw = shs_hw_hbm_rate(h);
 	out->link_bw = h->gpu ? h->gpu_egress : h->ici_bw;
 }

@@ -4,8 +4,8 @@
 
 #include "hardware.h"
 
-/* Sets the achievable rates (matmul_eff, matmul_tile, the links' *_eff, windowed_einsum_bytes)
- * of the built-in entries of c by name. */
+/* Sets the achievable rates (matmul_eff, matmul_tile, hbm_eff, the links' *_eff,
+ * windowed_einsum_bytes) of the built-in entries of c by name. */
 void shs__hw_rates_apply(shs_hw_catalog *c);
 
 #endif

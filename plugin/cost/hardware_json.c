@@ -65,6 +65,7 @@ static const member members[] = {
 	{ "host_mem_bytes", NONNEGATIVE, AT(host_mem_bytes), BOTH, false },
 	/* achievable rates (hardware_rates.c): 0 or absent means the peak / line rate */
 	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false },
+	{ "hbm_eff", FRACTION, AT(hbm_eff), BOTH, false },
 	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false },
 	{ "ici_eff", FRACTION, AT(ici_eff), TPU_ONLY, false },
 	{ "nvlink_eff", FRACTION, AT(nvlink_eff), GPU_ONLY, false },

@@ -17,6 +17,17 @@
  * (docs/pallas/tpu/matmul.ipynb, "XLA matmul"); the same MXU design is assumed on the other
  * TPUs until they are measured.
  *
+ * hbm_eff: the bandwidth streaming kernels sustain over the catalog's hbm_bw, so that the
+ * product is the measured rate. A100 80 GB: STREAM triad 1759 GB/s (te42kyfo/gpu-benches,
+ * gpu-stream/a100_80.txt), of 2000 here: 0.88. H100 SXM: torch.clone of bf16 tensors, 3003 GB/s
+ * (Dao-AILab/quack, AI/hadamard_roofline_analysis.md; its softmax kernel reaches 3.01 TB/s), of
+ * 3400 here: 0.88; H200, B200 and GB200 take it until measured (the GB300's triad, 7140 of 8000
+ * GB/s, meta-pytorch/KernelAgent oink/benchmarks/README.md, is as far from its peak). TPU7x: a
+ * copy of 8 GiB moves 6421 GB/s per chip (AI-Hypercomputer/accelerator-microbenchmarks,
+ * Ironwood/guides/hbm/hbm.md), of 7400 here: 0.87; no other TPU's is published, and they take
+ * it. Elementwise and reduction kernels are such streams: their time is their bytes at this
+ * rate, not at the peak.
+ *
  * matmul_tile: TPU MXUs are 128 x 128 on v4, v5e and v5p and 256 x 256 on v6e and TPU7x
  * (scaling-book.md 2.1, "MXU"); NVIDIA tensor-core GEMM kernels compute 128 x 128 (up to 256 x
  * 128) output tiles (NVIDIA, "Matrix Multiplication Background User's Guide", tile
@@ -46,23 +57,26 @@
  */
 #define MIB 1048576.0
 #define TPU_MATMUL 0.923
+#define TPU_HBM (6421.0 / 7400)
+#define NV_HBM (3003.0 / 3400)
 
 static const struct rates {
 	const char *name;
 	double matmul_eff;
 	int64_t matmul_tile;
+	double hbm_eff;
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff, windowed_einsum_bytes;
 } rates[] = {
-	{ "v4p", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
-	{ "v5e", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
-	{ "v5p", TPU_MATMUL, 128, 1, 0, 0, 1, 0 },
-	{ "v6e", TPU_MATMUL, 256, 1, 0, 0, 1, 0 },
-	{ "7x", TPU_MATMUL, 256, 1, 0, 0, 1, 0 },
-	{ "a100", 267.9 / 312, 128, 0, 208.0 / 300, 0.96, 0.96, 100000 * MIB },
-	{ "h100", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
-	{ "h200", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
-	{ "b200", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
-	{ "gb200-nvl72", 792.1 / 989, 128, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "v4p", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, 0 },
+	{ "v5e", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, 0 },
+	{ "v5p", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, 0 },
+	{ "v6e", TPU_MATMUL, 256, TPU_HBM, 1, 0, 0, 1, 0 },
+	{ "7x", TPU_MATMUL, 256, TPU_HBM, 1, 0, 0, 1, 0 },
+	{ "a100", 267.9 / 312, 128, 1759.0 / 2000, 0, 208.0 / 300, 0.96, 0.96, 100000 * MIB },
+	{ "h100", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "h200", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "b200", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
+	{ "gb200-nvl72", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, 100000 * MIB },
 };
 
 void shs__hw_rates_apply(shs_hw_catalog *c)
@@ -74,6 +88,7 @@ void shs__hw_rates_apply(shs_hw_catalog *c)
 				continue;
 			h->matmul_eff = rates[r].matmul_eff;
 			h->matmul_tile = rates[r].matmul_tile;
+			h->hbm_eff = rates[r].hbm_eff;
 			h->ici_eff = rates[r].ici_eff;
 			h->nvlink_eff = rates[r].nvlink_eff;
 			h->scaleout_eff = rates[r].scaleout_eff;

@@ -55,6 +55,7 @@ typedef struct shs_hardware {
 				       * chips): what offloaded activations may take; 0: none */
 	/* achievable, not peak (hardware.c cites each; 0 reads as 1, i.e. the peak) */
 	double matmul_eff;            /* fraction of peak large, aligned matmuls sustain */
+	double hbm_eff;               /* fraction of hbm_bw streaming kernels sustain */
 	int64_t matmul_tile;          /* the matmul unit's tile edge (evaluate_rate.c) */
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff; /* fraction of line rate collectives
 							      * reach on each link kind */
@@ -98,6 +99,9 @@ void shs_hw_names(const shs_hw_catalog *c, char *buf, size_t cap);
 /* The chip propagation compares candidates on (plan.h): h's peak bf16 FLOP/s, HBM bandwidth and
  * the bandwidth of one mesh axis's links (TPU: an ICI axis, bidirectional; GPU: NVLink egress). */
 void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out);
+
+/* The HBM bandwidth h's kernels sustain: hbm_bw x hbm_eff (hbm_bw when hbm_eff is 0). */
+double shs_hw_hbm_rate(const shs_hardware *h);
 
 /* Arithmetic intensities: peak bf16 FLOP/s over the ICI axis bandwidth (TPU), over the GPU's
  * NVLink egress, over the node's scale-out egress per GPU... as the book defines them. */
