@@ -22,7 +22,9 @@ shs__search_model shs__search_model_of(const shs_module *m);
  * tensor axis the heads do not divide replicates attention over part of it), s dividing n / t,
  * e dividing n / (t s) and the model's experts (none: no expert axis), f dividing the rest,
  * where a context axis (s > 1) needs a token batch of fewer than n sequences, s dividing seq
- * and d f e dividing batch; the size-1 axes left out (all of them: "data=1"). At most cap texts
+ * and d f e dividing batch, and d f e under twice the token batch when it is known (more batch
+ * shards than that leave half of them empty; unless no mesh is then left); the size-1 axes left
+ * out (all of them: "data=1"). At most cap texts
  * of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL their sizes {d, f, s, e, t}
  * into sizes; returns how many there are (which may exceed cap). */
 uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,

@@ -1,5 +1,6 @@
 /* The meshes the search tries: every split of the devices over data, fsdp and tensor (tensor
- * dividing the attention heads), with a context axis (the sequence split: context parallelism)
+ * dividing the attention heads, the batch axes not splitting the token batch into twice as many
+ * shards as it has sequences), with a context axis (the sequence split: context parallelism)
  * when the token batch has fewer sequences than devices, and an expert axis when the model has
  * experts (with fsdp, in both orders: which of them takes the faster links). */
 #include <stdio.h>
@@ -85,9 +86,19 @@ static bool sequence_fits(int64_t n, int64_t s, int64_t b, int64_t batch, int64_
 	return s == 1 || (batch > 0 && batch < n && seq > 0 && seq % s == 0 && batch % b == 0);
 }
 
-uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
-			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
-			    uint32_t cap)
+/* Whether batch axes of b shards over-split a token batch of batch sequences: at least two
+ * shards per sequence, so that half of them or more hold none (the plan idles those devices, or
+ * lays every activation out anew around the batch; a context or tensor axis splits that work
+ * instead). */
+static bool over_split(int64_t b, int64_t batch)
+{
+	return batch > 0 && b >= 2 * batch;
+}
+
+/* shs__search_meshes, without the meshes whose batch axes over-split the batch when prune. */
+static uint32_t meshes_of(int64_t n, const shs__search_model *model, bool prune,
+			  char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
+			  uint32_t cap)
 {
 	int64_t batch = model->batch, seq = model->seq, experts = model->experts;
 	uint32_t count = 0;
@@ -101,6 +112,8 @@ uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			for (int64_t e = 1; (n / t) % s == 0 && e <= n / t / s; e++) {
 				int64_t rest = n / t / s / e;
 				if ((n / t / s) % e || (e > 1 && (experts < 2 || experts % e)))
+					continue;
+				if (prune && over_split(rest * e, batch))
 					continue;
 				for (int64_t f = 1; f <= rest; f++) {
 					int64_t mesh[SHS_SEARCH_AXES] = { rest / f, f, s, e, t };
@@ -120,4 +133,14 @@ uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 		}
 	}
 	return count;
+}
+
+uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
+			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
+			    uint32_t cap)
+{
+	uint32_t count = meshes_of(n, model, true, out, sizes, cap);
+
+	/* a batch too small for any split leaves them all */
+	return count ? count : meshes_of(n, model, false, out, sizes, cap);
 }
