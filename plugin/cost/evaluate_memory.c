@@ -256,22 +256,26 @@ static void mark_in_place(const shs_module *m, const shs_computation *comp,
 			  const uint32_t *first, const uint32_t *owner, bool *in_place)
 {
 	const shs_instr *root = comp->instrs[comp->root];
+	uint32_t *at; /* the root's leaf each element starts at: a step returns thousands */
 
-	if (root->op != SHS_OP_TUPLE)
+	if (root->op != SHS_OP_TUPLE || !m->n_aliases ||
+	    !(at = malloc((root->shape.n_tuple + 1) * sizeof(*at))))
 		return;
+	at[0] = first[comp->root];
+	for (uint32_t k = 0; k < root->shape.n_tuple; k++)
+		at[k + 1] = at[k] + shs_shape_leaves(&root->shape.tuple[k]);
 	for (uint32_t a = 0; a < m->n_aliases; a++) {
 		const shs_alias *al = &m->aliases[a];
 		int64_t k = al->output_index.n == 1 ? al->output_index.v[0] : -1;
-		uint32_t leaf, o;
-		if (k < 0 || k >= (int64_t)root->n_operands ||
-		    comp->instrs[root->operands[k]]->op == SHS_OP_PARAMETER ||
-		    shs_shape_leaves(&root->shape.tuple[k]) != 1)
+		uint32_t o;
+		if (k < 0 || k >= (int64_t)root->n_operands || k >= (int64_t)root->shape.n_tuple ||
+		    comp->instrs[root->operands[k]]->op == SHS_OP_PARAMETER || at[k + 1] - at[k] != 1)
 			continue;
-		leaf = first[comp->root] + element_leaf(&root->shape, k);
-		o = leaf < first[comp->n_instrs] ? owner[leaf] : NO_OWNER;
+		o = at[k] < first[comp->n_instrs] ? owner[at[k]] : NO_OWNER;
 		if (o != NO_OWNER)
 			in_place[o] = true;
 	}
+	free(at);
 }
 
 /* The buffers whose value fusion writes straight into a dynamic-update-slice's slot (F6: a
