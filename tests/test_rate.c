@@ -9,6 +9,7 @@
 
 #include "cluster.h"
 #include "evaluate.h"
+#include "evaluate_internal.h"
 #include "host.h"
 #include "test_util.h"
 
@@ -118,9 +119,44 @@ static void test_hbm_rate(void)
 	CU_ASSERT_TRUE(near(seconds(&cat, "v5p", text, true), bytes / (2.8e12 * 6421 / 7400)));
 }
 
+static const shs_hardware *entry(const shs_hw_catalog *cat, const char *name)
+{
+	for (uint32_t k = 0; k < cat->n; k++)
+		if (!strcmp(cat->hw[k].name, name))
+			return &cat->hw[k];
+	CU_FAIL_FATAL("no such catalog entry");
+	return NULL;
+}
+
+/* A matmul's reduce-scatter runs under it where the runtime decomposes it (TPU: collective
+ * matmul at any size; GPU: only from XLA's 100000 MiB windowed-einsum threshold), whatever
+ * its candidate's "cm" mark says; a ring's sends run beside their kernel everywhere. */
+static void test_matmul_collective_overlap(void)
+{
+	shs_hw_catalog cat;
+	shs_coll cm = { .kind = SHS_PCOLL_REDUCE_SCATTER, .axes_mask = 1, .bytes = 1e9,
+			.overlappable = true };
+	shs_coll plain = cm, ring = { .kind = SHS_PCOLL_PERMUTE, .axes_mask = 1, .bytes = 1e9,
+				     .overlappable = true };
+	const shs_hardware *h100, *v5p;
+
+	plain.overlappable = false;
+	shs_hw_catalog_builtin(&cat);
+	h100 = entry(&cat, "h100");
+	v5p = entry(&cat, "v5p");
+	CU_ASSERT_FALSE(shs__own_overlapped(h100, true, &cm, 1e9));
+	CU_ASSERT_TRUE(shs__own_overlapped(h100, true, &cm, 2e14));
+	CU_ASSERT_TRUE(shs__own_overlapped(v5p, true, &cm, 1e9));
+	CU_ASSERT_TRUE(shs__own_overlapped(v5p, true, &plain, 1e9));
+	CU_ASSERT_TRUE(shs__own_overlapped(h100, false, &ring, 1e9));
+	CU_ASSERT_FALSE(shs__own_overlapped(v5p, false, &plain, 1e9));
+}
+
 CU_TestInfo rate_tests[] = {
 	{ "matmuls at the measured fraction of peak, in whole tiles", test_matmul_rate },
 	{ "collectives at the measured fraction of line rate", test_link_rate },
 	{ "elementwise kernels at the measured HBM rate", test_hbm_rate },
+	{ "a matmul's own collective under it only where the runtime decomposes it",
+	  test_matmul_collective_overlap },
 	CU_TEST_INFO_NULL,
 };

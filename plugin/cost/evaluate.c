@@ -195,8 +195,8 @@ static void own_collectives(evaluator *x, segment *seg, const shs_instr *in,
 		/* sunk out of its loop: once per run of the loop, after it */
 		bool sunk = shs__sunk(x->sunk, x->cur_comp, x->cur_instr, c);
 		shs_eval_coll *s = add_site(x, in, c->kind, c->axes_mask, false,
-					    (matmul && shs__collective_matmul(&x->c->hw, v)) ||
-					    c->overlappable, v, sunk ? count / x->trips : count);
+					    shs__own_overlapped(&x->c->hw, matmul, c, v), v,
+					    sunk ? count / x->trips : count);
 		if (!s)
 			continue;
 		s->bytes *= sends;

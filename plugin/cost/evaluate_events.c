@@ -203,8 +203,8 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		if (shs__sunk(s->sunk, c, i, cl))
 			continue; /* after the loop (shs__sim_loop) */
 		done = shs__sim_collective(s, cl->kind, cl->axes_mask, v, sends,
-					(matmul && shs__collective_matmul(&s->c->hw, v)) ||
-					cl->overlappable ? s->now : end, c, i);
+					shs__own_overlapped(&s->c->hw, matmul, cl, v) ? s->now :
+					end, c, i);
 		/* a ring's last block of work starts when its last send has arrived */
 		if (sends > 1)
 			done.t += (end - s->now) / (sends + 1);

@@ -140,6 +140,10 @@ double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_me
  * reduce-scatter) under the matmul (XLA's windowed einsum, from hw->windowed_einsum_bytes on;
  * 0: always). A weight's gather overlaps regardless: it is prefetched asynchronously. */
 bool shs__collective_matmul(const shs_hardware *hw, double bytes);
+/* Whether an instruction's own collective cl (of v bytes) runs beside it: a matmul's when it is
+ * decomposed under the matmul (shs__collective_matmul: the candidate's "cm" mark does not make
+ * a runtime do it), another's when its candidate marks it overlappable (a ring's sends). */
+bool shs__own_overlapped(const shs_hardware *hw, bool matmul, const shs_coll *cl, double v);
 
 /* The MFU numerator (evaluate_mfu.c): the model's FLOPs of the step, whole (not per device):
  * every dot once per execution (loop bodies times their trip count, a conditional's dearest

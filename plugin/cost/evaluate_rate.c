@@ -97,6 +97,11 @@ double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_me
 	return flops / (peak * rate);
 }
 
+bool shs__own_overlapped(const shs_hardware *hw, bool matmul, const shs_coll *cl, double v)
+{
+	return matmul ? shs__collective_matmul(hw, v) : cl->overlappable;
+}
+
 bool shs__collective_matmul(const shs_hardware *hw, double bytes)
 {
 	return !(hw->windowed_einsum_bytes > 0) || bytes >= hw->windowed_einsum_bytes;

@@ -365,4 +365,5 @@ void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out)
 	out->flops = h->flops[SHS_HW_BF16];
 	out->hbm_bw = shs_hw_hbm_rate(h);
 	out->link_bw = h->gpu ? h->gpu_egress : h->ici_bw;
+	out->windowed_einsum_bytes = h->windowed_einsum_bytes;
 }

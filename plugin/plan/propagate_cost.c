@@ -65,6 +65,15 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 	return matmul ? HIDDEN_LINK_SHARE * (t - moved) + moved : t;
 }
 
+/* Whether an overlappable collective runs beside its instruction: a ring's sends always; a
+ * matmul's reduction (a "cm" candidate) only where the runtime decomposes it under the matmul,
+ * from the chip's windowed-einsum size on, as the evaluator has it (evaluate_rate.c). */
+static bool under_matmul(const shs_coll *coll, const shs_plan_chip *chip)
+{
+	return coll->kind == SHS_PCOLL_PERMUTE || !(chip->windowed_einsum_bytes > 0) ||
+	       coll->bytes >= chip->windowed_einsum_bytes;
+}
+
 double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip)
 {
 	return c->flops / chip->flops + c->bytes / chip->hbm_bw;
@@ -97,7 +106,7 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_ch
 		 * on fsdp=64: 18.3 ms a step evaluated, against 11.6 ms) */
 		if (off_path && coll->kind == SHS_PCOLL_ALL_REDUCE)
 			off += t;
-		else if (coll->overlappable)
+		else if (coll->overlappable && under_matmul(coll, chip))
 			hidden += t;
 		else
 			exposed += t;

@@ -38,6 +38,8 @@ typedef struct shs_plan_chip {
 	double flops;          /* peak bf16 FLOP/s */
 	double hbm_bw;         /* HBM bytes/s */
 	double link_bw;        /* bytes/s of the links of one mesh axis */
+	double windowed_einsum_bytes; /* a matmul's collective runs under it from this size on
+				       * (collective matmul; 0: any size) */
 } shs_plan_chip;
 
 /* What a plan is made from. */
