@@ -224,8 +224,8 @@ static void test_eager_kernels(void)
 		"  n1 = f32[1024,1024] negate(x), metadata={op_name=\"m/norm/negate\"}\n"
 		"  n2 = f32[1024,1024] exponential(n1), metadata={op_name=\"m/norm/exp\"}\n"
 		"  a = f32[1024,1024] tanh(n2), metadata={op_name=\"m/act/tanh\"}\n"
-		"  d = f32[1024,1024] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
-		"metadata={op_name=\"m/proj/dot\"}\n"
+		"  d = f32[1024,1024] dot(a, w), lhs_contracting_dims={1}, "
+		"rhs_contracting_dims={0}, metadata={op_name=\"m/proj/dot\"}\n"
 		"  ROOT r = f32[1024,1024] negate(d), metadata={op_name=\"m/out/negate\"}\n"
 		"}\n";
 	double kernels = evaluated(text, SHS_FUSION_KERNELS, NULL);

@@ -209,8 +209,9 @@ static void test_scanned_inside(void)
 		if (w->op != SHS_OP_PARAMETER || w->shape.rank != 4 ||
 		    !shs_elem_is_float(w->shape.type))
 			continue;
-		while (j < e2->n_instrs && !(e2->instrs[j]->op == SHS_OP_PARAMETER &&
-					      e2->instrs[j]->parameter_number == w->parameter_number))
+		while (j < e2->n_instrs &&
+		       !(e2->instrs[j]->op == SHS_OP_PARAMETER &&
+			 e2->instrs[j]->parameter_number == w->parameter_number))
 			j++;
 		CU_ASSERT_FATAL(j < e2->n_instrs);
 		d2 = &p2->d[two->entry][j];
@@ -218,9 +219,9 @@ static void test_scanned_inside(void)
 		same += d1->n_leaves == 1 && d2->n_leaves == 1 &&
 			shs_spec_equal(&d1->leaves[0], &d2->leaves[0]);
 	}
-	fprintf(stderr, "\n  tp on data=2,tensor=2: %u of %u stacked attention weights seeded alike; "
-		"step %.4g s scanned, %.4g s unrolled (2 micro-batches), %.4g s whole", same,
-		weights, b.step_time_s, f.step_time_s, a.step_time_s);
+	fprintf(stderr, "\n  tp on data=2,tensor=2: %u of %u stacked attention weights seeded "
+		"alike; step %.4g s scanned, %.4g s unrolled (2 micro-batches), %.4g s whole",
+		same, weights, b.step_time_s, f.step_time_s, a.step_time_s);
 	CU_ASSERT_TRUE(weights >= 4);
 	CU_ASSERT_EQUAL(same, weights);
 	CU_ASSERT_TRUE(fabs(b.step_time_s / f.step_time_s - 1) < 0.02);
@@ -241,6 +242,7 @@ CU_TestInfo microbatch_tests[] = {
 	{ "activation memory falls as 1/M (mlp-only, 2-layer LLaMA)", test_memory },
 	{ "mlp-only's step as the book computes it, per micro-batch count", test_book_step },
 	{ "remat inside the micro-batch loop recomputes what it does without", test_remat_inside },
-	{ "a scanned model's weights split alike inside the micro-batch loop", test_scanned_inside },
+	{ "a scanned model's weights split alike inside the micro-batch loop",
+	  test_scanned_inside },
 	CU_TEST_INFO_NULL,
 };

@@ -10,7 +10,8 @@ enum { DECIMAL = 10 };
 static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
 				     "plugin-path-env", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
-				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh", "plan",
+				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh",
+				      "plan",
 				      "threads", "time-budget", "plugins", "plugin",
 				      "microbatches", NULL };
 

@@ -269,7 +269,8 @@ static void mark_in_place(const shs_module *m, const shs_computation *comp,
 		int64_t k = al->output_index.n == 1 ? al->output_index.v[0] : -1;
 		uint32_t o;
 		if (k < 0 || k >= (int64_t)root->n_operands || k >= (int64_t)root->shape.n_tuple ||
-		    comp->instrs[root->operands[k]]->op == SHS_OP_PARAMETER || at[k + 1] - at[k] != 1)
+		    comp->instrs[root->operands[k]]->op == SHS_OP_PARAMETER ||
+		    at[k + 1] - at[k] != 1)
 			continue;
 		o = at[k] < first[comp->n_instrs] ? owner[at[k]] : NO_OWNER;
 		if (o != NO_OWNER)

@@ -95,6 +95,16 @@ static int carried_layer_dim(const shs_module *m, const shs_instr *w, uint32_t k
 	return NO_DIM;
 }
 
+/* The dim of shape sh that dynamic-slice u takes one index of (size 1 of a larger dim), or
+ * NO_DIM. */
+static int unit_slice_dim(const shs_instr *u, const shs_shape *sh)
+{
+	for (uint32_t x = 0; x < u->dynamic_slice_sizes.n && x < sh->rank; x++)
+		if (u->dynamic_slice_sizes.v[x] == 1 && sh->dims[x] > 1)
+			return (int)x;
+	return NO_DIM;
+}
+
 /* The layer dim of operand k of call u: what its callee does with that parameter. */
 static int called_layer_dim(const shs_module *m, const shs_instr *u, uint32_t k, int depth)
 {
@@ -127,11 +137,7 @@ static int layer_dim_of(const shs_module *m, const shs_computation *c, uint32_t 
 			if (u->operands[k] != v)
 				continue;
 			if (u->op == SHS_OP_DYNAMIC_SLICE && k == 0) {
-				for (uint32_t x = 0; x < u->dynamic_slice_sizes.n && x < sh->rank; x++)
-					if (u->dynamic_slice_sizes.v[x] == 1 && sh->dims[x] > 1) {
-						d = (int)x;
-						break;
-					}
+				d = unit_slice_dim(u, sh);
 			} else if ((u->op == SHS_OP_CONVERT || u->op == SHS_OP_COPY) &&
 				   u->shape.rank == sh->rank) {
 				d = layer_dim_of(m, c, j, depth + 1);
