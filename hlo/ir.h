@@ -245,6 +245,10 @@ int shs_comp_add_instr(shs_module *m, shs_computation *c, shs_instr *i);
  * 0 for NULL). */
 uint32_t shs_shape_leaves(const shs_shape *s);
 
+/* The leaf of tuple shape t that element idx starts at: the leaves of the elements before it
+ * (saturating; idx past the end counts every element). */
+uint32_t shs_shape_element_leaf(const shs_shape *t, int64_t idx);
+
 /* The array leaves of s, depth first, into out[] (borrowed pointers into s); returns how many
  * were written (at most cap). */
 uint32_t shs_shape_leaf_list(const shs_shape *s, const shs_shape **out, uint32_t cap);

@@ -21,6 +21,15 @@ uint32_t shs_shape_leaves(const shs_shape *s)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+uint32_t shs_shape_element_leaf(const shs_shape *t, int64_t idx)
+{
+	uint64_t at = 0;
+
+	for (int64_t k = 0; t && t->type == SHS_TUPLE && k < idx && k < (int64_t)t->n_tuple; k++)
+		at += shs_shape_leaves(&t->tuple[k]);
+	return at > UINT32_MAX ? UINT32_MAX : (uint32_t)at;
+}
+
 static uint32_t list_leaves(const shs_shape *s, const shs_shape **out, uint32_t cap, uint32_t n,
 			    uint32_t depth)
 {

@@ -87,16 +87,6 @@ uint32_t *shs__leaf_layout(const shs_computation *c)
 
 enum { NO_OWNER = UINT32_MAX };
 
-/* The leaf of shape s that element idx of it starts at (s a tuple). */
-static uint32_t element_leaf(const shs_shape *s, int64_t idx)
-{
-	uint32_t at = 0;
-
-	for (int64_t t = 0; t < idx && t < (int64_t)s->n_tuple; t++)
-		at += shs_shape_leaves(&s->tuple[t]);
-	return at;
-}
-
 /* For each leaf of computation comp (layout first), the leaf whose buffer it is: its own for an
  * instruction that makes one, the viewed one's for a view, NO_OWNER for what the caller owns. */
 static void resolve_owners(const shs_computation *comp, bool entry, const uint32_t *first,
@@ -120,7 +110,8 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 		}
 		if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands)
 			from = first[in->operands[0]] +
-			       element_leaf(&comp->instrs[in->operands[0]]->shape, in->tuple_index);
+			       shs_shape_element_leaf(&comp->instrs[in->operands[0]]->shape,
+						      in->tuple_index);
 		else if (in->op != SHS_OP_PARAMETER && in->n_operands)
 			from = first[in->operands[0]];
 		for (uint32_t j = 0; j < n; j++)

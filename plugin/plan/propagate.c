@@ -92,10 +92,9 @@ static const shs_pspec *elements_req(shs__prop *x, uint32_t c, uint32_t i)
 		if (g->op != SHS_OP_GET_TUPLE_ELEMENT)
 			return NULL;
 		if (dg->set && dg->n_req == d->n_leaves) {
-			uint32_t off = 0, n;
-			for (int64_t e = 0; e < g->tuple_index; e++)
-				off += shs_shape_leaves(&comp->instrs[i]->shape.tuple[e]);
-			n = shs_shape_leaves(&g->shape);
+			uint32_t off = shs_shape_element_leaf(&comp->instrs[i]->shape,
+							      g->tuple_index);
+			uint32_t n = shs_shape_leaves(&g->shape);
 			memcpy(&x->scratch[off], &dg->req[off], n * sizeof(*x->scratch));
 			found = true;
 		}

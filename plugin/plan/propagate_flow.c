@@ -78,22 +78,12 @@ done:
 	free(leaves);
 }
 
-/* The first leaf of element idx of tuple shape t. */
-static uint32_t element_offset(const shs_shape *t, int64_t idx)
-{
-	uint32_t off = 0;
-
-	for (int64_t k = 0; k < idx && k < t->n_tuple; k++)
-		off += shs_shape_leaves(&t->tuple[k]);
-	return off;
-}
-
 static void decide_gte(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_instr *t = x->m->comps[c]->instrs[in->operands[0]];
 	const shs_decision *td = shs__dec(x, c, in->operands[0]);
-	uint32_t n = leaves_of(x, c, i), off = element_offset(&t->shape, in->tuple_index);
+	uint32_t n = leaves_of(x, c, i), off = shs_shape_element_leaf(&t->shape, in->tuple_index);
 	uint32_t first[2] = { 0, td->n_leaves };
 	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
 	shs_pspec *req;
