@@ -365,6 +365,7 @@ static int ct_init(shs_registry *reg, const shs_host_api *api)
 			.name = ct_ops[k].name,
 			.opcodes = ct_ops[k].opcodes,
 			.generate = ct_generate,
+			.flags = SHS_STRATEGY_PURE,
 			.user = (void *)&ct_ops[k].kind,
 		};
 		int rc = api->register_strategy(reg, &s);

@@ -312,6 +312,7 @@ static const shs_strategy dot_assign = {
 	.name = "dot.assign",
 	.opcodes = dot_opcodes,
 	.generate = dot_generate,
+	.flags = SHS_STRATEGY_PURE,
 };
 
 static int dot_init(shs_registry *reg, const shs_host_api *api)

@@ -191,6 +191,7 @@ static const shs_strategy ew_strategy = {
 	.name = "elementwise.same",
 	.opcodes = ew_opcodes,
 	.generate = ew_generate,
+	.flags = SHS_STRATEGY_PURE,
 };
 
 static int ew_init(shs_registry *reg, const shs_host_api *api)

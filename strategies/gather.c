@@ -388,6 +388,7 @@ static int ga_init(shs_registry *reg, const shs_host_api *api)
 		.name = "gather.lookup",
 		.opcodes = ga_gather_ops,
 		.generate = ga_generate,
+		.flags = SHS_STRATEGY_PURE,
 		.user = NULL,
 	};
 	const shs_strategy scatter = {
@@ -395,6 +396,7 @@ static int ga_init(shs_registry *reg, const shs_host_api *api)
 		.name = "scatter.lookup",
 		.opcodes = ga_scatter_ops,
 		.generate = ga_generate,
+		.flags = SHS_STRATEGY_PURE,
 		.user = (void *)&ga_scatter_tag,
 	};
 	int rc = api->register_strategy(reg, &gather);

@@ -506,6 +506,7 @@ static int mv_init(shs_registry *reg, const shs_host_api *api)
 			.name = mv_ops[k].name,
 			.opcodes = mv_ops[k].opcodes,
 			.generate = mv_generate,
+			.flags = SHS_STRATEGY_PURE,
 			.user = (void *)&mv_ops[k],
 		};
 		int rc = api->register_strategy(reg, &s);

@@ -102,6 +102,7 @@ static const shs_strategy pa_strategy = {
 	.name = "parameter.any",
 	.opcodes = pa_opcodes,
 	.generate = pa_generate,
+	.flags = SHS_STRATEGY_PURE,
 };
 
 static int pa_init(shs_registry *reg, const shs_host_api *api)

@@ -203,6 +203,7 @@ static const shs_strategy rd_strategy = {
 	.name = "reduce.split",
 	.opcodes = rd_opcodes,
 	.generate = rd_generate,
+	.flags = SHS_STRATEGY_PURE,
 };
 
 static int rd_init(shs_registry *reg, const shs_host_api *api)

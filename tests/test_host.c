@@ -719,6 +719,103 @@ static void same_input_same_candidates(void)
 	warnings_free(&w2);
 }
 
+/* Whether two candidate lists hold the same candidates, in order. */
+static bool same_cands(const shs_cands *a, const shs_cands *b)
+{
+	if (a->n != b->n || a->served != b->served)
+		return false;
+	for (uint32_t k = 0; k < a->n; k++) {
+		const shs_cand *x = &a->v[k], *y = &b->v[k];
+		uint32_t n_ops = x->operand_first ? x->operand_first[x->n_operands] : 0;
+		if (strcmp(x->label, y->label) || x->strategy != y->strategy ||
+		    x->n_result != y->n_result || x->n_operands != y->n_operands ||
+		    x->flops != y->flops || x->bytes != y->bytes || x->n_colls != y->n_colls ||
+		    (n_ops && memcmp(x->operands, y->operands, n_ops * sizeof(*x->operands))) ||
+		    (x->n_colls && memcmp(x->colls, y->colls, x->n_colls * sizeof(*x->colls))))
+			return false;
+		for (uint32_t j = 0; j < x->n_result; j++)
+			if (!spec_equal(&x->result[j], &y->result[j]))
+				return false;
+	}
+	return true;
+}
+
+static uint32_t index_of(const shs_module *m, const char *name)
+{
+	const shs_computation *c = shs_module_entry(m);
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		if (!strcmp(c->instrs[i]->name, name))
+			return i;
+	CU_FAIL_FATAL("no such instruction");
+	return 0;
+}
+
+/* Query classes: the built-in strategies are pure, so two instructions alike in all but name,
+ * operands and op_name share a class and get the same candidates from the same query; another
+ * opcode or shape is another class; a custom call (its strategy reads op_name) has none, nor has
+ * anything under a host with an impure match function. A copied list is the list, and outlives
+ * its source. */
+static void query_classes(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  p0 = f32[10,6] parameter(0)\n"
+		"  p1 = f32[10,6] parameter(1)\n"
+		"  a = f32[10,6] add(p0, p1), metadata={op_name=\"layers_0/update/add\"}\n"
+		"  b = f32[10,6] add(p1, p0), metadata={op_name=\"layers_1/update/add\"}\n"
+		"  s = f32[10,6] subtract(p0, p1)\n"
+		"  t = f32[6,10] transpose(p0), dimensions={1,0}\n"
+		"  cc = f32[10,6] custom-call(p0), custom_call_target=\"MyOp\"\n"
+		"  ROOT r = (f32[10,6], f32[10,6], f32[10,6], f32[6,10], f32[10,6]) "
+		"tuple(a, b, s, t, cc)\n"
+		"}\n";
+	static const char *const impure[] = { PLUGIN("good"), NULL };
+	shs_pspec on_fsdp = { .rank = 2, .padded = true, .dims = { { .n = 1, .axes = { 0 } } } };
+	const shs_pspec *hints[] = { &on_fsdp, NULL };
+	warnings w = { 0 };
+	shs_host *h = shs_host_new(record, &w), *g = host_with(&w, impure);
+	shs_module *m = shs_test_parse(text);
+	const shs_computation *c = shs_module_entry(m);
+	shs_host_views *v = NULL;
+	shs_cands ca, cb, copy;
+	shs_err e = { 0 };
+	uint64_t cls[5];
+	const char *const names[5] = { "a", "b", "s", "t", "cc" };
+
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	SHS_ASSERT_OK(shs_host_views_make(m, &v, &e), &e);
+	for (int k = 0; k < 5; k++) {
+		uint32_t i = index_of(m, names[k]);
+		cls[k] = shs_host_query_class(h, v, m->entry, i, c->instrs[i]);
+		CU_ASSERT_EQUAL(shs_host_query_class(g, v, m->entry, i, c->instrs[i]), 0);
+	}
+	CU_ASSERT_NOT_EQUAL(cls[0], 0);
+	CU_ASSERT_EQUAL(cls[0], cls[1]);
+	CU_ASSERT_NOT_EQUAL(cls[2], 0);
+	CU_ASSERT_NOT_EQUAL(cls[2], cls[0]);
+	CU_ASSERT_NOT_EQUAL(cls[3], 0);
+	CU_ASSERT_NOT_EQUAL(cls[3], cls[0]);
+	CU_ASSERT_EQUAL(cls[4], 0);
+	SHS_ASSERT_OK(shs_host_candidates(h, m, c, find(m, "a"), &mesh2, hints, NULL,
+					  SHS_PMODE_PROPAGATE, &ca, &e), &e);
+	SHS_ASSERT_OK(shs_host_candidates(h, m, c, find(m, "b"), &mesh2, hints, NULL,
+					  SHS_PMODE_PROPAGATE, &cb, &e), &e);
+	CU_ASSERT_TRUE(ca.n > 0);
+	CU_ASSERT_TRUE(same_cands(&ca, &cb));
+	SHS_ASSERT_OK(shs_cands_copy(&ca, NULL, &copy), &e);
+	shs_cands_free(&ca);
+	CU_ASSERT_TRUE(same_cands(&copy, &cb));
+	shs_cands_free(&copy);
+	shs_cands_free(&cb);
+	shs_host_views_free(v);
+	shs_module_free(m);
+	shs_host_free(h);
+	shs_host_free(g);
+	warnings_free(&w);
+}
+
 /* The project's source folder, from this file's path as CMake compiled it. */
 static bool source_dir(char *out, size_t n)
 {
@@ -979,6 +1076,7 @@ CU_TestInfo host_tests[] = {
 	{ "survives NULLs and bad indices from a plugin", survives_builder_misuse },
 	{ "rank over SHS_PLUGIN_MAX_RANK is not served", rank_over_abi_not_served },
 	{ "same input, same candidates", same_input_same_candidates },
+	{ "query classes: alike but for names, the same candidates", query_classes },
 	{ "loads a plugin built from the header alone", loads_external_plugin },
 	{ "views a dot's attributes", views_dot_attributes },
 	{ "views gather, slice, custom-call, gte, parameter", views_gather_slice_custom_call },

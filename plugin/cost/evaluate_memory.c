@@ -369,20 +369,34 @@ done:
 	return peak;
 }
 
-/* Whether entry parameter number k is aliased to an output (model state). */
-static bool is_state(const shs_module *m, int64_t k)
+/* Which entry parameters are aliased to an output (model state), by parameter number (n of
+ * them); NULL when out of memory. */
+static bool *state_params(const shs_module *m, const shs_computation *entry, int64_t *n)
 {
+	bool *state;
+
+	*n = 0;
+	for (uint32_t i = 0; i < entry->n_instrs; i++)
+		if (entry->instrs[i]->op == SHS_OP_PARAMETER &&
+		    entry->instrs[i]->parameter_number >= *n)
+			*n = entry->instrs[i]->parameter_number + 1;
+	if (!(state = calloc((size_t)*n + 1, sizeof(*state))))
+		return NULL;
 	for (uint32_t a = 0; a < m->n_aliases; a++)
-		if (m->aliases[a].param_number == k)
-			return true;
-	return false;
+		if (m->aliases[a].param_number >= 0 && m->aliases[a].param_number < *n)
+			state[m->aliases[a].param_number] = true;
+	return state;
 }
 
-static void state_breakdown(const memo *x, shs_eval *ev)
+static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 {
 	const shs_computation *comp = shs_module_entry(x->m);
 	char path[SHS_PATH_CAP];
+	int64_t n;
+	bool *state = state_params(x->m, comp, &n);
 
+	if (!state)
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		double b;
@@ -390,8 +404,9 @@ static void state_breakdown(const memo *x, shs_eval *ev)
 			continue;
 		b = value_bytes(x, x->m->entry, i);
 		ev->state_bytes += b;
-		if (!is_state(x->m, in->parameter_number) || in->shape.type == SHS_TUPLE ||
-		    !in->shape.rank || !shs_elem_is_float(in->shape.type))
+		if (in->parameter_number < 0 || !state[in->parameter_number] ||
+		    in->shape.type == SHS_TUPLE || !in->shape.rank ||
+		    !shs_elem_is_float(in->shape.type))
 			continue;
 		shs_param_path(in, path, sizeof(path));
 		if (strstr(path, "opt_state")) {
@@ -401,6 +416,8 @@ static void state_breakdown(const memo *x, shs_eval *ev)
 			ev->grads_bytes += b;
 		}
 	}
+	free(state);
+	return SHS_OK;
 }
 
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
@@ -424,7 +441,8 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		goto done;
 	}
-	state_breakdown(&x, ev);
+	if ((rc = state_breakdown(&x, ev, e)) != SHS_OK)
+		goto done;
 	ev->hbm_bytes = c->hw.hbm_bytes;
 	ev->fits = ev->memory_bytes <= ev->hbm_bytes;
 done:

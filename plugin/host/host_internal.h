@@ -96,6 +96,14 @@ int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
 /* The view of instruction i of computation c in v, or NULL when it has none. */
 const shs_host_iview *shs__host_views_get(const shs_host_views *v, uint32_t c, uint32_t i);
 
+/* The hash of what a query shows pure strategies of a view (host_share.c): its opcode, shapes,
+ * operands' shapes, attribute lists and scalars, custom-call target and config, and its
+ * n_called; never its name or op_name. Never 0. */
+uint64_t shs__host_view_class(const shs_host_iview *v, uint32_t n_called);
+
+/* shs__host_view_class of instruction i of computation c in v, or 0 when it has no view. */
+uint64_t shs__host_views_class(const shs_host_views *v, uint32_t c, uint32_t i);
+
 /* Array leaves of a plugin shape view (saturating; 0 for NULL). */
 uint32_t shs__pshape_leaves(const shs_pshape *s);
 
@@ -129,6 +137,10 @@ void shs__host_prefix(const shs_pemit *out, char *buf, size_t n);
 
 /* Whether the NULL-terminated list (which may be NULL) holds s (host_api.c). */
 bool shs__host_in_list(const char *const *list, const char *s);
+
+/* Whether strategy st serves an instruction of opcode op seen as i (its opcodes, its custom-call
+ * targets or its match). */
+bool shs__host_serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i);
 
 /* Keeps the valid candidates of the strategy that just generated into out (in order) and
  * reports the others; or drops them all after its generator failed (host_check.c). */

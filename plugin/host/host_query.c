@@ -12,7 +12,7 @@ enum { CANDS_CHUNK = 4096 }; /* block size of a candidate list's arena */
 /* Kinds of instructions warned about once. */
 enum { SEEN_UNSERVED = 1, SEEN_TOO_LARGE = 2 };
 
-static bool serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i)
+bool shs__host_serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i)
 {
 	const shs_strategy *s = &st->s;
 
@@ -59,7 +59,7 @@ static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pq
 	int rc = SHS_OK;
 
 	for (uint32_t k = 0; k < h->n_strats && !em.oom; k++) {
-		if (!serves(&h->strats[k], op, &v->instr))
+		if (!shs__host_serves(&h->strats[k], op, &v->instr))
 			continue;
 		out->served = true;
 		run_strategy(&em, &h->strats[k], q);

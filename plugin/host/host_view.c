@@ -226,6 +226,7 @@ struct shs_host_views {
 	uint32_t n_comps;
 	shs_host_iview **v; /* per computation and instruction */
 	bool **ok;          /* ... and whether it has one */
+	uint64_t **cls;     /* ... and its class (shs__host_view_class; 0: no view) */
 };
 
 int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e)
@@ -240,19 +241,24 @@ int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e)
 		v->n_comps = m->n_comps;
 		v->v = shs_arena_calloc(v->a, m->n_comps + 1u, sizeof(*v->v));
 		v->ok = shs_arena_calloc(v->a, m->n_comps + 1u, sizeof(*v->ok));
-		if (!v->v || !v->ok)
+		v->cls = shs_arena_calloc(v->a, m->n_comps + 1u, sizeof(*v->cls));
+		if (!v->v || !v->ok || !v->cls)
 			rc = SHS_ENOMEM;
 	}
 	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
 		const shs_computation *comp = m->comps[c];
 		v->v[c] = shs_arena_calloc(v->a, comp->n_instrs + 1u, sizeof(*v->v[c]));
 		v->ok[c] = shs_arena_calloc(v->a, comp->n_instrs + 1u, sizeof(*v->ok[c]));
-		if (!v->v[c] || !v->ok[c])
+		v->cls[c] = shs_arena_calloc(v->a, comp->n_instrs + 1u, sizeof(*v->cls[c]));
+		if (!v->v[c] || !v->ok[c] || !v->cls[c])
 			rc = SHS_ENOMEM;
 		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
 			shs_err why = { 0 };
 			int r = shs__host_view(v->a, comp, comp->instrs[i], &v->v[c][i], &why);
 			v->ok[c][i] = r == SHS_OK;
+			if (r == SHS_OK)
+				v->cls[c][i] = shs__host_view_class(&v->v[c][i],
+								    comp->instrs[i]->n_called);
 			if (r == SHS_ENOMEM)
 				rc = r;
 		}
@@ -268,6 +274,11 @@ int shs_host_views_make(const shs_module *m, shs_host_views **out, shs_err *e)
 const shs_host_iview *shs__host_views_get(const shs_host_views *v, uint32_t c, uint32_t i)
 {
 	return v && c < v->n_comps && v->ok[c][i] ? &v->v[c][i] : NULL;
+}
+
+uint64_t shs__host_views_class(const shs_host_views *v, uint32_t c, uint32_t i)
+{
+	return v && c < v->n_comps && v->ok[c][i] ? v->cls[c][i] : 0;
 }
 
 void shs_host_views_free(shs_host_views *v)

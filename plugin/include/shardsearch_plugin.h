@@ -210,7 +210,15 @@ typedef struct shs_strategy {
 	/* Releases user: called once for this registration when the host unloads the plugin,
 	 * or when the plugin's init fails after registering it (before the plugin is closed). */
 	void (*destroy)(void *user);
+	uint32_t flags; /* SHS_STRATEGY_* (a plugin built before this member has 0) */
 } shs_strategy;
+
+/* generate and match read only what the query says of shapes, attributes, hints, mode and
+ * mesh, never the instruction's name or op_name: an instruction whose query is the same in all
+ * of these then gets the same candidates, and the host may hand it another's instead of asking
+ * (an unrolled model's repeated layers and optimizer updates ask the same thousands of times).
+ * Without it every instruction is asked. */
+#define SHS_STRATEGY_PURE 1u
 
 /* The functions the host lends a plugin. */
 typedef struct shs_host_api {

@@ -91,8 +91,11 @@ static int collect_pins(shs__prop *x, uint32_t c, bool *matched, shs_err *e)
 {
 	const shs_computation *comp = x->m->comps[c];
 	char path[SHS_PATH_CAP];
+	bool any = false;
 
-	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+	for (uint32_t k = 0; k < x->r->n_rules; k++)
+		any |= x->r->rules[k].activation;
+	for (uint32_t i = 0; any && i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		if (in->shape.type == SHS_TUPLE ||
 		    (c == x->m->entry && in->op == SHS_OP_PARAMETER))
@@ -195,12 +198,12 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
-		shs_err why = { 0 };
 		char msg[SHS_ERRMSG_MAX + 128];
 		if (x->r->ignore_hints || in->op != SHS_OP_CUSTOM_CALL || !in->sharding ||
 		    !in->custom_call_target || strcmp(in->custom_call_target, "Sharding") ||
 		    in->shape.type == SHS_TUPLE)
 			continue;
+		shs_err why = { 0 };
 		if (!shs__hint_room(x, c))
 			return oom(e);
 		if (shs__spec_from_sharding(&x->r->mesh, in->sharding, in->shape.rank,
@@ -295,6 +298,11 @@ static int setup(shs__prop *x, shs_err *e)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
+	uint64_t n_instrs = 0;
+	for (uint32_t c = 0; c < x->m->n_comps; c++)
+		n_instrs += x->m->comps[c]->n_instrs;
+	if (shs__share_init(&x->share, n_instrs) != SHS_OK)
+		return oom(e);
 	x->views = x->r->views;
 	if (!x->views) {
 		int rc = shs_host_views_make(x->m, &x->own_views, e);
@@ -362,6 +370,7 @@ static void teardown(shs__prop *x)
 			free(x->cache[c]);
 	}
 	free(x->cache);
+	shs__share_free(&x->share);
 	shs_host_views_free(x->own_views);
 	free(x->twin);
 	free(x->leaf);

@@ -336,6 +336,27 @@ static bool still_decided(shs__prop *x, uint32_t c, uint32_t i, uint64_t key, ui
 	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
 }
 
+/* still_decided without the query key: i's last decision was made in a pass of the same kind
+ * with nothing from its caller, and no operand's decision, no earlier user of an operand and
+ * (pull) no user of i changed since, so the key would come out the same. A tuple and a root its
+ * caller constrains are left to still_decided (what is wanted of them is not their users'
+ * own). */
+static bool unchanged_since_decided(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs__cand_cache *cc = &x->cache[c][i];
+
+	if (!cc->decided || !cc->valid || cc->pull != x->pull || cc->ext ||
+	    in->shape.type == SHS_TUPLE || (i == comp->root && x->ext_req[c]))
+		return false;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (shs__dec(x, c, in->operands[k])->tick > cc->tick ||
+		    users_changed(x, c, in->operands[k], i, cc->tick))
+			return false;
+	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
+}
+
 /* The candidates for instruction i given the query key (hints and want): the cached ones when
  * an earlier pass asked the same, else the plugins' (then cached). NULL after an error (x->rc
  * set). */
@@ -345,6 +366,7 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 {
 	const shs_computation *comp = x->m->comps[c];
 	shs__cand_cache *cc = &x->cache[c][i];
+	const shs_cands *shared;
 	int rc;
 
 	if (cc->valid && cc->key == key)
@@ -359,7 +381,21 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	if (q.arena)
 		shs_arena_reset(q.arena);
 	cc->valid = false;
-	rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands, x->e);
+	if (!cc->cls_known) {
+		cc->cls = x->r->no_reuse ? 0 : shs_host_query_class(x->h, x->views, c, i,
+								     comp->instrs[i]);
+		cc->cls_known = true;
+	}
+	if (cc->cls && (shared = shs__share_get(x, cc->cls, key))) {
+		rc = shs_cands_copy(shared, q.arena, &cc->cands);
+		if (rc != SHS_OK)
+			rc = shs_seterr(x->e, rc, "plan: out of memory");
+	} else {
+		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands,
+					   x->e);
+		if (rc == SHS_OK && cc->cls && cc->cands.served && cc->cands.n)
+			shs__share_put(x, cc->cls, key, c, i);
+	}
 	if (rc != SHS_OK) {
 		x->rc = rc;
 		return NULL;
@@ -417,6 +453,9 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	double best_cost = 0, best_bytes = 0;
 	bool best_wanted = false, memo, pin, pinned;
 
+	memo = !x->r->no_reuse && !too_many_users(x, c, i);
+	if (memo && unchanged_since_decided(x, c, i))
+		return; /* nothing it read changed: the same decision */
 	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands + 1, sizeof(*hints)))) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 		goto done;
@@ -429,7 +468,6 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	want = x->hint_set[c] && x->hint_set[c][i] ? &x->hints[c][i]
 		: x->pull ? users_want(x, c, i) : NULL;
 	key = query_key(x, c, in, hints, want, n_res);
-	memo = !x->r->no_reuse && !too_many_users(x, c, i);
 	ext = memo && x->pull ? ext_key(x, c, i) : 0;
 	if (memo && still_decided(x, c, i, key, ext))
 		goto done; /* the same context makes the same decision */

@@ -25,7 +25,18 @@ typedef struct shs__cand_cache {
 	const shs_pspec *users_want;
 	uint64_t users_tick;
 	bool users_valid;
+	/* its query class (shs_host_query_class; 0: asked itself), once known */
+	uint64_t cls;
+	bool cls_known;
 } shs__cand_cache;
+
+/* Which instruction's cached candidates answer a query of a class (propagate_share.c): an
+ * open-addressing table of (class, query key) -> instruction, cap a power of two. */
+typedef struct shs__share_entry shs__share_entry;
+typedef struct shs__share {
+	shs__share_entry *v;
+	uint32_t cap, used;
+} shs__share;
 
 /* What a pass over a computation of a twin class (structurally identical computations) last
  * made: the hash of the state it started from, and the computation that holds the result. A
@@ -69,6 +80,7 @@ typedef struct shs__prop {
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	bool *root_aliased;   /* per leaf of the entry root: root_want holds its requirement */
 	shs__cand_cache **cache; /* per computation and instruction */
+	shs__share share;     /* the cached lists by query class (owned) */
 	const shs_host_views *views; /* the request's, or own_views */
 	shs_host_views *own_views;
 	uint32_t *twin;       /* per computation: the first one structurally identical to it */
@@ -155,6 +167,15 @@ double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 		  uint32_t n_res, bool wanted);
 /* Frees the memo's table. */
 void shs__score_memo_free(shs__score_memo *m);
+
+/* The table of shared candidate lists (propagate_share.c): shs__share_init sizes it for
+ * n_instrs instructions (SHS_OK or SHS_ENOMEM); shs__share_get gives the cached list of an
+ * instruction of class cls asked key, or NULL; shs__share_put records that instruction i of
+ * computation c holds it (nothing when the table is full). */
+int shs__share_init(shs__share *s, uint64_t n_instrs);
+void shs__share_free(shs__share *s);
+const shs_cands *shs__share_get(const shs__prop *x, uint64_t cls, uint64_t key);
+void shs__share_put(shs__prop *x, uint64_t cls, uint64_t key, uint32_t c, uint32_t i);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
 

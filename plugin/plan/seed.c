@@ -218,8 +218,11 @@ static bool same_weight(const char *path, const char *other)
 static void share_layer_dims(seeding *s, const shs_instr *const *params, uint32_t n)
 {
 	char path[SHS_PATH_CAP], other[SHS_PATH_CAP];
+	bool stacked = false;
 
-	for (uint32_t k = 0; k < n; k++) {
+	for (uint32_t k = 0; k < n; k++)
+		stacked |= params[k] && s->layer_dim[k] != NO_DIM;
+	for (uint32_t k = 0; stacked && k < n; k++) { /* unrolled layers stack nothing */
 		if (!params[k] || s->layer_dim[k] != NO_DIM || params[k]->shape.type == SHS_TUPLE)
 			continue;
 		shs_param_path(params[k], path, sizeof(path));

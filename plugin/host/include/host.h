@@ -96,6 +96,11 @@ typedef struct shs_cands {
 } shs_cands;
 void shs_cands_free(shs_cands *c);
 
+/* Copies src into *out, in arena (an empty one *out takes) or, when NULL, a new one; the
+ * strategy and plugin names stay borrowed from the host. SHS_OK or SHS_ENOMEM (*out holds the
+ * arena: free it with shs_cands_free either way). */
+int shs_cands_copy(const shs_cands *src, shs_arena *arena, shs_cands *out);
+
 /* Asks every strategy that serves instruction i of computation c (in plugin load order, then
  * registration order) for candidates on mesh, with hints and result_hint as in shs_pquery (either
  * may be NULL: nothing decided; called_roots are not passed yet). Each candidate is checked:
@@ -131,5 +136,13 @@ typedef struct shs_host_query {
 int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computation *c,
 			  const shs_instr *i, const shs_host_query *q, shs_cands *out,
 			  shs_err *e);
+
+/* The class of instruction i (in, of computation c) under h's strategies: two instructions of a
+ * class get the same candidates from the same query (mesh, mode, hints and result hint; no
+ * called roots, no annotation), so a caller may copy one's list for the other. 0 when it must be
+ * asked itself: it has no view in views, or a strategy without SHS_STRATEGY_PURE serves it or
+ * has a match function. */
+uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, uint32_t c,
+			      uint32_t i, const shs_instr *in);
 
 #endif

@@ -56,7 +56,9 @@ typedef struct shs_plan_request {
 	bool no_reuse;        /* propagate every computation and instruction itself: no copy of
 			       * a structurally identical computation that started from the same
 			       * state, no decision kept because what it read is unchanged, no
-			       * score part kept for the candidates that share a spec (tests) */
+			       * score part kept for the candidates that share a spec, no list
+			       * of candidates copied from an instruction of the same query
+			       * class (tests) */
 	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
 				    * the module; borrowed), or NULL: computed */
 	const shs_host_views *views; /* the module's instruction views (borrowed), or NULL: made */
