@@ -319,42 +319,43 @@ static uint64_t ext_key(shs__prop *x, uint32_t c, uint32_t i)
 	return shs__hash_specs(x->ext_req[c], shs__dec(x, c, i)->n_leaves, 1);
 }
 
-/* Whether i's last decision still holds: made in a pass of the same kind (pull), from the same
- * query (key) and caller's want (ext), and nothing else it read changed since: what the
- * earlier users of each operand require (a copy they made is free) and (pull) what the users
- * of i require. */
-static bool still_decided(shs__prop *x, uint32_t c, uint32_t i, uint64_t key, uint64_t ext)
+/* Whether nothing i's last decision read changed since it was made (cc->tick) besides its
+ * query: what the earlier users of each operand require (a copy they made is free), (pull)
+ * what the users of i require and, with operands, the operands' own decisions. */
+static bool reads_unchanged(shs__prop *x, uint32_t c, uint32_t i, bool operands)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
-	const shs__cand_cache *cc = &x->cache[c][i];
+	uint64_t tick = x->cache[c][i].tick;
 
-	if (!cc->decided || !cc->valid || cc->key != key || cc->pull != x->pull || cc->ext != ext)
-		return false;
 	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (users_changed(x, c, in->operands[k], i, cc->tick))
+		if ((operands && shs__dec(x, c, in->operands[k])->tick > tick) ||
+		    users_changed(x, c, in->operands[k], i, tick))
 			return false;
-	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
+	return !x->pull || !users_changed(x, c, i, UINT32_MAX, tick);
 }
 
-/* still_decided without the query key: i's last decision was made in a pass of the same kind
- * with nothing from its caller, and no operand's decision, no earlier user of an operand and
- * (pull) no user of i changed since, so the key would come out the same. A tuple and a root its
- * caller constrains are left to still_decided (what is wanted of them is not their users'
- * own). */
+/* Whether i's last decision still holds: made in a pass of the same kind (pull), from the same
+ * query (key) and caller's want (ext), and nothing else it read changed since. */
+static bool still_decided(shs__prop *x, uint32_t c, uint32_t i, uint64_t key, uint64_t ext)
+{
+	const shs__cand_cache *cc = &x->cache[c][i];
+
+	return cc->decided && cc->valid && cc->key == key && cc->pull == x->pull &&
+	       cc->ext == ext && reads_unchanged(x, c, i, false);
+}
+
+/* still_decided without the query key: made in a pass of the same kind with nothing from its
+ * caller, and no operand's decision changed since either, so the key would come out the same.
+ * A tuple and a root its caller constrains are left to still_decided (what is wanted of them
+ * is not their users' own). */
 static bool unchanged_since_decided(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
-	const shs_instr *in = comp->instrs[i];
 	const shs__cand_cache *cc = &x->cache[c][i];
 
-	if (!cc->decided || !cc->valid || cc->pull != x->pull || cc->ext ||
-	    in->shape.type == SHS_TUPLE || (i == comp->root && x->ext_req[c]))
-		return false;
-	for (uint32_t k = 0; k < in->n_operands; k++)
-		if (shs__dec(x, c, in->operands[k])->tick > cc->tick ||
-		    users_changed(x, c, in->operands[k], i, cc->tick))
-			return false;
-	return !x->pull || !users_changed(x, c, i, UINT32_MAX, cc->tick);
+	return cc->decided && cc->valid && cc->pull == x->pull && !cc->ext &&
+	       comp->instrs[i]->shape.type != SHS_TUPLE && !(i == comp->root && x->ext_req[c]) &&
+	       reads_unchanged(x, c, i, true);
 }
 
 /* The candidates for instruction i given the query key (hints and want): the cached ones when
