@@ -256,6 +256,33 @@ int64_t shs_entry_param_bytes(const shs_module *m)
 	return total;
 }
 
+bool *shs_entry_returned_params(const shs_module *m)
+{
+	const shs_computation *c = shs_module_entry(m);
+	bool *by_number, *out;
+
+	if (!c)
+		return NULL;
+	by_number = calloc(c->n_instrs + 1, sizeof(*by_number));
+	out = calloc(c->n_instrs + 1, sizeof(*out));
+	for (uint32_t a = 0; by_number && out && a < m->n_aliases; a++)
+		if (m->aliases[a].param_number >= 0 &&
+		    m->aliases[a].param_number < (int64_t)c->n_instrs &&
+		    !m->aliases[a].param_index.n)
+			by_number[m->aliases[a].param_number] = true;
+	for (uint32_t i = 0; by_number && out && i < c->n_instrs; i++)
+		out[i] = c->instrs[i]->op == SHS_OP_PARAMETER &&
+			 c->instrs[i]->parameter_number >= 0 &&
+			 c->instrs[i]->parameter_number < (int64_t)c->n_instrs &&
+			 by_number[c->instrs[i]->parameter_number];
+	free(by_number);
+	if (!by_number) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 uint64_t shs_opcode_histogram(const shs_module *m, uint64_t counts[SHS_OP_COUNT])
 {
 	uint64_t total = 0;

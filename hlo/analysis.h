@@ -29,6 +29,12 @@ double shs_comp_dot_flops(const shs_module *m, const shs_computation *c, uint32_
 /* Bytes of the entry computation's parameters (their full logical shapes). -1 on overflow. */
 int64_t shs_entry_param_bytes(const shs_module *m);
 
+/* Which entry instructions are parameters that come back whole as step outputs
+ * (input_output_alias with an empty parameter index: a weight or its Adam state, not a batch
+ * input): a calloc'ed array by instruction (caller frees), or NULL when out of memory or m has
+ * no entry. */
+bool *shs_entry_returned_params(const shs_module *m);
+
 /* Instructions per opcode over the whole module into counts[SHS_OP_COUNT]; returns the total. */
 uint64_t shs_opcode_histogram(const shs_module *m, uint64_t counts[SHS_OP_COUNT]);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "evaluate_internal.h"
 
 typedef struct memo {
@@ -369,31 +370,11 @@ done:
 	return peak;
 }
 
-/* Which entry parameters are aliased to an output (model state), by parameter number (n of
- * them); NULL when out of memory. */
-static bool *state_params(const shs_module *m, const shs_computation *entry, int64_t *n)
-{
-	bool *state;
-
-	*n = 0;
-	for (uint32_t i = 0; i < entry->n_instrs; i++)
-		if (entry->instrs[i]->op == SHS_OP_PARAMETER &&
-		    entry->instrs[i]->parameter_number >= *n)
-			*n = entry->instrs[i]->parameter_number + 1;
-	if (!(state = calloc((size_t)*n + 1, sizeof(*state))))
-		return NULL;
-	for (uint32_t a = 0; a < m->n_aliases; a++)
-		if (m->aliases[a].param_number >= 0 && m->aliases[a].param_number < *n)
-			state[m->aliases[a].param_number] = true;
-	return state;
-}
-
 static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 {
 	const shs_computation *comp = shs_module_entry(x->m);
 	char path[SHS_PATH_CAP];
-	int64_t n;
-	bool *state = state_params(x->m, comp, &n);
+	bool *state = shs_entry_returned_params(x->m);
 
 	if (!state)
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
@@ -404,8 +385,7 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 			continue;
 		b = value_bytes(x, x->m->entry, i);
 		ev->state_bytes += b;
-		if (in->parameter_number < 0 || !state[in->parameter_number] ||
-		    in->shape.type == SHS_TUPLE || !in->shape.rank ||
+		if (!state[i] || in->shape.type == SHS_TUPLE || !in->shape.rank ||
 		    !shs_elem_is_float(in->shape.type))
 			continue;
 		shs_param_path(in, path, sizeof(path));

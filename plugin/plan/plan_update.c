@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "propagate_internal.h"
 
 /*
@@ -32,32 +33,6 @@ typedef struct targets {
 	shs_pspec *spec;
 	unsigned char *kind;
 } targets;
-
-/* Which of c's instructions are parameters that come back as step outputs
- * (input_output_alias: a weight or its Adam state, not a batch input): a calloc'ed array, or
- * NULL when out of memory. */
-static bool *returned_params(const shs_module *m, const shs_computation *c)
-{
-	bool *by_number = calloc(c->n_instrs + 1, sizeof(*by_number));
-	bool *out = calloc(c->n_instrs + 1, sizeof(*out));
-
-	for (uint32_t a = 0; by_number && out && a < m->n_aliases; a++)
-		if (m->aliases[a].param_number >= 0 &&
-		    m->aliases[a].param_number < (int64_t)c->n_instrs &&
-		    !m->aliases[a].param_index.n)
-			by_number[m->aliases[a].param_number] = true;
-	for (uint32_t i = 0; by_number && out && i < c->n_instrs; i++)
-		out[i] = c->instrs[i]->op == SHS_OP_PARAMETER &&
-			 c->instrs[i]->parameter_number >= 0 &&
-			 c->instrs[i]->parameter_number < (int64_t)c->n_instrs &&
-			 by_number[c->instrs[i]->parameter_number];
-	free(by_number);
-	if (!by_number) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
 
 /* Forward: returned parameters their seed, state the layout its state operands share. */
 static void from_operands(const shs__prop *x, const shs_computation *c, const bool *returned,
@@ -197,7 +172,7 @@ int shs__pin_update(shs__prop *x, shs_err *e)
 		return SHS_OK;
 	t.spec = calloc(c->n_instrs + 1, sizeof(*t.spec));
 	t.kind = calloc(c->n_instrs + 1, sizeof(*t.kind));
-	returned = returned_params(x->m, c);
+	returned = shs_entry_returned_params(x->m);
 	if (!t.spec || !t.kind || !returned || !shs__hint_room(x, entry)) {
 		rc = shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 		goto done;
