@@ -119,13 +119,46 @@ void shs_param_path(const shs_instr *p, char *buf, size_t cap)
 
 void shs_decision_free(shs_decision *d)
 {
-	free(d->leaves);
-	free(d->req);
-	free(d->req_first);
 	free(d->colls);
-	d->leaves = d->req = NULL;
-	d->req_first = NULL;
 	d->colls = NULL;
+	d->n_colls = 0;
+}
+
+int shs_decision_set_specs(shs_decision *d, shs_arena *a, const shs_pspec *leaves,
+			   uint32_t n_leaves, const shs_pspec *req, uint32_t n_req,
+			   const uint32_t *req_first, uint32_t n_operands)
+{
+	shs_pspec *l = d->leaves, *q = d->req;
+	uint32_t *first = d->req_first;
+
+	if (!req)
+		n_req = 0;
+	if (n_leaves > d->leaves_cap && !(l = shs_arena_alloc(a, n_leaves * sizeof(*l))))
+		return SHS_ENOMEM;
+	if (n_req > d->req_cap && !(q = shs_arena_alloc(a, n_req * sizeof(*q))))
+		return SHS_ENOMEM;
+	/* an instruction's operand count never changes: its offsets' room is made once */
+	if (!first && !(first = shs_arena_alloc(a, (n_operands + 1u) * sizeof(*first))))
+		return SHS_ENOMEM;
+	if (l != d->leaves) {
+		d->leaves = l;
+		d->leaves_cap = n_leaves;
+	}
+	if (q != d->req) {
+		d->req = q;
+		d->req_cap = n_req;
+	}
+	d->req_first = first;
+	memcpy(d->leaves, leaves, n_leaves * sizeof(*leaves));
+	d->n_leaves = n_leaves;
+	if (n_req)
+		memcpy(d->req, req, n_req * sizeof(*req));
+	if (req)
+		memcpy(first, req_first, (n_operands + 1u) * sizeof(*first));
+	else
+		memset(first, 0, (n_operands + 1u) * sizeof(*first));
+	d->n_req = n_req;
+	return SHS_OK;
 }
 
 void shs_plan_free(shs_plan *p)
@@ -134,10 +167,11 @@ void shs_plan_free(shs_plan *p)
 		return;
 	for (uint32_t c = 0; p->d && c < p->n_comps; c++) {
 		for (uint32_t i = 0; p->d[c] && i < p->n_instrs[c]; i++)
-			shs_decision_free(&p->d[c][i]);
+			free(p->d[c][i].colls);
 		free(p->d[c]);
 	}
 	free(p->d);
+	shs_arena_free(p->arena);
 	free(p->n_instrs);
 	free(p);
 }

@@ -28,7 +28,8 @@ static int alloc_plan(const shs_module *m, const shs_plan_request *r, shs_plan *
 	p->n_comps = m->n_comps;
 	p->n_instrs = calloc(m->n_comps + 1, sizeof(*p->n_instrs));
 	p->d = calloc(m->n_comps + 1, sizeof(*p->d));
-	if (!p->n_instrs || !p->d)
+	p->arena = shs_arena_new(0);
+	if (!p->n_instrs || !p->d || !p->arena)
 		return oom(e);
 	for (uint32_t c = 0; c < m->n_comps; c++) {
 		const shs_computation *comp = m->comps[c];
@@ -37,10 +38,12 @@ static int alloc_plan(const shs_module *m, const shs_plan_request *r, shs_plan *
 			return oom(e);
 		p->n_instrs[c] = comp->n_instrs;
 		for (uint32_t i = 0; i < comp->n_instrs; i++) {
-			uint32_t n = shs_shape_leaves(&comp->instrs[i]->shape);
-			p->d[c][i].n_leaves = n;
-			p->d[c][i].leaves = calloc(n ? n : 1, sizeof(shs_pspec));
-			if (!p->d[c][i].leaves)
+			shs_decision *d = &p->d[c][i];
+			d->n_leaves = shs_shape_leaves(&comp->instrs[i]->shape);
+			d->leaves_cap = d->n_leaves;
+			d->leaves = shs_arena_calloc(p->arena, d->n_leaves ? d->n_leaves : 1,
+						     sizeof(shs_pspec));
+			if (!d->leaves)
 				return oom(e);
 		}
 	}

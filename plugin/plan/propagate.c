@@ -53,22 +53,11 @@ int shs__dec_set(shs__prop *x, shs_decision *d, const shs_pspec *leaves, uint32_
 		return SHS_OK;
 	x->changed = true;
 	d->tick = ++x->clock;
-	if (n_req != d->n_req || !d->req_first) {
-		free(d->req);
-		free(d->req_first);
-		d->req = n_req ? malloc(n_req * sizeof(*d->req)) : NULL;
-		d->req_first = calloc(n_operands + 1, sizeof(*d->req_first));
-		if ((n_req && !d->req) || !d->req_first) {
-			x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
-			return x->rc;
-		}
+	if (shs_decision_set_specs(d, x->p->arena, leaves, n_leaves, req, n_req, first,
+				   n_operands) != SHS_OK) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return x->rc;
 	}
-	memcpy(d->leaves, leaves, n_leaves * sizeof(*leaves));
-	if (n_req)
-		memcpy(d->req, req, n_req * sizeof(*req));
-	if (req)
-		memcpy(d->req_first, first, (n_operands + 1) * sizeof(*first));
-	d->n_req = n_req;
 	d->set = true;
 	return SHS_OK;
 }

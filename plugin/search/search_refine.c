@@ -26,6 +26,7 @@ typedef struct refiner {
 	shs_eval *ev;
 	shs_search_try best;
 	slot *slots;
+	shs_arena *arena;       /* owns the slots' orig specs */
 	uint32_t n;
 	uint32_t evaluated;
 	bool too_many;          /* too many instructions to choose for: nothing tried */
@@ -37,56 +38,43 @@ static int oom(shs_err *e)
 	return shs_seterr(e, SHS_ENOMEM, "search: out of memory");
 }
 
-static void *dup_array(const void *src, size_t bytes, bool *ok)
+/* Sets *d to the given result, operand requirements and work (copies: the specs in d's arrays
+ * or a, the collectives malloc'ed, d's old ones freed). */
+static int set_decision(shs_decision *d, shs_arena *a, const shs_pspec *leaves,
+			uint32_t n_leaves, const shs_pspec *req, uint32_t n_req,
+			const uint32_t *req_first, uint32_t n_operands, double flops, double bytes,
+			const shs_coll *colls, uint32_t n_colls, const char *strategy,
+			const char *label, shs_err *e)
 {
-	void *out = bytes ? malloc(bytes) : NULL;
+	shs_coll *copy = n_colls ? malloc(n_colls * sizeof(*copy)) : NULL;
 
-	if (bytes && !out)
-		*ok = false;
-	else if (bytes)
-		memcpy(out, src, bytes);
-	return out;
-}
-
-/* Sets *d to the given result, operand requirements and work (copies; d's old arrays freed). */
-static int set_decision(shs_decision *d, const shs_pspec *leaves, uint32_t n_leaves,
-			const shs_pspec *req, uint32_t n_req, const uint32_t *req_first,
-			uint32_t n_operands, double flops, double bytes, const shs_coll *colls,
-			uint32_t n_colls, const char *strategy, const char *label, shs_err *e)
-{
-	bool ok = true;
-	shs_decision nd = *d;
-
-	nd.leaves = dup_array(leaves, n_leaves * sizeof(*leaves), &ok);
-	nd.req = dup_array(req, n_req * sizeof(*req), &ok);
 	/* without requirements (a free instruction) there may be fewer firsts than operands */
-	nd.req_first = dup_array(req_first, n_req ? (n_operands + 1) * sizeof(*req_first) : 0,
-				 &ok);
-	nd.colls = dup_array(colls, n_colls * sizeof(*colls), &ok);
-	if (!ok) {
-		shs_decision_free(&nd);
+	if ((n_colls && !copy) || shs_decision_set_specs(d, a, leaves, n_leaves,
+							 n_req ? req : NULL, n_req, req_first,
+							 n_operands) != SHS_OK) {
+		free(copy);
 		return oom(e);
 	}
+	if (n_colls)
+		memcpy(copy, colls, n_colls * sizeof(*copy));
 	shs_decision_free(d);
-	nd.set = true;
-	nd.n_leaves = n_leaves;
-	nd.n_req = n_req;
-	nd.flops = flops;
-	nd.bytes = bytes;
-	nd.n_colls = n_colls;
-	nd.strategy = strategy;
-	memcpy(nd.label, label, sizeof(nd.label));
-	nd.label[sizeof(nd.label) - 1] = '\0';
-	*d = nd;
+	d->set = true;
+	d->flops = flops;
+	d->bytes = bytes;
+	d->colls = copy;
+	d->n_colls = n_colls;
+	d->strategy = strategy;
+	memcpy(d->label, label, sizeof(d->label));
+	d->label[sizeof(d->label) - 1] = '\0';
 	return SHS_OK;
 }
 
-static int copy_decision(shs_decision *dst, const shs_decision *src, uint32_t n_operands,
-			 shs_err *e)
+static int copy_decision(shs_decision *dst, shs_arena *a, const shs_decision *src,
+			 uint32_t n_operands, shs_err *e)
 {
-	return set_decision(dst, src->leaves, src->n_leaves, src->req, src->n_req, src->req_first,
-			    n_operands, src->flops, src->bytes, src->colls, src->n_colls,
-			    src->strategy, src->label, e);
+	return set_decision(dst, a, src->leaves, src->n_leaves, src->req, src->n_req,
+			    src->req_first, n_operands, src->flops, src->bytes, src->colls,
+			    src->n_colls, src->strategy, src->label, e);
 }
 
 /* Puts option k of slot s into the plan. */
@@ -98,9 +86,9 @@ static int apply(refiner *r, slot *s, uint32_t k)
 
 	s->at = k;
 	if (!k)
-		return copy_decision(d, &s->orig, n_ops, r->e);
+		return copy_decision(d, r->p->arena, &s->orig, n_ops, r->e);
 	c = &s->cands.v[k - 1];
-	return set_decision(d, c->result, c->n_result, c->operands, c->operand_first[n_ops],
+	return set_decision(d, r->p->arena, c->result, c->n_result, c->operands, c->operand_first[n_ops],
 			    c->operand_first, n_ops, c->flops, c->bytes, c->colls, c->n_colls,
 			    c->strategy, c->label, r->e);
 }
@@ -199,7 +187,8 @@ static int collect(refiner *r, bool allow_sweep)
 				r->slots = grown;
 				cap = cap ? 2 * cap : 16;
 			}
-			rc = copy_decision(&s.orig, &r->p->d[c][i], in->n_operands, r->e);
+			rc = copy_decision(&s.orig, r->arena, &r->p->d[c][i], in->n_operands,
+					   r->e);
 			r->slots[r->n++] = s;
 		}
 	}
@@ -251,9 +240,10 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
 		       const shs_eval_options *o, bool allow_sweep, shs_plan *p, shs_eval *ev,
 		       uint32_t *evaluated, bool *exact, shs_err *e)
 {
-	refiner r = { .h = h, .m = m, .cl = c, .o = o, .p = p, .ev = ev, .e = e };
+	refiner r = { .h = h, .m = m, .cl = c, .o = o, .p = p, .ev = ev, .e = e,
+		      .arena = shs_arena_new(0) };
 	double combos = 1, sweep_evals = 0;
-	int rc = collect(&r, allow_sweep);
+	int rc = r.arena ? collect(&r, allow_sweep) : oom(e);
 
 	*exact = false;
 	shs__search_summary(ev, &r.best);
@@ -275,6 +265,7 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
 		shs_decision_free(&r.slots[k].orig);
 	}
 	free(r.slots);
+	shs_arena_free(r.arena);
 	*evaluated = r.evaluated;
 	return rc;
 }

@@ -125,7 +125,8 @@ bool shs_param_is_data(const shs_instr *p);
 /* Whether a parameter path names optimizer state (Adam's mu and nu) rather than a weight. */
 bool shs_param_path_is_optimizer_state(const char *path);
 
-/* The decision for one instruction. */
+/* The decision for one instruction. Its leaves, req and req_first live in an arena (its plan's,
+ * or whatever arena the code that made a loose copy gave); its collectives are its own. */
 typedef struct shs_decision {
 	bool set;               /* decided (false: nothing constrains it; annotated replicated) */
 	bool fixed;             /* a seed or a hint: not revisited */
@@ -134,6 +135,7 @@ typedef struct shs_decision {
 	uint32_t n_req;         /* what it requires of its operands (flat, leaf by leaf) */
 	shs_pspec *req;
 	uint32_t *req_first;    /* operand k's leaves start at req[req_first[k]] */
+	uint32_t leaves_cap, req_cap; /* the room in leaves and req */
 	const char *strategy;   /* borrowed from the host, or "seed", "hint", "control" */
 	char label[SHS_PLUGIN_LABEL_MAX];
 	double cost;            /* its score when chosen */
@@ -143,8 +145,16 @@ typedef struct shs_decision {
 	uint64_t tick;          /* the propagation's clock when it last changed */
 } shs_decision;
 
-/* Frees the arrays decision d owns (result, requirements, collectives) and clears them. */
+/* Frees the collectives decision d owns and clears them (its other arrays go with their
+ * arena). */
 void shs_decision_free(shs_decision *d);
+
+/* Sets d's result (n_leaves specs) and its requirements of its n_operands operands (n_req
+ * specs, req_first: n_operands + 1 offsets; req NULL: none, n_req 0) to copies: in d's own
+ * arrays where they have room, else in new ones from a. SHS_OK or SHS_ENOMEM (d unchanged). */
+int shs_decision_set_specs(shs_decision *d, shs_arena *a, const shs_pspec *leaves,
+			   uint32_t n_leaves, const shs_pspec *req, uint32_t n_req,
+			   const uint32_t *req_first, uint32_t n_operands);
 
 /* A plan: the mesh and a decision per instruction of every computation (d[c][i]). */
 typedef struct shs_plan {
@@ -153,6 +163,7 @@ typedef struct shs_plan {
 	uint32_t n_comps;
 	uint32_t *n_instrs;
 	shs_decision **d;
+	shs_arena *arena;       /* owns the decisions' leaves and requirements */
 	uint32_t passes;        /* propagation passes run */
 	double total_cost;
 	uint32_t n_reshards;    /* operand edges whose sharding differs from what the user wants */
