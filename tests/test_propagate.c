@@ -261,7 +261,7 @@ static bool same_plans(const shs_plan *a, const shs_plan *b)
  * its operands' earlier users require) is unchanged keeps its decision, the score parts its
  * candidates share are computed once, and an instruction whose query another of its class
  * (the same shapes and attributes under pure strategies: each layer's update) asked before
- * takes a copy of that one's candidates: the plan, to each decision's cost, is the same as
+ * shares that one's list of candidates: the plan, to each decision's cost, is the same as
  * deciding every instruction of every computation anew, unrolled and scanned. */
 static void test_reuse_changes_nothing(void)
 {

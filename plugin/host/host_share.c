@@ -1,4 +1,4 @@
-/* Query classes: instructions whose queries pure strategies answer alike, and candidate copies. */
+/* Query classes: instructions whose queries pure strategies answer alike. */
 #include <string.h>
 #include <xxhash.h>
 
@@ -79,55 +79,4 @@ uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, ui
 			return 0;
 	}
 	return shs__host_views_class(views, c, i);
-}
-
-/* The bytes shs_cands_copy takes of an arena for src, each block rounded up to its alignment. */
-static size_t copy_bytes(const shs_cands *src)
-{
-	enum { SLACK = 16 };
-	size_t n = src->n * sizeof(*src->v) + SLACK;
-
-	for (uint32_t k = 0; k < src->n; k++) {
-		const shs_cand *s = &src->v[k];
-		uint32_t n_ops = s->operand_first ? s->operand_first[s->n_operands] : 0;
-
-		n += s->n_result * sizeof(*s->result) + (s->n_operands + 1u) * sizeof(uint32_t) +
-		     n_ops * sizeof(*s->operands) + s->n_colls * sizeof(*s->colls) + 4 * SLACK;
-	}
-	return n;
-}
-
-int shs_cands_copy(const shs_cands *src, shs_arena *arena, shs_cands *out)
-{
-	shs_arena *a = arena ? arena : shs_arena_new(0);
-
-	*out = (shs_cands){ .served = src->served, .a = a };
-	if (!a)
-		return SHS_ENOMEM;
-	if (!src->n)
-		return SHS_OK;
-	shs_arena_set_chunk(a, copy_bytes(src)); /* one block, not the usual 64 KiB */
-	out->v = shs_arena_memdup(a, src->v, src->n * sizeof(*src->v));
-	if (!out->v)
-		return SHS_ENOMEM;
-	out->n = src->n;
-	for (uint32_t k = 0; k < src->n; k++) {
-		const shs_cand *s = &src->v[k];
-		shs_cand *d = &out->v[k];
-		uint32_t n_ops = s->operand_first ? s->operand_first[s->n_operands] : 0;
-
-		d->result = s->n_result ? shs_arena_memdup(a, s->result,
-							   s->n_result * sizeof(*s->result)) : NULL;
-		d->operand_first = s->operand_first ?
-			shs_arena_memdup(a, s->operand_first,
-					 (s->n_operands + 1u) * sizeof(*s->operand_first)) : NULL;
-		d->operands = n_ops ? shs_arena_memdup(a, s->operands,
-						       n_ops * sizeof(*s->operands)) : NULL;
-		d->colls = s->n_colls ? shs_arena_memdup(a, s->colls,
-							 s->n_colls * sizeof(*s->colls)) : NULL;
-		if ((s->n_result && !d->result) || (s->operand_first && !d->operand_first) ||
-		    (n_ops && !d->operands) || (s->n_colls && !d->colls))
-			return SHS_ENOMEM;
-	}
-	return SHS_OK;
 }

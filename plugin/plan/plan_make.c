@@ -368,7 +368,7 @@ static void teardown(shs__prop *x)
 		if (x->pinned)
 			free(x->pinned[c]);
 		for (uint32_t i = 0; x->cache && x->cache[c] && i < x->m->comps[c]->n_instrs; i++)
-			shs_cands_free(&x->cache[c][i].cands);
+			shs__list_drop(&x->share, x->cache[c][i].list);
 		if (x->cache)
 			free(x->cache[c]);
 	}

@@ -356,43 +356,42 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 {
 	const shs_computation *comp = x->m->comps[c];
 	shs__cand_cache *cc = &x->cache[c][i];
-	const shs_cands *shared;
-	int rc;
+	shs__list *l;
+	int rc = SHS_OK;
 
 	if (cc->valid && cc->key == key)
-		return &cc->cands;
-	shs_host_query q = { .views = x->views, .comp = c, .instr = i, .mesh = &x->r->mesh,
-			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want,
-			     .arena = cc->cands.a };
-
-	/* the old list's arena, emptied, holds the new one: no allocation per query */
-	cc->cands.a = NULL;
-	shs_cands_free(&cc->cands);
-	if (q.arena)
-		shs_arena_reset(q.arena);
+		return &cc->list->cands;
+	/* let go of the old list first: when no one else holds it, its arena takes the new one */
+	shs__list_drop(&x->share, cc->list);
+	cc->list = NULL;
 	cc->valid = false;
 	if (!cc->cls_known) {
 		cc->cls = x->r->no_reuse ? 0 : shs_host_query_class(x->h, x->views, c, i,
 								     comp->instrs[i]);
 		cc->cls_known = true;
 	}
-	if (cc->cls && (shared = shs__share_get(x, cc->cls, key))) {
-		rc = shs_cands_copy(shared, q.arena, &cc->cands);
-		if (rc != SHS_OK)
-			rc = shs_seterr(x->e, rc, "plan: out of memory");
-	} else {
-		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &cc->cands,
+	if (cc->cls && (l = shs__share_get(&x->share, cc->cls, key))) {
+		l->refs++;
+	} else if ((l = shs__list_new(&x->share))) {
+		shs_host_query q = { .views = x->views, .comp = c, .instr = i,
+				     .mesh = &x->r->mesh, .mode = SHS_PMODE_PROPAGATE,
+				     .hints = hints, .result_hint = want, .arena = l->cands.a };
+		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &l->cands,
 					   x->e);
-		if (rc == SHS_OK && cc->cls && cc->cands.served && cc->cands.n)
-			shs__share_put(x, cc->cls, key, c, i);
+		if (rc == SHS_OK && cc->cls && l->cands.served && l->cands.n)
+			shs__share_put(&x->share, cc->cls, key, l);
+	} else {
+		rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 	}
 	if (rc != SHS_OK) {
+		shs__list_drop(&x->share, l);
 		x->rc = rc;
 		return NULL;
 	}
+	cc->list = l;
 	cc->key = key;
 	cc->valid = true;
-	return &cc->cands;
+	return &l->cands;
 }
 
 /* shs__user_req of array instruction i, kept between visits while none of its users changed

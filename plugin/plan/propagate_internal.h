@@ -6,6 +6,15 @@
 #include "plan_internal.h"
 #include "users.h"
 
+/* A list of candidates, shared by the instructions that asked the same query of the same class
+ * (and by the table that finds it) and counted: the last one to let go gives it back to the
+ * propagation's pool, which reuses its arena for the next list. */
+typedef struct shs__list {
+	shs_cands cands;
+	uint32_t refs;
+	struct shs__list *next; /* in the pool */
+} shs__list;
+
 /* The candidates an instruction got last, and the hash of the query that got them (its
  * operands' shardings and the wanted result): a later pass asking the same reuses them. And
  * when its last decision was made (a tick of the propagation's clock), in which kind of pass
@@ -19,7 +28,7 @@ typedef struct shs__cand_cache {
 	bool pull;
 	uint64_t tick;
 	uint64_t ext;
-	shs_cands cands;
+	shs__list *list;  /* a reference, or NULL */
 	/* what its users required when last asked (an array leaf), and when: valid while none of
 	 * them changed since */
 	const shs_pspec *users_want;
@@ -30,12 +39,14 @@ typedef struct shs__cand_cache {
 	bool cls_known;
 } shs__cand_cache;
 
-/* Which instruction's cached candidates answer a query of a class (propagate_share.c): an
- * open-addressing table of (class, query key) -> instruction, cap a power of two. */
+/* The list that answers a query of a class (propagate_share.c): an open-addressing table of
+ * (class, query key) -> list (a reference each), cap a power of two; and the pool of lists no
+ * one holds. */
 typedef struct shs__share_entry shs__share_entry;
 typedef struct shs__share {
 	shs__share_entry *v;
 	uint32_t cap, used;
+	shs__list *pool;
 } shs__share;
 
 /* What a pass over a computation of a twin class (structurally identical computations) last
@@ -168,14 +179,24 @@ double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 /* Frees the memo's table. */
 void shs__score_memo_free(shs__score_memo *m);
 
-/* The table of shared candidate lists (propagate_share.c): shs__share_init sizes it for
- * n_instrs instructions (SHS_OK or SHS_ENOMEM); shs__share_get gives the cached list of an
- * instruction of class cls asked key, or NULL; shs__share_put records that instruction i of
- * computation c holds it (nothing when the table is full). */
+/* The shared candidate lists (propagate_share.c).
+ * shs__share_init sizes the table for n_instrs instructions (SHS_OK or SHS_ENOMEM);
+ * shs__share_free frees it, the lists it holds and the pool (every instruction must have let
+ * go of its list first).
+ * shs__share_get: the list of class cls asked key, or NULL (borrowed: take a reference to
+ * keep it).
+ * shs__share_put: records l as the answer of (cls, key) with a reference of its own (nothing
+ * when the table is full).
+ * shs__list_new: an empty list with one reference, from the pool or new (its arena empty and
+ * ready for a query); NULL when out of memory.
+ * shs__list_drop: lets go of one reference to l (NULL does nothing); the last one puts it in
+ * the pool. */
 int shs__share_init(shs__share *s, uint64_t n_instrs);
 void shs__share_free(shs__share *s);
-const shs_cands *shs__share_get(const shs__prop *x, uint64_t cls, uint64_t key);
-void shs__share_put(shs__prop *x, uint64_t cls, uint64_t key, uint32_t c, uint32_t i);
+shs__list *shs__share_get(const shs__share *s, uint64_t cls, uint64_t key);
+void shs__share_put(shs__share *s, uint64_t cls, uint64_t key, shs__list *l);
+shs__list *shs__list_new(shs__share *s);
+void shs__list_drop(shs__share *s, shs__list *l);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
 

@@ -1,13 +1,13 @@
-/* Candidate lists handed between instructions of one query class within a plan: an unrolled
+/* Candidate lists shared between instructions of one query class within a plan: an unrolled
  * model's repeated layers and optimizer updates ask their strategies the same thousands of
- * times. */
+ * times, and hold one counted list rather than copies. */
 #include <stdlib.h>
 
 #include "propagate_internal.h"
 
 struct shs__share_entry {
-	uint64_t cls, key; /* 0, 0: empty */
-	uint32_t c, i;     /* the instruction whose cached list answered it last */
+	uint64_t cls, key;
+	shs__list *l; /* NULL: empty */
 };
 
 enum { SHARE_MIN = 64, SHARE_MAX = 1u << 22 };
@@ -24,6 +24,14 @@ int shs__share_init(shs__share *s, uint64_t n_instrs)
 
 void shs__share_free(shs__share *s)
 {
+	for (uint32_t k = 0; s->v && k < s->cap; k++)
+		shs__list_drop(s, s->v[k].l);
+	while (s->pool) {
+		shs__list *l = s->pool;
+		s->pool = l->next;
+		shs_cands_free(&l->cands);
+		free(l);
+	}
 	free(s->v);
 	*s = (shs__share){ 0 };
 }
@@ -40,35 +48,51 @@ static shs__share_entry *find(const shs__share *s, uint64_t cls, uint64_t key)
 {
 	for (uint32_t k = 0, j = slot_of(s, cls, key); k < s->cap; k++, j = (j + 1) & (s->cap - 1)) {
 		shs__share_entry *e = &s->v[j];
-		if ((e->cls == cls && e->key == key) || (!e->cls && !e->key))
+		if (!e->l || (e->cls == cls && e->key == key))
 			return e;
 	}
 	return NULL;
 }
 
-const shs_cands *shs__share_get(const shs__prop *x, uint64_t cls, uint64_t key)
+shs__list *shs__share_get(const shs__share *s, uint64_t cls, uint64_t key)
 {
-	const shs__share_entry *e = find(&x->share, cls, key);
-	const shs__cand_cache *cc;
+	const shs__share_entry *e = find(s, cls, key);
 
-	if (!e || e->cls != cls || e->key != key)
-		return NULL;
-	cc = &x->cache[e->c][e->i];
-	/* the owner asked again since (another key): its list no longer answers */
-	return cc->valid && cc->key == key && cc->cls == cls ? &cc->cands : NULL;
+	return e ? e->l : NULL;
 }
 
-void shs__share_put(shs__prop *x, uint64_t cls, uint64_t key, uint32_t c, uint32_t i)
+void shs__share_put(shs__share *s, uint64_t cls, uint64_t key, shs__list *l)
 {
-	shs__share *s = &x->share;
 	shs__share_entry *e = find(s, cls, key);
 
-	if (!e)
-		return;
-	if (!e->cls && !e->key) {
-		if (4 * (uint64_t)(s->used + 1) > 3 * (uint64_t)s->cap)
-			return; /* full enough: the rest are asked */
-		s->used++;
+	if (!e || e->l || 4 * (uint64_t)(s->used + 1) > 3 * (uint64_t)s->cap)
+		return; /* known already, or full enough: the rest are asked */
+	s->used++;
+	l->refs++;
+	*e = (shs__share_entry){ .cls = cls, .key = key, .l = l };
+}
+
+shs__list *shs__list_new(shs__share *s)
+{
+	shs__list *l = s->pool;
+
+	if (l) {
+		s->pool = l->next;
+		if (l->cands.a)
+			shs_arena_reset(l->cands.a);
+		l->cands = (shs_cands){ .a = l->cands.a };
+	} else if (!(l = calloc(1, sizeof(*l)))) {
+		return NULL;
 	}
-	*e = (shs__share_entry){ .cls = cls, .key = key, .c = c, .i = i };
+	l->refs = 1;
+	l->next = NULL;
+	return l;
+}
+
+void shs__list_drop(shs__share *s, shs__list *l)
+{
+	if (!l || --l->refs)
+		return;
+	l->next = s->pool;
+	s->pool = l;
 }

@@ -96,11 +96,6 @@ typedef struct shs_cands {
 } shs_cands;
 void shs_cands_free(shs_cands *c);
 
-/* Copies src into *out, in arena (an empty one *out takes) or, when NULL, a new one; the
- * strategy and plugin names stay borrowed from the host. SHS_OK or SHS_ENOMEM (*out holds the
- * arena: free it with shs_cands_free either way). */
-int shs_cands_copy(const shs_cands *src, shs_arena *arena, shs_cands *out);
-
 /* Asks every strategy that serves instruction i of computation c (in plugin load order, then
  * registration order) for candidates on mesh, with hints and result_hint as in shs_pquery (either
  * may be NULL: nothing decided; called_roots are not passed yet). Each candidate is checked:
