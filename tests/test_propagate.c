@@ -261,8 +261,9 @@ static bool same_plans(const shs_plan *a, const shs_plan *b)
  * its operands' earlier users require) is unchanged keeps its decision, the score parts its
  * candidates share are computed once, and an instruction whose query another of its class
  * (the same shapes and attributes under pure strategies: each layer's update) asked before
- * shares that one's list of candidates: the plan, to each decision's cost, is the same as
- * deciding every instruction of every computation anew, unrolled and scanned. */
+ * shares that one's list of candidates, as does a plan made after another of the same mesh
+ * with the lists it left: the plan, to each decision's cost, is the same as deciding every
+ * instruction of every computation anew, unrolled and scanned. */
 static void test_reuse_changes_nothing(void)
 {
 	static const char *const llama[] = { "layers=4", "seq=64", "batch=8", "vocab=512", NULL };
@@ -277,17 +278,57 @@ static void test_reuse_changes_nothing(void)
 		shs_module *m = generate(presets[k], sets[k]);
 		for (int j = 0; j < N_PLAN_MESHES; j++) {
 			shs_plan_request *r = request(plan_meshes[j][0], plan_meshes[j][1]);
-			shs_plan *reused = make(h, m, r), *each;
+			shs_plan *reused = make(h, m, r), *each, *other, *shared;
+			shs_plan_lists *lists = NULL;
+			shs_err e = { 0 };
+			/* the lists another plan of the mesh (ZeRO-1 seeds) left */
+			SHS_ASSERT_OK(shs_plan_lists_new(m, &r->mesh, &lists, &e), &e);
+			r->lists = lists;
+			r->fsdp_state_only = true;
+			other = make(h, m, r);
+			r->fsdp_state_only = false;
+			shared = make(h, m, r);
+			r->lists = NULL;
 			r->no_reuse = true;
 			each = make(h, m, r);
 			CU_ASSERT_TRUE(same_plans(reused, each));
+			CU_ASSERT_TRUE(same_plans(shared, each));
 			CU_ASSERT_EQUAL(reused->passes, each->passes);
 			shs_plan_free(reused);
 			shs_plan_free(each);
+			shs_plan_free(other);
+			shs_plan_free(shared);
+			shs_plan_lists_free(lists);
 			free(r);
 		}
 		shs_module_free(m);
 	}
+	shs_host_free(h);
+}
+
+/* Lists made for one mesh are refused for another: their candidates split other axes. */
+static void test_lists_of_another_mesh(void)
+{
+	static const char *const sets[] = { "layers=2", NULL };
+	shs_host *h = host();
+	shs_module *m = generate("mlp-only", sets);
+	shs_plan_request *r = request("fsdp=8", "fsdp"), *other = request("fsdp=4,tensor=2", "fsdp");
+	shs_plan_lists *lists = NULL;
+	shs_plan *p = NULL;
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_plan_lists_new(m, &r->mesh, &lists, &e), &e);
+	other->lists = lists;
+	SHS_ASSERT_INT_EQ(shs_plan_make(h, m, other, &p, &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "another module or mesh"));
+	r->lists = lists;
+	p = make(h, m, r);
+	shs_plan_free(p);
+	shs_plan_lists_free(lists);
+	free(r);
+	free(other);
+	shs_module_free(m);
 	shs_host_free(h);
 }
 
@@ -539,6 +580,7 @@ CU_TestInfo propagate_tests[] = {
 	  test_loop_carry_as_unrolled },
 	{ "reused layers, decisions and shared score parts: the same plan as deciding anew",
 	  test_reuse_changes_nothing },
+	{ "candidate lists of another mesh are refused", test_lists_of_another_mesh },
 	{ "mlp-only fsdp+tp is the book's layout, unrolled and scanned", test_book_fsdp_tp },
 	{ "every preset, unrolled and scanned, under every plan on 1-, 2-, 3-axis meshes",
 	  test_every_preset_every_plan },

@@ -304,7 +304,11 @@ static int setup(shs__prop *x, shs_err *e)
 	uint64_t n_instrs = 0;
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
 		n_instrs += x->m->comps[c]->n_instrs;
-	if (shs__share_init(&x->share, n_instrs) != SHS_OK)
+	x->share = x->r->lists ? shs__plan_lists_share(x->r->lists) : &x->own_share;
+	if (x->r->lists && !shs__plan_lists_fit(x->r->lists, x->m, &x->r->mesh))
+		return shs_seterr(e, SHS_EINVAL, "plan: the shared candidate lists are of another "
+				  "module or mesh");
+	if (!x->r->lists && shs__share_init(&x->own_share, n_instrs) != SHS_OK)
 		return oom(e);
 	x->views = x->r->views;
 	if (!x->views) {
@@ -368,12 +372,12 @@ static void teardown(shs__prop *x)
 		if (x->pinned)
 			free(x->pinned[c]);
 		for (uint32_t i = 0; x->cache && x->cache[c] && i < x->m->comps[c]->n_instrs; i++)
-			shs__list_drop(&x->share, x->cache[c][i].list);
+			shs__list_drop(x->share, x->cache[c][i].list);
 		if (x->cache)
 			free(x->cache[c]);
 	}
 	free(x->cache);
-	shs__share_free(&x->share);
+	shs__share_free(&x->own_share);
 	shs_host_views_free(x->own_views);
 	free(x->twin);
 	free(x->leaf);

@@ -362,7 +362,7 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	if (cc->valid && cc->key == key)
 		return &cc->list->cands;
 	/* let go of the old list first: when no one else holds it, its arena takes the new one */
-	shs__list_drop(&x->share, cc->list);
+	shs__list_drop(x->share, cc->list);
 	cc->list = NULL;
 	cc->valid = false;
 	if (!cc->cls_known) {
@@ -370,21 +370,21 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 								     comp->instrs[i]);
 		cc->cls_known = true;
 	}
-	if (cc->cls && (l = shs__share_get(&x->share, cc->cls, key))) {
+	if (cc->cls && (l = shs__share_get(x->share, cc->cls, key))) {
 		l->refs++;
-	} else if ((l = shs__list_new(&x->share))) {
+	} else if ((l = shs__list_new(x->share))) {
 		shs_host_query q = { .views = x->views, .comp = c, .instr = i,
 				     .mesh = &x->r->mesh, .mode = SHS_PMODE_PROPAGATE,
 				     .hints = hints, .result_hint = want, .arena = l->cands.a };
 		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &l->cands,
 					   x->e);
 		if (rc == SHS_OK && cc->cls && l->cands.served && l->cands.n)
-			shs__share_put(&x->share, cc->cls, key, l);
+			shs__share_put(x->share, cc->cls, key, l);
 	} else {
 		rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 	}
 	if (rc != SHS_OK) {
-		shs__list_drop(&x->share, l);
+		shs__list_drop(x->share, l);
 		x->rc = rc;
 		return NULL;
 	}

@@ -91,7 +91,8 @@ typedef struct shs__prop {
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
 	bool *root_aliased;   /* per leaf of the entry root: root_want holds its requirement */
 	shs__cand_cache **cache; /* per computation and instruction */
-	shs__share share;     /* the cached lists by query class (owned) */
+	shs__share *share;    /* the lists by query class: the request's, or own_share */
+	shs__share own_share;
 	const shs_host_views *views; /* the request's, or own_views */
 	shs_host_views *own_views;
 	uint32_t *twin;       /* per computation: the first one structurally identical to it */
@@ -191,6 +192,10 @@ void shs__score_memo_free(shs__score_memo *m);
  * ready for a query); NULL when out of memory.
  * shs__list_drop: lets go of one reference to l (NULL does nothing); the last one puts it in
  * the pool. */
+/* shs__plan_lists_share: the table of lists l holds. shs__plan_lists_fit: whether l was made
+ * for module m and mesh. */
+shs__share *shs__plan_lists_share(shs_plan_lists *l);
+bool shs__plan_lists_fit(const shs_plan_lists *l, const shs_module *m, const shs_mesh *mesh);
 int shs__share_init(shs__share *s, uint64_t n_instrs);
 void shs__share_free(shs__share *s);
 shs__list *shs__share_get(const shs__share *s, uint64_t cls, uint64_t key);

@@ -1,8 +1,10 @@
-/* Candidate lists shared between instructions of one query class within a plan: an unrolled
+/* Candidate lists shared between instructions of one query class within a plan (an unrolled
  * model's repeated layers and optimizer updates ask their strategies the same thousands of
- * times, and hold one counted list rather than copies. */
+ * times, and hold one counted list rather than copies), and between the plans of one mesh. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "buf.h"
 #include "propagate_internal.h"
 
 struct shs__share_entry {
@@ -95,4 +97,57 @@ void shs__list_drop(shs__share *s, shs__list *l)
 		return;
 	l->next = s->pool;
 	s->pool = l;
+}
+
+struct shs_plan_lists {
+	shs__share share;
+	const shs_module *m;
+	shs_mesh mesh;
+	char names[SHS_MESH_MAX_AXES][32];
+};
+
+int shs_plan_lists_new(const shs_module *m, const shs_mesh *mesh, shs_plan_lists **out,
+		       shs_err *e)
+{
+	shs_plan_lists *l = calloc(1, sizeof(*l));
+	uint64_t n_instrs = 0;
+
+	*out = NULL;
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		n_instrs += m->comps[c]->n_instrs;
+	if (!l || shs__share_init(&l->share, n_instrs) != SHS_OK) {
+		free(l);
+		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+	}
+	l->m = m;
+	l->mesh = *mesh;
+	for (uint32_t a = 0; a < mesh->n_axes && a < SHS_MESH_MAX_AXES; a++) {
+		shs_str_copy(l->names[a], sizeof(l->names[a]), mesh->names[a]);
+		l->mesh.names[a] = l->names[a];
+	}
+	*out = l;
+	return SHS_OK;
+}
+
+void shs_plan_lists_free(shs_plan_lists *l)
+{
+	if (!l)
+		return;
+	shs__share_free(&l->share);
+	free(l);
+}
+
+shs__share *shs__plan_lists_share(shs_plan_lists *l)
+{
+	return &l->share;
+}
+
+bool shs__plan_lists_fit(const shs_plan_lists *l, const shs_module *m, const shs_mesh *mesh)
+{
+	if (l->m != m || l->mesh.n_axes != mesh->n_axes)
+		return false;
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (l->mesh.sizes[a] != mesh->sizes[a] || strcmp(l->mesh.names[a], mesh->names[a]))
+			return false;
+	return true;
 }

@@ -81,9 +81,11 @@ static void summarize(const shs_cluster *c, const seeding *g, shs_remat remat,
 	shs__search_summary(ev, t);
 }
 
-/* Makes and evaluates the plan seeding g calls for on j's cluster, refined by per-instruction
- * choices when they are few, as j's next candidate. */
-static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g)
+/* Makes and evaluates the plan seeding g calls for on j's cluster (with the candidate lists of
+ * the mesh's other plans, or NULL), refined by per-instruction choices when they are few, as
+ * j's next candidate. */
+static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g,
+		    shs_plan_lists *lists)
 {
 	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_plan **p = &j->plans[j->n];
@@ -103,6 +105,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		r->ignore_hints = s->o->ignore_hints;
 		r->comp_hash = s->comp_hash;
 		r->views = s->views;
+		r->lists = lists;
 		r->warn = s->o->warn ? job_warn : NULL;
 		r->warn_user = j;
 		rc = shs_plan_make(s->h, s->m, r, p, &j->e);
@@ -144,7 +147,9 @@ void shs__search_job_run(const shs__searcher *s, const char *mesh, bool pinned,
 {
 	shs_cluster_spec spec = *s->spec;
 	seeding g[SHS__SEARCH_SEEDINGS];
-	uint32_t n = 0;
+	bool skip[SHS__SEARCH_SEEDINGS] = { false };
+	shs_plan_lists *lists = NULL;
+	uint32_t n = 0, tried = 0;
 	int rc;
 
 	j->exact = true;
@@ -156,12 +161,18 @@ void shs__search_job_run(const shs__searcher *s, const char *mesh, bool pinned,
 	} else if (rc == SHS_OK) {
 		n = seedings_of(&j->cluster.mesh, g);
 	}
-	for (uint32_t k = 0; k < n && rc == SHS_OK; k++) {
-		if (!pinned && s->prune && cannot_fit(s, &j->cluster, &g[k]))
-			j->pruned++;
-		else
-			rc = try_plan(s, j, &g[k]);
+	for (uint32_t k = 0; k < n; k++) {
+		skip[k] = !pinned && s->prune && cannot_fit(s, &j->cluster, &g[k]);
+		j->pruned += skip[k];
+		tried += !skip[k];
 	}
+	/* the plans of one mesh ask many of the same queries */
+	if (rc == SHS_OK && tried > 1)
+		rc = shs_plan_lists_new(s->m, &j->cluster.mesh, &lists, &j->e);
+	for (uint32_t k = 0; k < n && rc == SHS_OK; k++)
+		if (!skip[k])
+			rc = try_plan(s, j, &g[k], lists);
+	shs_plan_lists_free(lists);
 	j->rc = rc;
 }
 

@@ -42,6 +42,17 @@ typedef struct shs_plan_chip {
 				       * (collective matmul; 0: any size) */
 } shs_plan_chip;
 
+/* The candidate lists propagation got from the plugins, kept for the next plan of the same
+ * module on the same mesh (the search makes two per mesh: ZeRO-3 and ZeRO-1 seeds ask many of
+ * the same queries). One plan at a time may use them. */
+typedef struct shs_plan_lists shs_plan_lists;
+/* New empty lists for plans of m on mesh (both must outlive them; the mesh's names are copied);
+ * caller frees with shs_plan_lists_free. SHS_OK or SHS_ENOMEM. */
+int shs_plan_lists_new(const shs_module *m, const shs_mesh *mesh, shs_plan_lists **out,
+		       shs_err *e);
+/* Frees l and every list it holds; NULL does nothing. */
+void shs_plan_lists_free(shs_plan_lists *l);
+
 /* What a plan is made from. */
 typedef struct shs_plan_request {
 	shs_mesh mesh;
@@ -62,6 +73,8 @@ typedef struct shs_plan_request {
 	const uint64_t *comp_hash; /* each computation's structural hash (shs_module_hash of
 				    * the module; borrowed), or NULL: computed */
 	const shs_host_views *views; /* the module's instruction views (borrowed), or NULL: made */
+	shs_plan_lists *lists; /* candidate lists shared with the other plans of this module and
+				* mesh (borrowed), or NULL: the plan's own */
 	shs_warn_fn warn;     /* warnings (a seed or hint that does not fit), or NULL */
 	void *warn_user;
 } shs_plan_request;
