@@ -25,6 +25,10 @@
 
 enum { MEMO_MAX_USERS = 64, SMALL = 16 };
 
+/* Of a score some candidate has: what no candidate whose floor is over it can beat or tie,
+ * far over the ties' tolerance (1e-9 of the best). */
+static const double BOUND_MARGIN = 1 + 1e-6;
+
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
 	return &x->p->d[c][i];
@@ -427,6 +431,34 @@ static bool any_wanted(const shs_cands *cands, const shs_pspec *want, uint32_t n
 	return false;
 }
 
+/* The least a candidate's score comes to: its own cost with nothing from its operands and
+ * users (its compute and its own collectives, an all-reduce counted as off the path). */
+static double floor_of(const shs__prop *x, const shs_cand *cand)
+{
+	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, 0, 0, true);
+}
+
+/* The candidate with the lowest floor (the first of equals) among those that make want (all
+ * when NULL): scored first, its score bounds the rest. */
+static uint32_t lowest_floor(const shs__prop *x, const shs_cands *cands, const shs_pspec *want,
+			     uint32_t n_res)
+{
+	uint32_t lowest = UINT32_MAX;
+	double low = 0;
+
+	for (uint32_t k = 0; k < cands->n; k++) {
+		double f;
+		if (want && !makes(&cands->v[k], want, n_res))
+			continue;
+		f = floor_of(x, &cands->v[k]);
+		if (lowest == UINT32_MAX || f < low) {
+			lowest = k;
+			low = f;
+		}
+	}
+	return lowest == UINT32_MAX ? 0 : lowest;
+}
+
 static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_computation *comp = x->m->comps[c];
@@ -438,8 +470,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_pspec *want;
 	shs__cand_cache *cc = &x->cache[c][i];
 	uint64_t key, ext = 0;
-	uint32_t n_res = 0, best = 0, best_stacked = 0;
-	double best_cost = 0, best_bytes = 0;
+	uint32_t n_res = 0, best = 0, best_stacked = 0, lowest;
+	double best_cost = 0, best_bytes = 0, bound, lowest_score;
 	bool best_wanted = false, memo, pin, pinned;
 
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
@@ -480,17 +512,25 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
+	lowest = lowest_floor(x, cands, pinned ? want : NULL, n_res);
+	lowest_score = shs__score(x, c, i, &cands->v[lowest], hints, res, n_res,
+				  makes(&cands->v[lowest], want, n_res));
+	bound = BOUND_MARGIN * lowest_score;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
 		bool wanted = makes(&cands->v[k], want, n_res);
-		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b;
+		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b, least;
 		uint32_t st;
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
-		/* a score is at least the candidate's own compute: one whose compute alone is
-		 * over the best score so far can neither beat nor tie it */
-		if (!first && shs__cand_compute(&cands->v[k], &x->r->chip) > best_cost + tol)
+		/* a score is at least the candidate's floor: one whose floor is over the best
+		 * score so far, or well over a score some candidate has, can neither beat nor
+		 * tie it */
+		if (k != lowest && (least = floor_of(x, &cands->v[k])) > bound)
 			continue;
-		s = shs__score(x, c, i, &cands->v[k], hints, res, n_res, wanted);
+		if (k != lowest && !first && least > best_cost + tol)
+			continue;
+		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
+							    n_res, wanted);
 		b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
 		st = stacked_axes(&cands->v[k]);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
