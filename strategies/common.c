@@ -364,9 +364,8 @@ void sc_append(char *buf, size_t cap, size_t *len, const char *str)
 	*len += n;
 }
 
-/* Appends the axes of d ("data+tensor", or "-") to buf. */
-static void append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
-		       const shs_pmesh *mesh)
+void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
+		   const shs_pmesh *mesh)
 {
 	if (d->n == 0) {
 		sc_append(buf, cap, len, "-");
@@ -394,7 +393,7 @@ size_t sc_format_dim(char *buf, size_t cap, const shs_pdim *d, const shs_pmesh *
 
 	if (cap > 0)
 		buf[0] = '\0';
-	append_dim(buf, cap, &len, d, mesh);
+	sc_append_dim(buf, cap, &len, d, mesh);
 	return len;
 }
 
@@ -408,7 +407,7 @@ size_t sc_format_spec(char *buf, size_t cap, const shs_pspec *s, const shs_pmesh
 	for (uint32_t d = 0; d < s->rank && d < SHS_PLUGIN_MAX_RANK; d++) {
 		if (d > 0)
 			sc_append(buf, cap, &len, ",");
-		append_dim(buf, cap, &len, &s->dims[d], mesh);
+		sc_append_dim(buf, cap, &len, &s->dims[d], mesh);
 	}
 	sc_append(buf, cap, &len, "]");
 	return len;

@@ -135,12 +135,16 @@ uint32_t sc_dim_mask(const shs_pdim *d);
 
 /* ---- Labels ---- */
 
-/* Writes into buf (cap bytes, always NUL-terminated, truncated) the axes of d joined by '+'
- * ("data+tensor"), or "-" when none. Returns the length written (as if not truncated). */
 /* Appends str to buf[*len..cap), keeping buf NUL-terminated; *len counts as if not truncated
  * (labels are built per candidate: no formatting). */
 void sc_append(char *buf, size_t cap, size_t *len, const char *str);
 
+/* Appends the axes of d joined by '+' ("data+tensor"), or "-" when none, as sc_append does. */
+void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
+		   const shs_pmesh *mesh);
+
+/* Writes into buf (cap bytes, always NUL-terminated, truncated) the axes of d as sc_append_dim
+ * does. Returns the length written (as if not truncated). */
 size_t sc_format_dim(char *buf, size_t cap, const shs_pdim *d, const shs_pmesh *mesh);
 
 /* Writes s like "[data,-,fsdp+tensor]" into buf (cap bytes, always NUL-terminated, truncated);

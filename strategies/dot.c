@@ -155,37 +155,37 @@ static void operand_spec(const dot_gen *g, int side, const shs_pdim *slots, shs_
 	sc_mark_padded(out, op, g->q->mesh);
 }
 
-/* Appends " name=a:b" for the slots [first, first + n) to the label, nothing when n is 0. */
-static void label_group(char *label, size_t cap, const char *name, const shs_pdim *slots,
-			uint32_t first, uint32_t n, const shs_pmesh *mesh)
+/* Appends " name=a:b" for the slots [first, first + n) to label[*len..cap) (no space first
+ * when *len is 0), nothing when n is 0. */
+static void label_group(char *label, size_t cap, size_t *len, const char *name,
+			const shs_pdim *slots, uint32_t first, uint32_t n, const shs_pmesh *mesh)
 {
-	size_t len = strlen(label);
-
 	if (n == 0)
 		return;
-	sc_append(label, cap, &len, len ? " " : "");
-	sc_append(label, cap, &len, name);
-	sc_append(label, cap, &len, "=");
+	sc_append(label, cap, len, *len ? " " : "");
+	sc_append(label, cap, len, name);
+	sc_append(label, cap, len, "=");
 	for (uint32_t k = 0; k < n; k++) {
-		char dim[SC_LABEL_MAX];
-
-		sc_format_dim(dim, sizeof(dim), &slots[first + k], mesh);
-		sc_append(label, cap, &len, k ? ":" : "");
-		sc_append(label, cap, &len, dim);
+		sc_append(label, cap, len, k ? ":" : "");
+		sc_append_dim(label, cap, len, &slots[first + k], mesh);
 	}
 }
 
 /* The label of an assignment: "batch=data lhs=fsdp rhs=tensor contract=-" (dims of a group
- * separated by ':', axes of a dim by '+'); groups without dims are left out. */
-static void base_label(const dot_gen *g, const shs_pdim *slots, char *label, size_t cap)
+ * separated by ':', axes of a dim by '+'); groups without dims are left out. Returns its
+ * length (as if not truncated). */
+static size_t base_label(const dot_gen *g, const shs_pdim *slots, char *label, size_t cap)
 {
 	const dot_layout *lay = &g->lay;
+	size_t len = 0;
 
 	label[0] = '\0';
-	label_group(label, cap, "batch", slots, 0, lay->nb, g->q->mesh);
-	label_group(label, cap, "lhs", slots, lay->nb, lay->nlf, g->q->mesh);
-	label_group(label, cap, "rhs", slots, lay->nb + lay->nlf, lay->nrf, g->q->mesh);
-	label_group(label, cap, "contract", slots, lay->n_slots - lay->nc, lay->nc, g->q->mesh);
+	label_group(label, cap, &len, "batch", slots, 0, lay->nb, g->q->mesh);
+	label_group(label, cap, &len, "lhs", slots, lay->nb, lay->nlf, g->q->mesh);
+	label_group(label, cap, &len, "rhs", slots, lay->nb + lay->nlf, lay->nrf, g->q->mesh);
+	label_group(label, cap, &len, "contract", slots, lay->n_slots - lay->nc, lay->nc,
+		    g->q->mesh);
+	return len;
 }
 
 /* Emits one candidate with the given result spec, costs and (optional) collective. A partial
@@ -220,6 +220,7 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	shs_pdim partial = { 0 };
 	double contract = 1.0, flops;
 	char base[SC_LABEL_MAX * 2];
+	size_t base_len;
 	sc_psum ps[SC_MAX_PSUM];
 	uint32_t n_ps;
 
@@ -237,7 +238,9 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		partial.n = (uint8_t)(partial.n + slots[s].n);
 	}
 	flops = DOT_FLOPS_PER_MAC * sc_local_elems(&g->q->instr->shape, &result, mesh) * contract;
-	base_label(g, slots, base, sizeof(base));
+	base_len = base_label(g, slots, base, sizeof(base));
+	if (base_len >= sizeof(base))
+		base_len = sizeof(base) - 1; /* truncated */
 	if (partial.n == 0) {
 		emit(g, base[0] ? base : "replicated", specs, &result, flops, NULL, 0, 0.0);
 		return 0;
@@ -245,10 +248,10 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	n_ps = sc_psum_variants_padded(&result, &partial, &g->q->instr->shape, mesh, true,
 				       g->pad_dims, ps);
 	for (uint32_t k = 0; k < n_ps; k++) {
-		char label[SC_LABEL_MAX * 3] = "";
-		size_t len = 0;
+		char label[SC_LABEL_MAX * 3];
+		size_t len = base_len;
 
-		sc_append(label, sizeof(label), &len, base);
+		memcpy(label, base, base_len + 1);
 		sc_append(label, sizeof(label), &len, " ");
 		sc_append(label, sizeof(label), &len, ps[k].suffix);
 		emit(g, label, specs, &ps[k].result, flops, &ps[k], sc_dim_mask(&partial),

@@ -144,16 +144,19 @@ static bool check_colls(const shs_cand *c, const shs_pmesh *mesh, char *msg, siz
 	return true;
 }
 
-/* Whether candidate c is valid; writes the fault to msg when not. */
-static bool check_cand(const shs_pemit *out, const shs_cand *c, const char *recorded,
-		       char *msg, size_t n)
+/* Whether candidate c is valid; writes the fault to msg when not. A leaf equal to the one of
+ * the valid candidate before it (prev, or NULL) is not checked again: a strategy's candidates
+ * share most operand specs. */
+static bool check_cand(const shs_pemit *out, const shs_cand *c, const shs_cand *prev,
+		       const char *recorded, char *msg, size_t n)
 {
 	if (recorded) {
 		snprintf(msg, n, "%s", recorded);
 		return false;
 	}
 	for (uint32_t k = 0; k < out->v->n_leaves; k++)
-		if (!check_spec(out->v, out->mesh, k, &c->result[k], msg, n))
+		if ((!prev || memcmp(&c->result[k], &prev->result[k], sizeof(c->result[k]))) &&
+		    !check_spec(out->v, out->mesh, k, &c->result[k], msg, n))
 			return false;
 	return check_colls(c, out->mesh, msg, n);
 }
@@ -167,8 +170,9 @@ void shs__host_check_strategy(shs_pemit *out)
 	for (uint32_t k = out->first; k < out->list->n; k++) {
 		shs_cand *c = &out->list->v[k];
 		char **rec = &out->faults[k - out->first];
+		const shs_cand *prev = keep > out->first ? &out->list->v[keep - 1] : NULL;
 
-		if (check_cand(out, c, *rec, msg, sizeof(msg))) {
+		if (check_cand(out, c, prev, *rec, msg, sizeof(msg))) {
 			out->list->v[keep++] = *c;
 		} else {
 			shs__host_prefix(out, pre, sizeof(pre));
