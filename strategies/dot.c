@@ -188,21 +188,21 @@ static size_t base_label(const dot_gen *g, const shs_pdim *slots, char *label, s
 	return len;
 }
 
-/* Emits one candidate with the given result spec, costs and (optional) collective. A partial
- * sum is written whole (partial_bytes) before its collective finishes it. */
+/* Emits one candidate with the given result spec, costs and (optional) collective; op_bytes
+ * are the operands' local bytes under specs. A partial sum is written whole (partial_bytes)
+ * before its collective finishes it. */
 static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERANDS],
-		 const shs_pspec *result, double flops, const sc_psum *ps, uint32_t partial_mask,
-		 double partial_bytes)
+		 const double op_bytes[DOT_OPERANDS], const shs_pspec *result, double flops,
+		 const sc_psum *ps, uint32_t partial_mask, double partial_bytes)
 {
 	const shs_pinstr *in = g->q->instr;
-	const shs_pmesh *mesh = g->q->mesh;
 	uint32_t c = g->api->candidate(g->out, label);
-	double bytes = ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result, mesh);
+	double bytes = ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result, g->q->mesh);
 
 	g->api->set_result(g->out, c, 0, result);
 	for (int side = 0; side < DOT_OPERANDS; side++) {
 		g->api->set_operand(g->out, c, (uint32_t)side, 0, &specs[side]);
-		bytes += sc_local_bytes(g->api, &in->operands[side], &specs[side], mesh);
+		bytes += op_bytes[side];
 	}
 	g->api->set_cost(g->out, c, flops, bytes);
 	if (ps)
@@ -218,7 +218,7 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	const shs_pmesh *mesh = g->q->mesh;
 	shs_pspec specs[DOT_OPERANDS], result;
 	shs_pdim partial = { 0 };
-	double contract = 1.0, flops;
+	double contract = 1.0, flops, op_bytes[DOT_OPERANDS], partial_bytes;
 	char base[SC_LABEL_MAX * 2];
 	size_t base_len;
 	sc_psum ps[SC_MAX_PSUM];
@@ -238,15 +238,20 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		partial.n = (uint8_t)(partial.n + slots[s].n);
 	}
 	flops = DOT_FLOPS_PER_MAC * sc_local_elems(&g->q->instr->shape, &result, mesh) * contract;
+	for (int side = 0; side < DOT_OPERANDS; side++)
+		op_bytes[side] = sc_local_bytes(g->api, &g->q->instr->operands[side], &specs[side],
+						mesh);
 	base_len = base_label(g, slots, base, sizeof(base));
 	if (base_len >= sizeof(base))
 		base_len = sizeof(base) - 1; /* truncated */
 	if (partial.n == 0) {
-		emit(g, base[0] ? base : "replicated", specs, &result, flops, NULL, 0, 0.0);
+		emit(g, base[0] ? base : "replicated", specs, op_bytes, &result, flops, NULL, 0,
+		     0.0);
 		return 0;
 	}
 	n_ps = sc_psum_variants_padded(&result, &partial, &g->q->instr->shape, mesh, true,
 				       g->pad_dims, ps);
+	partial_bytes = sc_local_bytes(g->api, &g->q->instr->shape, &result, mesh);
 	for (uint32_t k = 0; k < n_ps; k++) {
 		char label[SC_LABEL_MAX * 3];
 		size_t len = base_len;
@@ -254,8 +259,8 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		memcpy(label, base, base_len + 1);
 		sc_append(label, sizeof(label), &len, " ");
 		sc_append(label, sizeof(label), &len, ps[k].suffix);
-		emit(g, label, specs, &ps[k].result, flops, &ps[k], sc_dim_mask(&partial),
-		     sc_local_bytes(g->api, &g->q->instr->shape, &result, mesh));
+		emit(g, label, specs, op_bytes, &ps[k].result, flops, &ps[k],
+		     sc_dim_mask(&partial), partial_bytes);
 	}
 	return 0;
 }
