@@ -26,8 +26,9 @@
 enum { MEMO_MAX_USERS = 64, SMALL = 16 };
 
 /* Of a score some candidate has: what no candidate whose floor is over it can beat or tie,
- * far over the ties' tolerance (1e-9 of the best). */
-static const double BOUND_MARGIN = 1 + 1e-6;
+ * far over the ties' tolerance (1e-9 of the best; 1e-21 s when the best is 0, hence the
+ * femtosecond). */
+static const double BOUND_MARGIN = 1 + 1e-6, BOUND_SLACK_S = 1e-15;
 
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i)
 {
@@ -515,7 +516,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	lowest = lowest_floor(x, cands, pinned ? want : NULL, n_res);
 	lowest_score = shs__score(x, c, i, &cands->v[lowest], hints, res, n_res,
 				  makes(&cands->v[lowest], want, n_res));
-	bound = BOUND_MARGIN * lowest_score;
+	bound = BOUND_MARGIN * lowest_score + BOUND_SLACK_S;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
 		bool wanted = makes(&cands->v[k], want, n_res);
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b, least;
