@@ -237,11 +237,58 @@ static void test_scanned_inside(void)
 	shs_host_free(h);
 }
 
+/* Whether some instruction of m has op_name. */
+static bool has_op_name(const shs_module *m, const char *op_name)
+{
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
+			const shs_instr *in = m->comps[c]->instrs[i];
+			if (in->metadata && in->metadata->op_name &&
+			    !strcmp(in->metadata->op_name, op_name))
+				return true;
+		}
+	return false;
+}
+
+/* The step inside the loop keeps its op_names (a plan file's activation rules match it as
+ * they match the step without micro-batches); only the loop's own work is scoped
+ * "microbatches". */
+static void test_op_names(void)
+{
+	shs_module *one = with_microbatches("llama3-8b", llama_sets, 1, NULL);
+	shs_module *four = with_microbatches("llama3-8b", llama_sets, 4, NULL);
+	uint32_t dots = 0, loop_own = 0;
+
+	for (uint32_t c = 0; c < one->n_comps; c++)
+		for (uint32_t i = 0; i < one->comps[c]->n_instrs; i++) {
+			const shs_instr *in = one->comps[c]->instrs[i];
+			if (in->op != SHS_OP_DOT || !in->metadata || !in->metadata->op_name)
+				continue;
+			dots++;
+			CU_ASSERT_TRUE(has_op_name(four, in->metadata->op_name));
+		}
+	for (uint32_t c = 0; c < four->n_comps; c++)
+		for (uint32_t i = 0; i < four->comps[c]->n_instrs; i++) {
+			const shs_instr *in = four->comps[c]->instrs[i];
+			const char *n = in->metadata ? in->metadata->op_name : NULL;
+			if (n && !strncmp(n, "train_step/microbatches/", 24)) {
+				loop_own++;
+				CU_ASSERT_TRUE(in->op != SHS_OP_DOT);
+			}
+		}
+	CU_ASSERT_TRUE(dots >= 8);
+	CU_ASSERT_TRUE(loop_own > 0);
+	CU_ASSERT_TRUE(has_op_name(four, "train_step/microbatches/add")); /* the accumulation */
+	shs_module_free(one);
+	shs_module_free(four);
+}
+
 CU_TestInfo microbatch_tests[] = {
 	{ "microbatches=M: one loop of M trips, the same FLOPs, round-trips", test_loop },
 	{ "activation memory falls as 1/M (mlp-only, 2-layer LLaMA)", test_memory },
 	{ "mlp-only's step as the book computes it, per micro-batch count", test_book_step },
 	{ "remat inside the micro-batch loop recomputes what it does without", test_remat_inside },
+	{ "the step keeps its op_names inside the micro-batch loop", test_op_names },
 	{ "a scanned model's weights split alike inside the micro-batch loop",
 	  test_scanned_inside },
 	CU_TEST_INFO_NULL,

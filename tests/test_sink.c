@@ -21,13 +21,13 @@ enum { MICRO = 4, GRAD_DOTS = 4 };
 static const char SUMMED_PLAN[] =
 	"{\"base\": \"dp\", \"activations\": ["
 	"{\"match\": \"train_step/microbatches/add\", \"spec\": [null, null]},"
-	"{\"match\": \"train_step/microbatches/*/mlp/*/grad/dot\", \"spec\": [null, null]}]}\n";
+	"{\"match\": \"train_step/layers*/mlp/*/grad/dot\", \"spec\": [null, null]}]}\n";
 
 /* The same with the sum split over data instead: each weight gradient reduce-scattered into it. */
 static const char SHARDED_PLAN[] =
 	"{\"base\": \"dp\", \"activations\": ["
 	"{\"match\": \"train_step/microbatches/add\", \"spec\": [\"data\", null]},"
-	"{\"match\": \"train_step/microbatches/*/mlp/*/grad/dot\", \"spec\": [\"data\", null]}]}\n";
+	"{\"match\": \"train_step/layers*/mlp/*/grad/dot\", \"spec\": [\"data\", null]}]}\n";
 
 static shs_module *accumulated_mlp(void)
 {

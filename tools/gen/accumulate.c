@@ -6,7 +6,8 @@
  * sharding of B stays on the leading B/M when the mesh divides it. The carry holds the trip
  * count, the weights, the reshaped data, one accumulator per gradient (the weight's type and
  * shape, zeros at first) and the summed loss; after the loop the gradients and the loss are the
- * means over the micro-batches, and the optimizer runs once. */
+ * means over the micro-batches, and the optimizer runs once. The loop's own work is scoped
+ * `microbatches`; the step's keeps the op_names it has without micro-batches. */
 #include <stdlib.h>
 
 #include "model_internal.h"
@@ -91,8 +92,15 @@ shs_v shs_gen_accumulate(shs_gen_ctx *x, const shs_v *w, uint32_t n, shs_v in, s
 	for (uint32_t k = 0; k < count; k++)
 		carry[k] = shs_gb_gte(g, p, k);
 	x->cfg = &micro; /* the micro-batch's shapes */
-	step(x, user, carry + 1, column(g, carry[data], carry[0]),
-	     column(g, carry[data + 1], carry[0]), mb_grads, &loss);
+	{
+		shs_v mb_in = column(g, carry[data], carry[0]);
+		shs_v mb_targets = column(g, carry[data + 1], carry[0]);
+		/* the step keeps its scopes, as without micro-batches (a plan file's rules name
+		 * its instructions alike); the accumulation is the loop's */
+		shs_gb_pop(g);
+		step(x, user, carry + 1, mb_in, mb_targets, mb_grads, &loss);
+		shs_gb_push(g, "microbatches");
+	}
 	x->cfg = whole;
 	for (uint32_t k = 0; k < n && g->rc == SHS_OK; k++)
 		carry[acc + k] = shs_gb_add(g, carry[acc + k],
