@@ -439,25 +439,34 @@ static double floor_of(const shs__prop *x, const shs_cand *cand)
 	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, 0, 0, true);
 }
 
-/* The candidate with the lowest floor (the first of equals) among those that make want (all
- * when NULL): scored first, its score bounds the rest. */
-static uint32_t lowest_floor(const shs__prop *x, const shs_cands *cands, const shs_pspec *want,
-			     uint32_t n_res)
+/* Every candidate's floor into x->floors, and the candidate with the lowest (the first of
+ * equals) among those that make want (all when NULL) into *lowest: scored first, its score
+ * bounds the rest. SHS_OK or SHS_ENOMEM. */
+static int floors(shs__prop *x, const shs_cands *cands, const shs_pspec *want, uint32_t n_res,
+		  uint32_t *lowest)
 {
-	uint32_t lowest = UINT32_MAX;
 	double low = 0;
 
+	if (cands->n > x->floors_cap) {
+		double *grown = realloc(x->floors, cands->n * sizeof(*grown));
+		if (!grown)
+			return shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		x->floors = grown;
+		x->floors_cap = cands->n;
+	}
+	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		double f;
+		x->floors[k] = floor_of(x, &cands->v[k]);
 		if (want && !makes(&cands->v[k], want, n_res))
 			continue;
-		f = floor_of(x, &cands->v[k]);
-		if (lowest == UINT32_MAX || f < low) {
-			lowest = k;
-			low = f;
+		if (*lowest == UINT32_MAX || x->floors[k] < low) {
+			*lowest = k;
+			low = x->floors[k];
 		}
 	}
-	return lowest == UINT32_MAX ? 0 : lowest;
+	if (*lowest == UINT32_MAX)
+		*lowest = 0;
+	return SHS_OK;
 }
 
 static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
@@ -471,7 +480,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_pspec *want;
 	shs__cand_cache *cc = &x->cache[c][i];
 	uint64_t key, ext = 0;
-	uint32_t n_res = 0, best = 0, best_stacked = 0, lowest;
+	uint32_t n_res = 0, best = 0, best_stacked = 0, lowest = 0;
 	double best_cost = 0, best_bytes = 0, bound, lowest_score;
 	bool best_wanted = false, memo, pin, pinned;
 
@@ -513,22 +522,22 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
-	lowest = lowest_floor(x, cands, pinned ? want : NULL, n_res);
+	if ((x->rc = floors(x, cands, pinned ? want : NULL, n_res, &lowest)) != SHS_OK)
+		goto done;
 	lowest_score = shs__score(x, c, i, &cands->v[lowest], hints, res, n_res,
 				  makes(&cands->v[lowest], want, n_res));
 	bound = BOUND_MARGIN * lowest_score + BOUND_SLACK_S;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
 		bool wanted = makes(&cands->v[k], want, n_res);
-		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b, least;
+		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b;
 		uint32_t st;
 		if (pinned && !wanted)
 			continue; /* an activation rule: only what makes its sharding */
 		/* a score is at least the candidate's floor: one whose floor is over the best
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
-		if (k != lowest && (least = floor_of(x, &cands->v[k])) > bound)
-			continue;
-		if (k != lowest && !first && least > best_cost + tol)
+		if (k != lowest && (x->floors[k] > bound ||
+				    (!first && x->floors[k] > best_cost + tol)))
 			continue;
 		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
 							    n_res, wanted);

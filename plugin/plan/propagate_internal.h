@@ -100,6 +100,8 @@ typedef struct shs__prop {
 	shs__twin_memo *memo; /* per twin class (indexed by its first computation) */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
+	double *floors;       /* the floors of the candidates being scored (owned, grown) */
+	uint32_t floors_cap;
 	shs__score_memo score; /* owned */
 	bool reverse;         /* this pass runs users before producers */
 	bool pull;            /* users' requirements count (every pass after the first) */
