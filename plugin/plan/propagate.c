@@ -289,6 +289,11 @@ static bool users_changed(shs__prop *x, uint32_t c, uint32_t v, uint32_t before,
 	return false;
 }
 
+bool shs__users_changed_since(shs__prop *x, uint32_t c, uint32_t v, uint64_t tick)
+{
+	return users_changed(x, c, v, UINT32_MAX, tick);
+}
+
 /* Whether instruction i or an operand of it has more than MEMO_MAX_USERS users: checking them
  * all on every decision would cost more than deciding (a constant read by thousands). */
 static bool too_many_users(const shs__prop *x, uint32_t c, uint32_t i)

@@ -78,6 +78,19 @@ done:
 	free(leaves);
 }
 
+/* Whether get-tuple-element i's last decision still holds: made in a pass of the same kind,
+ * and neither its tuple's decision nor its users' changed since (a root's want comes from its
+ * caller: asked anew). Its requirement is the whole tuple: deciding a loop's thousands of
+ * elements anew on every visit would cost the square of the carry. */
+static bool gte_unchanged(shs__prop *x, uint32_t c, uint32_t i, const shs_decision *td)
+{
+	const shs__cand_cache *cc = &x->cache[c][i];
+
+	return !x->r->no_reuse && cc->decided && cc->pull == x->pull &&
+	       i != x->m->comps[c]->root && td->tick <= cc->tick &&
+	       !shs__users_changed_since(x, c, i, cc->tick);
+}
+
 static void decide_gte(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
@@ -85,26 +98,30 @@ static void decide_gte(shs__prop *x, uint32_t c, uint32_t i)
 	const shs_decision *td = shs__dec(x, c, in->operands[0]);
 	uint32_t n = leaves_of(x, c, i), off = shs_shape_element_leaf(&t->shape, in->tuple_index);
 	uint32_t first[2] = { 0, td->n_leaves };
-	const shs_pspec *want = x->pull ? shs__user_req(x, c, i) : NULL;
+	shs__cand_cache *cc = &x->cache[c][i];
+	const shs_pspec *want;
 	shs_pspec *req;
 
+	if (gte_unchanged(x, c, i, td))
+		return;
+	want = x->pull ? shs__user_req(x, c, i) : NULL;
 	if (!td->set) {
 		if (want)
 			shs__dec_set(x, shs__dec(x, c, i), want, n, NULL, first, 0, "control",
 				     "follows its users", 0);
-		return;
-	}
-	req = malloc(td->n_leaves * sizeof(*req));
-	if (!req) {
+	} else if (!(req = malloc(td->n_leaves * sizeof(*req)))) {
 		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
-		return;
+	} else {
+		memcpy(req, td->leaves, td->n_leaves * sizeof(*req));
+		if (want && off + n <= td->n_leaves)
+			memcpy(&req[off], want, n * sizeof(*req));
+		shs__dec_set(x, shs__dec(x, c, i), &td->leaves[off], n, req, first, 1, "control",
+			     "element of its operand", 0);
+		free(req);
 	}
-	memcpy(req, td->leaves, td->n_leaves * sizeof(*req));
-	if (want && off + n <= td->n_leaves)
-		memcpy(&req[off], want, n * sizeof(*req));
-	shs__dec_set(x, shs__dec(x, c, i), &td->leaves[off], n, req, first, 1, "control",
-		     "element of its operand", 0);
-	free(req);
+	cc->decided = x->rc == SHS_OK;
+	cc->pull = x->pull;
+	cc->tick = x->clock;
 }
 
 /* Whether value v of computation c is an element of the result of a call to a twin of

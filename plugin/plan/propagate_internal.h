@@ -207,6 +207,9 @@ void shs__list_drop(shs__share *s, shs__list *l);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
 
+/* Whether a user of value v of computation c changed its decision after tick. */
+bool shs__users_changed_since(shs__prop *x, uint32_t c, uint32_t v, uint64_t tick);
+
 /* The plan's decision of instruction i of computation c. */
 shs_decision *shs__dec(shs__prop *x, uint32_t c, uint32_t i);
 
