@@ -167,7 +167,7 @@ void shs_plan_free(shs_plan *p)
 		return;
 	for (uint32_t c = 0; p->d && c < p->n_comps; c++) {
 		for (uint32_t i = 0; p->d[c] && i < p->n_instrs[c]; i++)
-			free(p->d[c][i].colls);
+			shs_decision_free(&p->d[c][i]);
 		free(p->d[c]);
 	}
 	free(p->d);

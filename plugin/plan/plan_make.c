@@ -301,14 +301,11 @@ static int setup(shs__prop *x, shs_err *e)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
-	uint64_t n_instrs = 0;
-	for (uint32_t c = 0; c < x->m->n_comps; c++)
-		n_instrs += x->m->comps[c]->n_instrs;
 	x->share = x->r->lists ? shs__plan_lists_share(x->r->lists) : &x->own_share;
 	if (x->r->lists && !shs__plan_lists_fit(x->r->lists, x->m, &x->r->mesh))
 		return shs_seterr(e, SHS_EINVAL, "plan: the shared candidate lists are of another "
 				  "module or mesh");
-	if (!x->r->lists && shs__share_init(&x->own_share, n_instrs) != SHS_OK)
+	if (!x->r->lists && shs__share_init(&x->own_share, x->m) != SHS_OK)
 		return oom(e);
 	x->views = x->r->views;
 	if (!x->views) {

@@ -183,7 +183,7 @@ double shs__score(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *cand,
 void shs__score_memo_free(shs__score_memo *m);
 
 /* The shared candidate lists (propagate_share.c).
- * shs__share_init sizes the table for n_instrs instructions (SHS_OK or SHS_ENOMEM);
+ * shs__share_init sizes the table for m's instructions (SHS_OK or SHS_ENOMEM);
  * shs__share_free frees it, the lists it holds and the pool (every instruction must have let
  * go of its list first).
  * shs__share_get: the list of class cls asked key, or NULL (borrowed: take a reference to
@@ -194,16 +194,16 @@ void shs__score_memo_free(shs__score_memo *m);
  * ready for a query); NULL when out of memory.
  * shs__list_drop: lets go of one reference to l (NULL does nothing); the last one puts it in
  * the pool. */
-/* shs__plan_lists_share: the table of lists l holds. shs__plan_lists_fit: whether l was made
- * for module m and mesh. */
-shs__share *shs__plan_lists_share(shs_plan_lists *l);
-bool shs__plan_lists_fit(const shs_plan_lists *l, const shs_module *m, const shs_mesh *mesh);
-int shs__share_init(shs__share *s, uint64_t n_instrs);
+int shs__share_init(shs__share *s, const shs_module *m);
 void shs__share_free(shs__share *s);
 shs__list *shs__share_get(const shs__share *s, uint64_t cls, uint64_t key);
 void shs__share_put(shs__share *s, uint64_t cls, uint64_t key, shs__list *l);
 shs__list *shs__list_new(shs__share *s);
 void shs__list_drop(shs__share *s, shs__list *l);
+/* shs__plan_lists_share: the table of lists l holds. shs__plan_lists_fit: whether l was made
+ * for module m and mesh. */
+shs__share *shs__plan_lists_share(shs_plan_lists *l);
+bool shs__plan_lists_fit(const shs_plan_lists *l, const shs_module *m, const shs_mesh *mesh);
 /* key chained with the hashes of the n specs at s, each over its rank's dims only. */
 uint64_t shs__hash_specs(const shs_pspec *s, uint32_t n, uint64_t key);
 

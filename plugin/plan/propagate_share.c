@@ -14,10 +14,13 @@ struct shs__share_entry {
 
 enum { SHARE_MIN = 64, SHARE_MAX = 1u << 22 };
 
-int shs__share_init(shs__share *s, uint64_t n_instrs)
+int shs__share_init(shs__share *s, const shs_module *m)
 {
+	uint64_t n_instrs = 0;
 	uint32_t cap = SHARE_MIN;
 
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		n_instrs += m->comps[c]->n_instrs;
 	while (cap < SHARE_MAX && cap < 2 * n_instrs)
 		cap *= 2;
 	*s = (shs__share){ .v = calloc(cap, sizeof(*s->v)), .cap = cap };
@@ -110,12 +113,9 @@ int shs_plan_lists_new(const shs_module *m, const shs_mesh *mesh, shs_plan_lists
 		       shs_err *e)
 {
 	shs_plan_lists *l = calloc(1, sizeof(*l));
-	uint64_t n_instrs = 0;
 
 	*out = NULL;
-	for (uint32_t c = 0; c < m->n_comps; c++)
-		n_instrs += m->comps[c]->n_instrs;
-	if (!l || shs__share_init(&l->share, n_instrs) != SHS_OK) {
+	if (!l || shs__share_init(&l->share, m) != SHS_OK) {
 		free(l);
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 	}
