@@ -352,30 +352,21 @@ uint32_t sc_psum_variants_padded(const shs_pspec *result, const shs_pdim *partia
 
 void sc_append(char *buf, size_t cap, size_t *len, const char *str)
 {
-	size_t n = strlen(str);
-
-	if (*len < cap) {
-		size_t room = cap - *len - 1;
-		size_t take = n < room ? n : room;
-
-		memcpy(buf + *len, str, take);
-		buf[*len + take] = '\0';
-	}
-	*len += n;
+	sc_append_n(buf, cap, len, str, strlen(str));
 }
 
 void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
 		   const shs_pmesh *mesh)
 {
 	if (d->n == 0) {
-		sc_append(buf, cap, len, "-");
+		sc_append_char(buf, cap, len, '-');
 		return;
 	}
 	for (uint32_t k = 0; k < d->n && k < SHS_PLUGIN_MAX_AXES; k++) {
 		uint32_t a = d->axes[k];
 
 		if (k > 0)
-			sc_append(buf, cap, len, "+");
+			sc_append_char(buf, cap, len, '+');
 		if (a < mesh->n_axes && mesh->names && mesh->names[a]) {
 			sc_append(buf, cap, len, mesh->names[a]);
 		} else {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shardsearch_plugin.h"
 
@@ -138,6 +139,25 @@ uint32_t sc_dim_mask(const shs_pdim *d);
 /* Appends str to buf[*len..cap), keeping buf NUL-terminated; *len counts as if not truncated
  * (labels are built per candidate: no formatting). */
 void sc_append(char *buf, size_t cap, size_t *len, const char *str);
+
+/* Appends the n bytes at str as sc_append does. */
+static inline void sc_append_n(char *buf, size_t cap, size_t *len, const char *str, size_t n)
+{
+	if (*len < cap) {
+		size_t room = cap - *len - 1;
+		size_t take = n < room ? n : room;
+
+		memcpy(buf + *len, str, take);
+		buf[*len + take] = '\0';
+	}
+	*len += n;
+}
+
+/* Appends one character as sc_append does. */
+static inline void sc_append_char(char *buf, size_t cap, size_t *len, char c)
+{
+	sc_append_n(buf, cap, len, &c, 1);
+}
 
 /* Appends the axes of d joined by '+' ("data+tensor"), or "-" when none, as sc_append does. */
 void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,

@@ -162,11 +162,13 @@ static void label_group(char *label, size_t cap, size_t *len, const char *name,
 {
 	if (n == 0)
 		return;
-	sc_append(label, cap, len, *len ? " " : "");
+	if (*len)
+		sc_append_char(label, cap, len, ' ');
 	sc_append(label, cap, len, name);
-	sc_append(label, cap, len, "=");
+	sc_append_char(label, cap, len, '=');
 	for (uint32_t k = 0; k < n; k++) {
-		sc_append(label, cap, len, k ? ":" : "");
+		if (k)
+			sc_append_char(label, cap, len, ':');
 		sc_append_dim(label, cap, len, &slots[first + k], mesh);
 	}
 }
@@ -257,7 +259,7 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		size_t len = base_len;
 
 		memcpy(label, base, base_len + 1);
-		sc_append(label, sizeof(label), &len, " ");
+		sc_append_char(label, sizeof(label), &len, ' ');
 		sc_append(label, sizeof(label), &len, ps[k].suffix);
 		emit(g, label, specs, op_bytes, &ps[k].result, flops, &ps[k],
 		     sc_dim_mask(&partial), partial_bytes);

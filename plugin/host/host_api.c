@@ -146,7 +146,7 @@ static bool grow(shs_pemit *out)
 	char **f;
 
 	if (out->list->n == out->cap) {
-		uint32_t cap = out->cap ? out->cap * 2 : GROW_MIN;
+		uint32_t cap = out->cap ? out->cap * 4 : GROW_MIN;
 
 		v = grow_array(out->list->a, out->list->v, out->list->n, cap, sizeof(*v));
 		if (!v)
@@ -166,20 +166,24 @@ static bool grow(shs_pemit *out)
 	return true;
 }
 
-/* A replicated candidate: every leaf's spec has its shape's rank and no axes. */
+/* A replicated candidate: every leaf's spec has its shape's rank and no axes. Its specs, operand
+ * offsets and label (cut to SHS_PLUGIN_LABEL_MAX - 1 bytes) take one block of the list's arena. */
 static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
 {
 	const shs_host_iview *v = out->v;
 	size_t specs = (size_t)v->n_leaves * sizeof(shs_pspec);
 	uint32_t n_ops = v->instr.n_operands;
-	uint8_t *block = shs_arena_calloc(out->list->a, 1,
-					  specs + ((size_t)n_ops + 1) * sizeof(uint32_t));
+	size_t firsts = ((size_t)n_ops + 1) * sizeof(uint32_t);
+	size_t len = label ? strnlen(label, SHS_PLUGIN_LABEL_MAX - 1) : 0;
+	uint8_t *block = shs_arena_calloc(out->list->a, 1, specs + firsts + len + 1);
 
 	*c = (shs_cand){ .strategy = out->st->s.name,
 			 .plugin = out->h->plugins[out->st->plugin].path };
 	if (!block)
 		return false;
-	shs_str_copy(c->label, sizeof(c->label), label ? label : "");
+	c->label = (char *)block + specs + firsts;
+	if (len)
+		memcpy(block + specs + firsts, label, len);
 	c->result = (shs_pspec *)block;
 	c->n_result = v->n_result;
 	c->operands = c->result + v->n_result;

@@ -180,7 +180,9 @@ void shs__host_check_strategy(shs_pemit *out)
 		const shs_cand *prev = keep > out->first ? &out->list->v[keep - 1] : NULL;
 
 		if (check_cand(out, c, prev, *rec, msg, sizeof(msg))) {
-			out->list->v[keep++] = *c;
+			if (keep != k)
+				out->list->v[keep] = *c;
+			keep++;
 		} else {
 			shs__host_prefix(out, pre, sizeof(pre));
 			shs__host_warn(out->h, "%s: candidate '%s': %s", pre, c->label, msg);

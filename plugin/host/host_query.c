@@ -51,12 +51,30 @@ static uint32_t cand_limit(uint32_t n_leaves)
 	return by_specs < SHS_PLUGIN_MAX_CANDIDATES ? by_specs : SHS_PLUGIN_MAX_CANDIDATES;
 }
 
+/* Room for hint candidates (at most em's limit) in out->v and em's faults, made at once: the
+ * arrays then grow by copying only past it. False when out of memory. */
+static bool make_room(shs_pemit *em, uint32_t hint)
+{
+	shs_arena *a = em->list->a;
+
+	if (hint > em->limit)
+		hint = em->limit;
+	if (!hint)
+		return true;
+	em->list->v = shs_arena_alloc(a, (size_t)hint * sizeof(*em->list->v));
+	em->faults = shs_arena_alloc(a, (size_t)hint * sizeof(*em->faults));
+	em->cap = em->cap_faults = hint;
+	return em->list->v && em->faults;
+}
+
 static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pquery *q,
-	       shs_cands *out, shs_err *e)
+	       uint32_t hint, shs_cands *out, shs_err *e)
 {
 	shs_pemit em = { .h = h, .v = v, .mesh = q->mesh, .list = out,
 			 .limit = cand_limit(v->n_leaves) };
 	int rc = SHS_OK;
+
+	em.oom = !make_room(&em, hint);
 
 	for (uint32_t k = 0; k < h->n_strats && !em.oom; k++) {
 		if (!shs__host_serves(&h->strats[k], op, &v->instr))
@@ -158,7 +176,7 @@ int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computatio
 		rc = shs_seterr(e, rc, "%s: out of memory", i->name);
 		goto out_free;
 	}
-	rc = ask(h, i->op, &v, &q, out, e);
+	rc = ask(h, i->op, &v, &q, hq->cap_hint, out, e);
 	if (rc == SHS_OK && !out->served)
 		unserved(h, m, c, i, &v, SEEN_UNSERVED, "no strategy");
 out_free:

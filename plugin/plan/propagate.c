@@ -367,10 +367,13 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	const shs_computation *comp = x->m->comps[c];
 	shs__cand_cache *cc = &x->cache[c][i];
 	shs__list *l;
+	uint32_t hint;
 	int rc = SHS_OK;
 
 	if (cc->valid && cc->key == key)
 		return &cc->list->cands;
+	/* the instruction's queries give about as many candidates each time */
+	hint = cc->list ? cc->list->cands.n : 0;
 	/* let go of the old list first: when no one else holds it, its arena takes the new one */
 	shs__list_drop(x->share, cc->list);
 	cc->list = NULL;
@@ -385,7 +388,8 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	} else if ((l = shs__list_new(x->share))) {
 		shs_host_query q = { .views = x->views, .comp = c, .instr = i,
 				     .mesh = &x->r->mesh, .mode = SHS_PMODE_PROPAGATE,
-				     .hints = hints, .result_hint = want, .arena = l->cands.a };
+				     .hints = hints, .result_hint = want, .arena = l->cands.a,
+				     .cap_hint = hint };
 		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &l->cands,
 					   x->e);
 		if (rc == SHS_OK && cc->cls && l->cands.served && l->cands.n)

@@ -64,8 +64,7 @@ static int set_decision(shs_decision *d, shs_arena *a, const shs_pspec *leaves,
 	d->colls = copy;
 	d->n_colls = n_colls;
 	d->strategy = strategy;
-	memcpy(d->label, label, sizeof(d->label));
-	d->label[sizeof(d->label) - 1] = '\0';
+	shs_str_copy(d->label, sizeof(d->label), label);
 	return SHS_OK;
 }
 

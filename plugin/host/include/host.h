@@ -68,7 +68,7 @@ typedef struct shs_coll {
 typedef struct shs_cand {
 	const char *strategy;   /* borrowed from the host */
 	const char *plugin;     /* path, borrowed from the host */
-	char label[SHS_PLUGIN_LABEL_MAX];
+	const char *label;      /* in the list's arena, at most SHS_PLUGIN_LABEL_MAX - 1 bytes */
 	uint32_t n_result;
 	shs_pspec *result;
 	uint32_t n_operands;
@@ -123,6 +123,8 @@ typedef struct shs_host_query {
 	bool use_annotation;
 	uint32_t n_called;
 	const shs_pspec *const *called_roots;
+	uint32_t cap_hint;           /* room made for this many candidates at first (what an
+				      * earlier query of the instruction gave), or 0 */
 } shs_host_query;
 
 /* shs_host_candidates with every query field explicit. Returns SHS_OK, SHS_EINVAL (a NULL
