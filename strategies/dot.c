@@ -29,6 +29,7 @@ typedef struct dot_gen {
 	const shs_host_api *api;
 	dot_layout lay;
 	uint64_t pad_dims;     /* result dims a reduce-scatter may pad (sc_psum_variants_padded) */
+	size_t name_len[SHS_PLUGIN_MAX_AXES]; /* of the mesh's axis names, for labels */
 } dot_gen;
 
 /* Marks the dims of list as slots first.. of operand side; fails on a bad or repeated dim. */
@@ -157,8 +158,8 @@ static void operand_spec(const dot_gen *g, int side, const shs_pdim *slots, shs_
 
 /* Appends " name=a:b" for the slots [first, first + n) to label[*len..cap) (no space first
  * when *len is 0), nothing when n is 0. */
-static void label_group(char *label, size_t cap, size_t *len, const char *name,
-			const shs_pdim *slots, uint32_t first, uint32_t n, const shs_pmesh *mesh)
+static void label_group(const dot_gen *g, char *label, size_t cap, size_t *len,
+			const char *name, const shs_pdim *slots, uint32_t first, uint32_t n)
 {
 	if (n == 0)
 		return;
@@ -169,7 +170,7 @@ static void label_group(char *label, size_t cap, size_t *len, const char *name,
 	for (uint32_t k = 0; k < n; k++) {
 		if (k)
 			sc_append_char(label, cap, len, ':');
-		sc_append_dim(label, cap, len, &slots[first + k], mesh);
+		sc_append_axes(label, cap, len, &slots[first + k], g->q->mesh, g->name_len);
 	}
 }
 
@@ -182,11 +183,10 @@ static size_t base_label(const dot_gen *g, const shs_pdim *slots, char *label, s
 	size_t len = 0;
 
 	label[0] = '\0';
-	label_group(label, cap, &len, "batch", slots, 0, lay->nb, g->q->mesh);
-	label_group(label, cap, &len, "lhs", slots, lay->nb, lay->nlf, g->q->mesh);
-	label_group(label, cap, &len, "rhs", slots, lay->nb + lay->nlf, lay->nrf, g->q->mesh);
-	label_group(label, cap, &len, "contract", slots, lay->n_slots - lay->nc, lay->nc,
-		    g->q->mesh);
+	label_group(g, label, cap, &len, "batch", slots, 0, lay->nb);
+	label_group(g, label, cap, &len, "lhs", slots, lay->nb, lay->nlf);
+	label_group(g, label, cap, &len, "rhs", slots, lay->nb + lay->nlf, lay->nrf);
+	label_group(g, label, cap, &len, "contract", slots, lay->n_slots - lay->nc, lay->nc);
 	return len;
 }
 
@@ -300,6 +300,8 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 	}
 	if (layout(&g) != 0)
 		return -1;
+	for (uint32_t a = 0; a < q->mesh->n_axes; a++)
+		g.name_len[a] = q->mesh->names && q->mesh->names[a] ? strlen(q->mesh->names[a]) : 0;
 	allow_from_hint(&g, DOT_LHS, sc_operand_hint(q, DOT_LHS), allowed);
 	allow_from_hint(&g, DOT_RHS, sc_operand_hint(q, DOT_RHS), allowed);
 	allow_from_hint(&g, -1, sc_result_hint(q), allowed);
