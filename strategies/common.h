@@ -134,6 +134,16 @@ uint32_t sc_psum_variants_padded(const shs_pspec *result, const shs_pdim *partia
 /* Bit k set for each axis in d. */
 uint32_t sc_dim_mask(const shs_pdim *d);
 
+/* ---- Digests ---- */
+
+/* h with v mixed in (a multiply and xorshift step), for shs_strategy.digest. */
+static inline uint64_t sc_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
 /* ---- Labels ---- */
 
 /* Appends str to buf[*len..cap), keeping buf NUL-terminated; *len counts as if not truncated

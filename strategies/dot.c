@@ -41,10 +41,11 @@ static int place_dims(dot_gen *g, int side, const shs_plist *list, uint32_t firs
 		int64_t d = list->v[k];
 
 		if (d < 0 || d >= (int64_t)op->rank || g->lay.slot_of[side][d] != DOT_NO_SLOT) {
-			g->api->fail(g->out,
-				     "dot %s: %s dimension %lld is out of range or repeated",
-				     g->q->instr->name, side == DOT_LHS ? "lhs" : "rhs",
-				     (long long)d);
+			if (g->api) /* not when digesting */
+				g->api->fail(g->out,
+					     "dot %s: %s dimension %lld is out of range or repeated",
+					     g->q->instr->name, side == DOT_LHS ? "lhs" : "rhs",
+					     (long long)d);
 			return -1;
 		}
 		g->lay.slot_of[side][d] = (int32_t)(first + k);
@@ -94,7 +95,7 @@ static bool result_matches(const dot_gen *g)
 	return true;
 }
 
-/* Fills g->lay from the instruction; fails (api->fail) on a malformed dot. */
+/* Fills g->lay from the instruction; fails (api->fail, when g has an api) on a malformed dot. */
 static int layout(dot_gen *g)
 {
 	const shs_pinstr *in = g->q->instr;
@@ -109,14 +110,17 @@ static int layout(dot_gen *g)
 	    in->operands[DOT_LHS].rank > SHS_PLUGIN_MAX_RANK ||
 	    in->operands[DOT_RHS].rank > SHS_PLUGIN_MAX_RANK ||
 	    in->shape.rank > SHS_PLUGIN_MAX_RANK) {
-		g->api->fail(g->out, "dot %s: needs two array operands of rank <= %d", in->name,
-			     SHS_PLUGIN_MAX_RANK);
+		if (g->api)
+			g->api->fail(g->out, "dot %s: needs two array operands of rank <= %d",
+				     in->name, SHS_PLUGIN_MAX_RANK);
 		return -1;
 	}
 	if (in->lhs_batch.n != in->rhs_batch.n || in->lhs_contracting.n != in->rhs_contracting.n) {
-		g->api->fail(g->out, "dot %s: %u lhs and %u rhs batch dims, %u and %u contracting",
-			     in->name, in->lhs_batch.n, in->rhs_batch.n, in->lhs_contracting.n,
-			     in->rhs_contracting.n);
+		if (g->api)
+			g->api->fail(g->out,
+				     "dot %s: %u lhs and %u rhs batch dims, %u and %u contracting",
+				     in->name, in->lhs_batch.n, in->rhs_batch.n,
+				     in->lhs_contracting.n, in->rhs_contracting.n);
 		return -1;
 	}
 	lay->nb = in->lhs_batch.n;
@@ -138,8 +142,9 @@ static int layout(dot_gen *g)
 		lay->nc * sizeof(lay->sizes[0]));
 	if (!pairs_match(g, &in->lhs_batch, &in->rhs_batch) ||
 	    !pairs_match(g, &in->lhs_contracting, &in->rhs_contracting) || !result_matches(g)) {
-		g->api->fail(g->out, "dot %s: operand and result dimension sizes disagree",
-			     in->name);
+		if (g->api)
+			g->api->fail(g->out, "dot %s: operand and result dimension sizes disagree",
+				     in->name);
 		return -1;
 	}
 	return 0;
@@ -281,6 +286,15 @@ static void allow_from_hint(const dot_gen *g, int side, const shs_pspec *hint, u
 	}
 }
 
+/* Per mesh axis, the slots the hints put it on (allow_from_hint of each). */
+static void allowed_of(const dot_gen *g, uint64_t allowed[SHS_PLUGIN_MAX_AXES])
+{
+	memset(allowed, 0, SHS_PLUGIN_MAX_AXES * sizeof(allowed[0]));
+	allow_from_hint(g, DOT_LHS, sc_operand_hint(g->q, DOT_LHS), allowed);
+	allow_from_hint(g, DOT_RHS, sc_operand_hint(g->q, DOT_RHS), allowed);
+	allow_from_hint(g, -1, sc_result_hint(g->q), allowed);
+}
+
 /* The generator: every assignment (ENUMERATE), or those the hints allow (PROPAGATE). In both,
  * an axis may also split a dim it does not divide where an operand or result hint already puts
  * it (padded, as XLA pads it): the plan's split is kept rather than replicated, and a dim that
@@ -289,7 +303,7 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 			void *user)
 {
 	dot_gen g = { .q = q, .out = out, .api = api };
-	uint64_t allowed[SHS_PLUGIN_MAX_AXES] = { 0 };
+	uint64_t allowed[SHS_PLUGIN_MAX_AXES];
 	int rc;
 
 	(void)user;
@@ -302,9 +316,7 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 		return -1;
 	for (uint32_t a = 0; a < q->mesh->n_axes; a++)
 		g.name_len[a] = q->mesh->names && q->mesh->names[a] ? strlen(q->mesh->names[a]) : 0;
-	allow_from_hint(&g, DOT_LHS, sc_operand_hint(q, DOT_LHS), allowed);
-	allow_from_hint(&g, DOT_RHS, sc_operand_hint(q, DOT_RHS), allowed);
-	allow_from_hint(&g, -1, sc_result_hint(q), allowed);
+	allowed_of(&g, allowed);
 	g.pad_dims = q->mode == SHS_PMODE_PROPAGATE ? SC_PAD_ANY_DIM : 0;
 	rc = sc_enum_assign_padded(g.lay.n_slots, g.lay.sizes,
 				   q->mode == SHS_PMODE_PROPAGATE ? allowed : NULL, allowed,
@@ -317,6 +329,23 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 	return 0;
 }
 
+/* The digest: the generator reads the hints only through the slots they let each axis take
+ * (allowed_of), and the mode; 0 for a dot it cannot lay out (the whole query then counts). */
+static uint64_t dot_digest(const shs_pquery *q, void *user)
+{
+	dot_gen g = { .q = q };
+	uint64_t allowed[SHS_PLUGIN_MAX_AXES], h = 0x9e3779b97f4a7c15ull;
+
+	(void)user;
+	if (q->mesh->n_axes > SHS_PLUGIN_MAX_AXES || layout(&g) != 0)
+		return 0;
+	allowed_of(&g, allowed);
+	h = sc_mix(h, (uint64_t)(uint32_t)q->mode);
+	for (uint32_t a = 0; a < q->mesh->n_axes; a++)
+		h = sc_mix(h, allowed[a]);
+	return h ? h : 1;
+}
+
 static const char *const dot_opcodes[] = { "dot", NULL };
 
 static const shs_strategy dot_assign = {
@@ -325,6 +354,7 @@ static const shs_strategy dot_assign = {
 	.opcodes = dot_opcodes,
 	.generate = dot_generate,
 	.flags = SHS_STRATEGY_PURE,
+	.digest = dot_digest,
 };
 
 static int dot_init(shs_registry *reg, const shs_host_api *api)

@@ -813,6 +813,87 @@ static void query_classes(void)
 	warnings_free(&w);
 }
 
+/* The digest of dot d's PROPAGATE query on mesh2 with operand hints lhs, rhs and result hint
+ * res (each may be NULL). */
+static uint64_t dot_digest_of(shs_host *h, const shs_host_views *v, const shs_module *m,
+			      const shs_pspec *lhs, const shs_pspec *rhs, const shs_pspec *res)
+{
+	const shs_pspec *hints[] = { lhs, rhs, NULL };
+	uint32_t i = index_of(m, "d");
+	shs_host_query q = { .views = v, .comp = m->entry, .instr = i, .mesh = &mesh2,
+			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = res };
+
+	return shs_host_query_digest(h, &q, shs_module_entry(m)->instrs[i]);
+}
+
+/* The dot's PROPAGATE candidates on mesh2 with operand hints lhs and rhs; fails on error. */
+static void dot_cands_of(shs_host *h, const shs_module *m, const shs_pspec *lhs,
+			 const shs_pspec *rhs, shs_cands *out)
+{
+	const shs_pspec *hints[] = { lhs, rhs, NULL };
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_host_candidates(h, m, shs_module_entry(m), find(m, "d"), &mesh2, hints,
+					  NULL, SHS_PMODE_PROPAGATE, out, &e), &e);
+}
+
+/* Queries that differ only in what the dot does not read (a hint that lets no axis anywhere
+ * new, a result hint on the dims the operands already split) digest alike and get the same
+ * candidates; one that lets an axis go elsewhere does not; an instruction served by a
+ * strategy without a digest has none. */
+static void query_digests(void)
+{
+	static const char text[] =
+		"HloModule m\n"
+		"ENTRY e {\n"
+		"  p0 = f32[8,16] parameter(0)\n"
+		"  p1 = f32[16,12] parameter(1)\n"
+		"  d = f32[8,12] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  ROOT a = f32[8,12] add(d, d)\n"
+		"}\n";
+	const shs_pspec rows = { .rank = 2, .dims = { { .n = 1, .axes = { 0 } } } };
+	const shs_pspec cols = { .rank = 2, .dims = { { 0 }, { .n = 1, .axes = { 0 } } } };
+	const shs_pspec none = { .rank = 2 };
+	warnings w = { 0 };
+	shs_host *h = shs_host_new(record, &w);
+	shs_module *m = shs_test_parse(text);
+	const shs_pspec *add_hints[] = { &rows, &rows, NULL };
+	uint32_t add = index_of(m, "a");
+	shs_host_views *v = NULL;
+	shs_host_query q = { .comp = m->entry, .instr = add, .mesh = &mesh2,
+			     .mode = SHS_PMODE_PROPAGATE, .hints = add_hints };
+	shs_cands a, b;
+	shs_err e = { 0 };
+	uint64_t base;
+
+	CU_ASSERT_TRUE_FATAL(shs_host_load_dir(h, SHS_STRATEGY_DIR, &e) > 0);
+	SHS_ASSERT_OK(shs_host_views_make(m, &v, &e), &e);
+	q.views = v;
+	base = dot_digest_of(h, v, m, &rows, &none, NULL);
+	CU_ASSERT_NOT_EQUAL(base, 0);
+	/* fsdp on the lhs rows: a replicated rhs, no rhs hint, or the result's rows alike */
+	CU_ASSERT_EQUAL(dot_digest_of(h, v, m, &rows, NULL, NULL), base);
+	CU_ASSERT_EQUAL(dot_digest_of(h, v, m, &rows, &none, &rows), base);
+	/* fsdp on the contracting dim, or on the result's columns: other places */
+	CU_ASSERT_NOT_EQUAL(dot_digest_of(h, v, m, &cols, &none, NULL), base);
+	CU_ASSERT_NOT_EQUAL(dot_digest_of(h, v, m, &rows, &none, &cols), base);
+	dot_cands_of(h, m, &rows, &none, &a);
+	dot_cands_of(h, m, &rows, NULL, &b);
+	CU_ASSERT_TRUE(a.n > 1);
+	CU_ASSERT_TRUE(same_cands(&a, &b));
+	shs_cands_free(&b);
+	dot_cands_of(h, m, &cols, &none, &b);
+	CU_ASSERT_FALSE(same_cands(&a, &b));
+	shs_cands_free(&a);
+	shs_cands_free(&b);
+	/* the add's elementwise strategy has no digest */
+	CU_ASSERT_EQUAL(shs_host_query_digest(h, &q, shs_module_entry(m)->instrs[add]), 0);
+	shs_host_views_free(v);
+	shs_module_free(m);
+	shs_host_free(h);
+	warnings_free(&w);
+}
+
 /* The project's source folder, from this file's path as CMake compiled it. */
 static bool source_dir(char *out, size_t n)
 {
@@ -1074,6 +1155,7 @@ CU_TestInfo host_tests[] = {
 	{ "rank over SHS_PLUGIN_MAX_RANK is not served", rank_over_abi_not_served },
 	{ "same input, same candidates", same_input_same_candidates },
 	{ "query classes: alike but for names, the same candidates", query_classes },
+	{ "query digests: alike where the strategies read, the same candidates", query_digests },
 	{ "loads a plugin built from the header alone", loads_external_plugin },
 	{ "views a dot's attributes", views_dot_attributes },
 	{ "views gather, slice, custom-call, gte, parameter", views_gather_slice_custom_call },

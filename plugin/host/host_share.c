@@ -4,6 +4,8 @@
 
 #include "host_internal.h"
 
+enum { DIGEST_OPERANDS = 16 }; /* operands and called computations a digest handles */
+
 static uint64_t put(uint64_t h, const void *p, size_t n)
 {
 	return XXH3_64bits_withSeed(p, n, h);
@@ -79,4 +81,35 @@ uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, ui
 			return 0;
 	}
 	return shs__host_views_class(views, c, i);
+}
+
+uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, const shs_instr *in)
+{
+	const shs_host_iview *v = hq ? shs__host_views_get(hq->views, hq->comp, hq->instr) : NULL;
+	const shs_pspec *none[DIGEST_OPERANDS + 1] = { NULL };
+	shs_mesh_view mv;
+	shs_pquery q;
+	uint64_t d;
+	bool served = false;
+
+	if (!h || !v || !in || !hq->mesh || hq->use_annotation || hq->called_roots ||
+	    v->instr.n_operands > DIGEST_OPERANDS || in->n_called > DIGEST_OPERANDS)
+		return 0;
+	shs_host_mesh_view(hq->mesh, &mv);
+	q = (shs_pquery){ .struct_size = sizeof(q), .instr = &v->instr, .mesh = &mv.view,
+			  .mode = hq->mode, .hints = hq->hints ? hq->hints : none,
+			  .result_hint = hq->result_hint, .n_called = in->n_called,
+			  .called_roots = none };
+	d = put_u64(0xd16e57, (uint64_t)(uint32_t)hq->mode);
+	for (uint32_t k = 0; k < h->n_strats; k++) {
+		const shs_host_strat *st = &h->strats[k];
+		uint64_t one;
+		if (!shs__host_serves(st, in->op, &v->instr))
+			continue;
+		if (!st->s.digest || !(one = st->s.digest(&q, st->s.user)))
+			return 0;
+		d = put_u64(put_u64(d, k), one);
+		served = true;
+	}
+	return served && d ? d : 0;
 }

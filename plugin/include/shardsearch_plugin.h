@@ -211,6 +211,13 @@ typedef struct shs_strategy {
 	 * or when the plugin's init fails after registering it (before the plugin is closed). */
 	void (*destroy)(void *user);
 	uint32_t flags; /* SHS_STRATEGY_* (a plugin built before this member has 0) */
+	/* Optional, for a SHS_STRATEGY_PURE strategy: a digest of what generate reads of the
+	 * query's hints, result hint and mode. Two queries of instructions whose views are alike
+	 * (same opcode, shapes, attributes) with equal digests get the same candidates, so the
+	 * host may hand one's to the other; a dot that places axes only where its hints put them
+	 * digests those places, not the hints. It returns 0 when it cannot tell; NULL (and for a
+	 * plugin built before this member) and 0 mean every hint counts whole. */
+	uint64_t (*digest)(const shs_pquery *q, void *user);
 } shs_strategy;
 
 /* generate and match read only what the query says of shapes, attributes, hints, mode and

@@ -358,42 +358,48 @@ static bool unchanged_since_decided(shs__prop *x, uint32_t c, uint32_t i)
 }
 
 /* The candidates for instruction i given the query key (hints and want): the cached ones when
- * an earlier pass asked the same, else the plugins' (then cached). NULL after an error (x->rc
- * set). */
+ * an earlier pass asked the same, or a query its strategies digest alike, else the plugins'
+ * (then cached). NULL after an error (x->rc set). */
 static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 				   const shs_pspec *const *hints, const shs_pspec *want,
 				   uint64_t key)
 {
 	const shs_computation *comp = x->m->comps[c];
 	shs__cand_cache *cc = &x->cache[c][i];
+	shs_host_query q = { .views = x->views, .comp = c, .instr = i, .mesh = &x->r->mesh,
+			     .mode = SHS_PMODE_PROPAGATE, .hints = hints, .result_hint = want };
+	uint64_t lkey = key;
 	shs__list *l;
-	uint32_t hint;
 	int rc = SHS_OK;
 
 	if (cc->valid && cc->key == key)
 		return &cc->list->cands;
-	/* the instruction's queries give about as many candidates each time */
-	hint = cc->list ? cc->list->cands.n : 0;
-	/* let go of the old list first: when no one else holds it, its arena takes the new one */
-	shs__list_drop(x->share, cc->list);
-	cc->list = NULL;
-	cc->valid = false;
 	if (!cc->cls_known) {
 		cc->cls = x->r->no_reuse ? 0 : shs_host_query_class(x->h, x->views, c, i,
 								     comp->instrs[i]);
 		cc->cls_known = true;
 	}
-	if (cc->cls && (l = shs__share_get(x->share, cc->cls, key))) {
+	/* queries that differ only where the strategies do not look share a list */
+	if (cc->cls && (lkey = shs_host_query_digest(x->h, &q, comp->instrs[i])) == 0)
+		lkey = key;
+	if (cc->valid && cc->lkey == lkey) {
+		cc->key = key;
+		return &cc->list->cands;
+	}
+	/* the instruction's queries give about as many candidates each time */
+	q.cap_hint = cc->list ? cc->list->cands.n : 0;
+	/* let go of the old list first: when no one else holds it, its arena takes the new one */
+	shs__list_drop(x->share, cc->list);
+	cc->list = NULL;
+	cc->valid = false;
+	if (cc->cls && (l = shs__share_get(x->share, cc->cls, lkey))) {
 		l->refs++;
 	} else if ((l = shs__list_new(x->share))) {
-		shs_host_query q = { .views = x->views, .comp = c, .instr = i,
-				     .mesh = &x->r->mesh, .mode = SHS_PMODE_PROPAGATE,
-				     .hints = hints, .result_hint = want, .arena = l->cands.a,
-				     .cap_hint = hint };
+		q.arena = l->cands.a;
 		rc = shs_host_candidates_q(x->h, x->m, comp, comp->instrs[i], &q, &l->cands,
 					   x->e);
 		if (rc == SHS_OK && cc->cls && l->cands.served && l->cands.n)
-			shs__share_put(x->share, cc->cls, key, l);
+			shs__share_put(x->share, cc->cls, lkey, l);
 	} else {
 		rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
 	}
@@ -404,6 +410,7 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	}
 	cc->list = l;
 	cc->key = key;
+	cc->lkey = lkey;
 	cc->valid = true;
 	return &l->cands;
 }

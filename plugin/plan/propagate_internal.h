@@ -22,7 +22,8 @@ typedef struct shs__list {
  * where none of its users and none of its operands' earlier users changed since that tick,
  * keeps the decision. */
 typedef struct shs__cand_cache {
-	uint64_t key;
+	uint64_t key;     /* the query the instruction last decided from */
+	uint64_t lkey;    /* the key its list answers: the query's digest when its class has one */
 	bool valid;
 	bool decided;
 	bool pull;

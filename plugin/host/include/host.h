@@ -142,4 +142,10 @@ int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computatio
 uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, uint32_t c,
 			      uint32_t i, const shs_instr *in);
 
+/* The digest of query q (views, comp and instr set) of instruction in, of a nonzero class, from
+ * its strategies' digest functions (shs_strategy.digest): two queries of one class with equal
+ * nonzero digests get the same candidates. 0 when some strategy that serves it has none (the
+ * whole query counts), or q has called roots or asks for the annotation. */
+uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *q, const shs_instr *in);
+
 #endif
