@@ -134,6 +134,14 @@ uint32_t sc_psum_variants_padded(const shs_pspec *result, const shs_pdim *partia
 /* Bit k set for each axis in d. */
 uint32_t sc_dim_mask(const shs_pdim *d);
 
+/* Whether the host lends add_candidate (hosts before it have a smaller struct_size). */
+static inline bool sc_has_add_candidate(const shs_host_api *api)
+{
+	return api->struct_size >= offsetof(shs_host_api, add_candidate) +
+					   sizeof(api->add_candidate) &&
+	       api->add_candidate;
+}
+
 /* ---- Digests ---- */
 
 /* h with v mixed in (a multiply and xorshift step), for shs_strategy.digest. */

@@ -203,15 +203,20 @@ static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERAN
 		 const sc_psum *ps, uint32_t partial_mask, double partial_bytes)
 {
 	const shs_pinstr *in = g->q->instr;
-	uint32_t c = g->api->candidate(g->out, label);
-	double bytes = ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result, g->q->mesh);
+	double bytes = (ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result,
+							     g->q->mesh)) +
+		       op_bytes[DOT_LHS] + op_bytes[DOT_RHS];
+	uint32_t c;
 
-	g->api->set_result(g->out, c, 0, result);
-	for (int side = 0; side < DOT_OPERANDS; side++) {
-		g->api->set_operand(g->out, c, (uint32_t)side, 0, &specs[side]);
-		bytes += op_bytes[side];
+	if (sc_has_add_candidate(g->api)) {
+		c = g->api->add_candidate(g->out, label, result, specs, flops, bytes);
+	} else {
+		c = g->api->candidate(g->out, label);
+		g->api->set_result(g->out, c, 0, result);
+		for (int side = 0; side < DOT_OPERANDS; side++)
+			g->api->set_operand(g->out, c, (uint32_t)side, 0, &specs[side]);
+		g->api->set_cost(g->out, c, flops, bytes);
 	}
-	g->api->set_cost(g->out, c, flops, bytes);
 	if (ps)
 		g->api->add_collective(g->out, c, ps->kind, partial_mask, partial_bytes,
 				       ps->overlappable);

@@ -252,13 +252,14 @@ static void load_dir_in_name_order(void)
 	shs_host *h = shs_host_new(record, &w);
 	shs_err e = { 0 };
 
-	SHS_ASSERT_INT_EQ(shs_host_load_dir(h, SHS_TEST_PLUGIN_DIR, &e), 5);
-	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 5);
+	SHS_ASSERT_INT_EQ(shs_host_load_dir(h, SHS_TEST_PLUGIN_DIR, &e), 6);
+	SHS_ASSERT_INT_EQ(shs_host_plugin_count(h), 6);
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 0), PLUGIN("axis_twice"));
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 1), PLUGIN("bad_rank"));
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 2), PLUGIN("destroys"));
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 3), PLUGIN("good"));
 	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 4), PLUGIN("no_divide"));
+	SHS_ASSERT_STR_EQ(shs_host_plugin_path(h, 5), PLUGIN("whole"));
 	SHS_ASSERT_INT_EQ(w.n, 4); /* refused, in name order */
 	SHS_ASSERT_STR_EQ(w.msg[0], PLUGIN("init_fails") ": init failed: needs a GPU");
 	SHS_ASSERT_STR_EQ(w.msg[1], PLUGIN("no_entry")
@@ -894,6 +895,43 @@ static void query_digests(void)
 	warnings_free(&w);
 }
 
+/* add_candidate makes what candidate, set_result, set_operand and set_cost make; a whole
+ * candidate without a result is dropped with a warning. */
+static void whole_candidates(void)
+{
+	static const char *const paths[] = { PLUGIN("whole"), NULL };
+	static const char text[] = "HloModule m\n"
+				   "ENTRY e {\n"
+				   "  p0 = f32[8,6] parameter(0)\n"
+				   "  ROOT m = f32[8,6] multiply(p0, p0)\n"
+				   "}\n";
+	warnings w = { 0 };
+	shs_host *h = host_with(&w, paths);
+	shs_module *m = shs_test_parse(text);
+	shs_cands c = cands_of(h, m, "m");
+
+	SHS_ASSERT_INT_EQ(c.n, 4);
+	for (uint32_t k = 0; k + 1 < c.n; k += 2) {
+		const shs_cand *a = &c.v[k], *b = &c.v[k + 1];
+		SHS_ASSERT_STR_EQ(a->label, "whole");
+		SHS_ASSERT_STR_EQ(b->label, "pieces");
+		CU_ASSERT_TRUE(shs_spec_equal(&a->result[0], &b->result[0]));
+		for (uint32_t j = 0; j < 2; j++)
+			CU_ASSERT_TRUE(shs_spec_equal(&a->operands[j], &b->operands[j]));
+		CU_ASSERT_EQUAL(a->flops, b->flops);
+		CU_ASSERT_EQUAL(a->bytes, b->bytes);
+		SHS_ASSERT_INT_EQ(a->n_colls, 1);
+		SHS_ASSERT_INT_EQ(b->n_colls, 1);
+	}
+	SHS_ASSERT_INT_EQ(c.v[2].result[0].dims[0].n, 1);
+	SHS_ASSERT_INT_EQ(w.n, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(w.msg[0], "candidate 'no result': add_candidate: NULL result"));
+	shs_cands_free(&c);
+	shs_module_free(m);
+	shs_host_free(h);
+	warnings_free(&w);
+}
+
 /* The project's source folder, from this file's path as CMake compiled it. */
 static bool source_dir(char *out, size_t n)
 {
@@ -1156,6 +1194,7 @@ CU_TestInfo host_tests[] = {
 	{ "same input, same candidates", same_input_same_candidates },
 	{ "query classes: alike but for names, the same candidates", query_classes },
 	{ "query digests: alike where the strategies read, the same candidates", query_digests },
+	{ "add_candidate makes what the piecewise calls make", whole_candidates },
 	{ "loads a plugin built from the header alone", loads_external_plugin },
 	{ "views a dot's attributes", views_dot_attributes },
 	{ "views gather, slice, custom-call, gte, parameter", views_gather_slice_custom_call },

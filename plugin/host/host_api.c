@@ -166,16 +166,21 @@ static bool grow(shs_pemit *out)
 	return true;
 }
 
-/* A replicated candidate: every leaf's spec has its shape's rank and no axes. Its specs, operand
- * offsets and label (cut to SHS_PLUGIN_LABEL_MAX - 1 bytes) take one block of the list's arena. */
-static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
+/* A new candidate: its result and operand leaves copied from result and operands (every leaf
+ * of each) when both are given, else replicated (every leaf's spec has its shape's rank and no
+ * axes). Its specs, operand offsets and label (cut to SHS_PLUGIN_LABEL_MAX - 1 bytes) take one
+ * block of the list's arena. */
+static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label,
+		      const shs_pspec *result, const shs_pspec *operands)
 {
 	const shs_host_iview *v = out->v;
 	size_t specs = (size_t)v->n_leaves * sizeof(shs_pspec);
 	uint32_t n_ops = v->instr.n_operands;
 	size_t firsts = ((size_t)n_ops + 1) * sizeof(uint32_t);
 	size_t len = label ? strnlen(label, SHS_PLUGIN_LABEL_MAX - 1) : 0;
-	uint8_t *block = shs_arena_calloc(out->list->a, 1, specs + firsts + len + 1);
+	bool given = result && operands;
+	uint8_t *block = given ? shs_arena_alloc(out->list->a, specs + firsts + len + 1)
+			       : shs_arena_calloc(out->list->a, 1, specs + firsts + len + 1);
 
 	*c = (shs_cand){ .strategy = out->st->s.name,
 			 .plugin = out->h->plugins[out->st->plugin].path };
@@ -184,20 +189,29 @@ static bool cand_init(const shs_pemit *out, shs_cand *c, const char *label)
 	c->label = (char *)block + specs + firsts;
 	if (len)
 		memcpy(block + specs + firsts, label, len);
+	block[specs + firsts + len] = '\0';
 	c->result = (shs_pspec *)block;
 	c->n_result = v->n_result;
 	c->operands = c->result + v->n_result;
 	c->n_operands = n_ops;
 	c->operand_first = (uint32_t *)(block + specs);
-	for (uint32_t k = 0; k < v->n_leaves; k++)
-		c->result[k].rank = v->leaf[k]->rank;
+	if (given) {
+		memcpy(c->result, result, v->n_result * sizeof(*result));
+		memcpy(c->operands, operands, (v->n_leaves - v->n_result) * sizeof(*operands));
+	} else {
+		for (uint32_t k = 0; k < v->n_leaves; k++)
+			c->result[k].rank = v->leaf[k]->rank;
+	}
 	for (uint32_t k = 0; k < n_ops; k++)
 		c->operand_first[k] = v->operand_first[k] - v->n_result;
 	c->operand_first[n_ops] = v->n_leaves - v->n_result;
 	return true;
 }
 
-static uint32_t api_candidate(shs_pemit *out, const char *label)
+/* A new candidate (cand_init); its index, or SHS_PLUGIN_NO_CANDIDATE past the limit or out of
+ * memory. */
+static uint32_t new_candidate(shs_pemit *out, const char *label, const shs_pspec *result,
+			      const shs_pspec *operands)
 {
 	char pre[SHS_ERRMSG_MAX];
 	shs_cand *c;
@@ -218,12 +232,17 @@ static uint32_t api_candidate(shs_pemit *out, const char *label)
 		return SHS_PLUGIN_NO_CANDIDATE;
 	}
 	c = &out->list->v[out->list->n];
-	if (!cand_init(out, c, label)) {
+	if (!cand_init(out, c, label, result, operands)) {
 		out->oom = true;
 		return SHS_PLUGIN_NO_CANDIDATE;
 	}
 	out->faults[out->list->n - out->first] = NULL;
 	return out->list->n++ - out->first;
+}
+
+static uint32_t api_candidate(shs_pemit *out, const char *label)
+{
+	return new_candidate(out, label, NULL, NULL);
 }
 
 static void api_set_result(shs_pemit *out, uint32_t c, uint32_t leaf, const shs_pspec *spec)
@@ -274,6 +293,19 @@ static void api_set_cost(shs_pemit *out, uint32_t c, double flops, double bytes)
 		fault(out, c, "cost flops %g bytes %g: not a finite count >= 0", flops, bytes);
 	x->flops = flops;
 	x->bytes = bytes;
+}
+
+static uint32_t api_add_candidate(shs_pemit *out, const char *label, const shs_pspec *result,
+				  const shs_pspec *operands, double flops, double bytes)
+{
+	uint32_t c = new_candidate(out, label, result, operands);
+
+	if (c == SHS_PLUGIN_NO_CANDIDATE)
+		return c;
+	if (!result || !operands)
+		fault(out, c, "add_candidate: NULL %s", result ? "operands" : "result");
+	api_set_cost(out, c, flops, bytes);
+	return c;
 }
 
 static void api_add_collective(shs_pemit *out, uint32_t c, int kind, uint32_t axes_mask,
@@ -334,6 +366,7 @@ static const shs_host_api host_api = {
 	.fail = api_fail,
 	.leaves = shs__pshape_leaves,
 	.elem_bytes = api_elem_bytes,
+	.add_candidate = api_add_candidate,
 };
 
 const shs_host_api *shs__host_api(void)

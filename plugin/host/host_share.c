@@ -4,7 +4,10 @@
 
 #include "host_internal.h"
 
-enum { DIGEST_OPERANDS = 16 }; /* operands and called computations a digest handles */
+enum {
+	DIGEST_OPERANDS = 16,  /* operands and called computations a digest handles */
+	DIGEST_STRATEGIES = 8  /* strategies serving one instruction a digest handles */
+};
 
 static uint64_t put(uint64_t h, const void *p, size_t n)
 {
@@ -87,10 +90,10 @@ uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, cons
 {
 	const shs_host_iview *v = hq ? shs__host_views_get(hq->views, hq->comp, hq->instr) : NULL;
 	const shs_pspec *none[DIGEST_OPERANDS + 1] = { NULL };
+	uint64_t parts[2 * DIGEST_STRATEGIES + 1];
+	uint32_t n = 0;
 	shs_mesh_view mv;
 	shs_pquery q;
-	uint64_t d;
-	bool served = false;
 
 	if (!h || !v || !in || !hq->mesh || hq->use_annotation || hq->called_roots ||
 	    v->instr.n_operands > DIGEST_OPERANDS || in->n_called > DIGEST_OPERANDS)
@@ -100,16 +103,16 @@ uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, cons
 			  .mode = hq->mode, .hints = hq->hints ? hq->hints : none,
 			  .result_hint = hq->result_hint, .n_called = in->n_called,
 			  .called_roots = none };
-	d = put_u64(0xd16e57, (uint64_t)(uint32_t)hq->mode);
+	parts[n++] = (uint64_t)(uint32_t)hq->mode;
 	for (uint32_t k = 0; k < h->n_strats; k++) {
 		const shs_host_strat *st = &h->strats[k];
-		uint64_t one;
 		if (!shs__host_serves(st, in->op, &v->instr))
 			continue;
-		if (!st->s.digest || !(one = st->s.digest(&q, st->s.user)))
+		if (n == sizeof(parts) / sizeof(parts[0]) || !st->s.digest)
 			return 0;
-		d = put_u64(put_u64(d, k), one);
-		served = true;
+		parts[n++] = k;
+		if (!(parts[n++] = st->s.digest(&q, st->s.user)))
+			return 0;
 	}
-	return served && d ? d : 0;
+	return n > 1 ? put(0xd16e57, parts, n * sizeof(parts[0])) | 1 : 0;
 }

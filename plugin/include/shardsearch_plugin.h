@@ -265,6 +265,14 @@ typedef struct shs_host_api {
 	/* Helpers: array leaves of a shape; bytes of one element of an XLA type (0 if none). */
 	uint32_t (*leaves)(const shs_pshape *s);
 	int (*elem_bytes)(int32_t type);
+
+	/* During generate: a whole candidate at once, as candidate(label), then set_result of
+	 * each result leaf from result[0..), set_operand of each leaf of each operand from
+	 * operands[0..) (every operand's leaves, in order) and set_cost: one call, for a strategy
+	 * that makes many. The specs are copied. Returns what candidate returns; collectives
+	 * follow with add_collective. A host older than it has a smaller struct_size. */
+	uint32_t (*add_candidate)(shs_pemit *out, const char *label, const shs_pspec *result,
+				  const shs_pspec *operands, double flops, double bytes);
 } shs_host_api;
 
 /* ---- The plugin's exports ---- */
