@@ -889,6 +889,9 @@ static void query_digests(void)
 	shs_cands_free(&b);
 	/* the add's elementwise strategy has no digest */
 	CU_ASSERT_EQUAL(shs_host_query_digest(h, &q, shs_module_entry(m)->instrs[add]), 0);
+	CU_ASSERT_FALSE(shs_host_query_digestible(h, v, m->entry, add,
+						  shs_module_entry(m)->instrs[add]));
+	CU_ASSERT_TRUE(shs_host_query_digestible(h, v, m->entry, index_of(m, "d"), find(m, "d")));
 	shs_host_views_free(v);
 	shs_module_free(m);
 	shs_host_free(h);

@@ -86,6 +86,23 @@ uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, ui
 	return shs__host_views_class(views, c, i);
 }
 
+bool shs_host_query_digestible(const shs_host *h, const shs_host_views *views, uint32_t c,
+				uint32_t i, const shs_instr *in)
+{
+	const shs_host_iview *v = shs__host_views_get(views, c, i);
+	uint32_t served = 0;
+
+	if (!h || !v || !in)
+		return false;
+	for (uint32_t k = 0; k < h->n_strats; k++) {
+		if (!shs__host_serves(&h->strats[k], in->op, &v->instr))
+			continue;
+		if (!h->strats[k].s.digest || ++served > DIGEST_STRATEGIES)
+			return false;
+	}
+	return served > 0;
+}
+
 uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, const shs_instr *in)
 {
 	const shs_host_iview *v = hq ? shs__host_views_get(hq->views, hq->comp, hq->instr) : NULL;

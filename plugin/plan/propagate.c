@@ -377,10 +377,12 @@ static const shs_cands *candidates(shs__prop *x, uint32_t c, uint32_t i,
 	if (!cc->cls_known) {
 		cc->cls = x->r->no_reuse ? 0 : shs_host_query_class(x->h, x->views, c, i,
 								     comp->instrs[i]);
+		cc->digestible = cc->cls && shs_host_query_digestible(x->h, x->views, c, i,
+								      comp->instrs[i]);
 		cc->cls_known = true;
 	}
 	/* queries that differ only where the strategies do not look share a list */
-	if (cc->cls && (lkey = shs_host_query_digest(x->h, &q, comp->instrs[i])) == 0)
+	if (cc->digestible && (lkey = shs_host_query_digest(x->h, &q, comp->instrs[i])) == 0)
 		lkey = key;
 	if (cc->valid && cc->lkey == lkey) {
 		cc->key = key;

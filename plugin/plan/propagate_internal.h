@@ -38,6 +38,7 @@ typedef struct shs__cand_cache {
 	/* its query class (shs_host_query_class; 0: asked itself), once known */
 	uint64_t cls;
 	bool cls_known;
+	bool digestible; /* its strategies digest its queries (known with cls) */
 } shs__cand_cache;
 
 /* The list that answers a query of a class (propagate_share.c): an open-addressing table of

@@ -148,4 +148,9 @@ uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, ui
  * whole query counts), or q has called roots or asks for the annotation. */
 uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *q, const shs_instr *in);
 
+/* Whether instruction i (in, of computation c) can have digests: every strategy that serves it
+ * has a digest function (and some does). When not, shs_host_query_digest gives 0 every time. */
+bool shs_host_query_digestible(const shs_host *h, const shs_host_views *views, uint32_t c,
+				uint32_t i, const shs_instr *in);
+
 #endif
