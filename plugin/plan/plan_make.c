@@ -389,7 +389,6 @@ static void teardown(shs__prop *x)
 	free(x->ext_off);
 	free(x->state);
 	free(x->scratch);
-	free(x->floors);
 	shs__score_memo_free(&x->score);
 	free(x->root_want);
 	free(x->root_aliased);

@@ -457,29 +457,32 @@ static double floor_of(const shs__prop *x, const shs_cand *cand)
 	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, 0, 0, true);
 }
 
-/* Every candidate's floor into x->floors, and the candidate with the lowest (the first of
- * equals) among those that make want (all when NULL) into *lowest: scored first, its score
- * bounds the rest. SHS_OK or SHS_ENOMEM. */
-static int floors(shs__prop *x, const shs_cands *cands, const shs_pspec *want, uint32_t n_res,
+/* The floors of list l's candidates (l->floors, made on first use for the plan's chip and kept
+ * with the list), and the candidate with the lowest (the first of equals) among those that
+ * make want (all when NULL) into *lowest: scored first, its score bounds the rest. SHS_OK or
+ * SHS_ENOMEM. */
+static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_res,
 		  uint32_t *lowest)
 {
+	const shs_cands *cands = &l->cands;
 	double low = 0;
 
-	if (cands->n > x->floors_cap) {
-		double *grown = realloc(x->floors, cands->n * sizeof(*grown));
-		if (!grown)
+	if (!l->floors || memcmp(&l->floors_chip, &x->r->chip, sizeof(l->floors_chip))) {
+		if (!l->floors)
+			l->floors = shs_arena_alloc(cands->a, cands->n * sizeof(*l->floors));
+		if (!l->floors)
 			return shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
-		x->floors = grown;
-		x->floors_cap = cands->n;
+		for (uint32_t k = 0; k < cands->n; k++)
+			l->floors[k] = floor_of(x, &cands->v[k]);
+		l->floors_chip = x->r->chip;
 	}
 	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		x->floors[k] = floor_of(x, &cands->v[k]);
 		if (want && !makes(&cands->v[k], want, n_res))
 			continue;
-		if (*lowest == UINT32_MAX || x->floors[k] < low) {
+		if (*lowest == UINT32_MAX || l->floors[k] < low) {
 			*lowest = k;
-			low = x->floors[k];
+			low = l->floors[k];
 		}
 	}
 	if (*lowest == UINT32_MAX)
@@ -500,6 +503,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	uint64_t key, ext = 0;
 	uint32_t n_res = 0, best = 0, best_stacked = 0, lowest = 0;
 	double best_cost = 0, best_bytes = 0, bound, lowest_score;
+	const double *floor;
 	bool best_wanted = false, memo, pin, pinned;
 
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
@@ -540,8 +544,9 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
-	if ((x->rc = floors(x, cands, pinned ? want : NULL, n_res, &lowest)) != SHS_OK)
+	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, &lowest)) != SHS_OK)
 		goto done;
+	floor = cc->list->floors;
 	lowest_score = shs__score(x, c, i, &cands->v[lowest], hints, res, n_res,
 				  makes(&cands->v[lowest], want, n_res));
 	bound = BOUND_MARGIN * lowest_score + BOUND_SLACK_S;
@@ -554,8 +559,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		/* a score is at least the candidate's floor: one whose floor is over the best
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
-		if (k != lowest && (x->floors[k] > bound ||
-				    (!first && x->floors[k] > best_cost + tol)))
+		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol)))
 			continue;
 		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
 							    n_res, wanted);

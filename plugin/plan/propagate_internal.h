@@ -11,6 +11,8 @@
  * propagation's pool, which reuses its arena for the next list. */
 typedef struct shs__list {
 	shs_cands cands;
+	double *floors;             /* each candidate's floor (in cands' arena), or NULL */
+	shs_plan_chip floors_chip;  /* the chip they were made for */
 	uint32_t refs;
 	struct shs__list *next; /* in the pool */
 } shs__list;
@@ -102,8 +104,6 @@ typedef struct shs__prop {
 	shs__twin_memo *memo; /* per twin class (indexed by its first computation) */
 	shs_pspec *scratch;   /* shs__user_req's answer for tuples; valid until its next call */
 	uint32_t scratch_cap;
-	double *floors;       /* the floors of the candidates being scored (owned, grown) */
-	uint32_t floors_cap;
 	shs__score_memo score; /* owned */
 	bool reverse;         /* this pass runs users before producers */
 	bool pull;            /* users' requirements count (every pass after the first) */

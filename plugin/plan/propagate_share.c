@@ -86,6 +86,7 @@ shs__list *shs__list_new(shs__share *s)
 		if (l->cands.a)
 			shs_arena_reset(l->cands.a);
 		l->cands = (shs_cands){ .a = l->cands.a };
+		l->floors = NULL;
 	} else if (!(l = calloc(1, sizeof(*l)))) {
 		return NULL;
 	}
