@@ -62,6 +62,8 @@ static chunk *add_chunk(shs_arena *a, size_t need)
 	c->size = size;
 	c->used = 0;
 	a->total += size;
+	if (a->chunk < CHUNK_SIZE)
+		a->chunk = 2 * a->chunk < CHUNK_SIZE ? 2 * a->chunk : CHUNK_SIZE;
 	if (a->head && size > a->chunk) {
 		/* keep the current chunk first so its free space is still used */
 		c->next = a->head->next;

@@ -16,9 +16,9 @@ shs_arena *shs_arena_new(size_t budget);
  * keeps the C library from handing the pages back and faulting them in again on every load). */
 void shs_arena_reserve(shs_arena *a, size_t size);
 
-/* Makes every later block the arena takes from the system at least size bytes instead of 64 KiB:
- * an arena that lives for one small job (the candidates of one instruction) takes a few small
- * blocks rather than one large one. */
+/* Makes the next block the arena takes from the system at least size bytes instead of 64 KiB,
+ * and each after it twice the last, up to 64 KiB: an arena that lives for one small job (the
+ * candidates of one instruction) takes one small block, one that fills takes few. */
 void shs_arena_set_chunk(shs_arena *a, size_t size);
 
 /* Forgets everything handed out (every pointer from a becomes invalid). Its one block is kept
