@@ -21,9 +21,11 @@
 #define SHS_PLUGIN_MAX_AXES 8   /* mesh axes */
 #endif
 #ifndef SHS_PLUGIN_MAX_RANK
-#define SHS_PLUGIN_MAX_RANK 16  /* dims of one spec: a higher-rank array is never sharded (the
+#define SHS_PLUGIN_MAX_RANK 8   /* dims of one spec: a higher-rank array is never sharded (the
 				 * host asks no strategy about it), and its replicated spec
-				 * holds SHS_PLUGIN_MAX_RANK dims */
+				 * holds SHS_PLUGIN_MAX_RANK dims. Training steps stay well
+				 * under it (XLA's own modules here: rank 5 at most); every
+				 * spec is copied and compared by the million, at its size */
 #endif
 
 /* Limits of one query (checked by the host at run time, not part of the sizes word). */

@@ -1,4 +1,4 @@
-/* Test plugin: built with a spec of 8 dims (-DSHS_PLUGIN_MAX_RANK=8, see CMakeLists.txt), as
+/* Test plugin: built with a spec of 16 dims (-DSHS_PLUGIN_MAX_RANK=16, see CMakeLists.txt), as
  * against an older or other header: its sizes word differs and the host must refuse it before
  * its init runs. */
 #include <stddef.h>
