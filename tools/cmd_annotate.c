@@ -42,7 +42,7 @@ static const char usage_tail[] =
 	"  --time-budget S       stop searching after S seconds with the best plan so far\n"
 	"  --threads N           meshes searched at once (default: the processors online); the\n"
 	"                        result is the same for any N\n"
-	"  --exhaustive          try every mesh (default: every one when there are at most 192,\n"
+	"  --exhaustive          try every mesh (default: every one when there are at most 64,\n"
 	"                        else the canonical ones and a local search from the best)\n"
 	"  --json                the search's report as one JSON object\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"

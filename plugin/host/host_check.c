@@ -187,8 +187,10 @@ void shs__host_check_strategy(shs_pemit *out)
 			shs__host_prefix(out, pre, sizeof(pre));
 			shs__host_warn(out->h, "%s: candidate '%s': %s", pre, c->label, msg);
 		}
-		free(*rec);
-		*rec = NULL;
+		if (*rec) {
+			free(*rec);
+			*rec = NULL;
+		}
 	}
 	out->list->n = keep;
 }

@@ -551,18 +551,21 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 				  makes(&cands->v[lowest], want, n_res));
 	bound = BOUND_MARGIN * lowest_score + BOUND_SLACK_S;
 	for (uint32_t k = 0, first = 1; k < cands->n; k++) {
-		bool wanted = makes(&cands->v[k], want, n_res);
 		double tol = 1e-9 * (best_cost > 0 ? best_cost : 1e-12), s, b;
+		bool wanted;
 		uint32_t st;
-		if (pinned && !wanted)
-			continue; /* an activation rule: only what makes its sharding */
 		/* a score is at least the candidate's floor: one whose floor is over the best
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
 		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol)))
 			continue;
+		wanted = makes(&cands->v[k], want, n_res);
+		if (pinned && !wanted)
+			continue; /* an activation rule: only what makes its sharding */
 		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
 							    n_res, wanted);
+		if (!first && s > best_cost + tol)
+			continue; /* neither beats nor ties the best */
 		b = result_bytes(&cands->v[k], res, n_res, &x->r->mesh);
 		st = stacked_axes(&cands->v[k]);
 		bool tie = s <= best_cost + tol, same_bytes = b <= best_bytes * (1 + 1e-12);
