@@ -30,6 +30,11 @@ typedef struct dot_gen {
 	dot_layout lay;
 	uint64_t pad_dims;     /* result dims a reduce-scatter may pad (sc_psum_variants_padded) */
 	size_t name_len[SHS_PLUGIN_MAX_AXES]; /* of the mesh's axis names, for labels */
+	int eb_result, eb[DOT_OPERANDS];       /* bytes of an element of the result, operands */
+	/* per slot, the axes its label text was last made for, and that text */
+	shs_pdim text_of[SC_MAX_SLOTS];
+	char text[SC_MAX_SLOTS][SC_LABEL_MAX];
+	size_t text_len[SC_MAX_SLOTS];
 } dot_gen;
 
 /* Marks the dims of list as slots first.. of operand side; fails on a bad or repeated dim. */
@@ -163,8 +168,8 @@ static void operand_spec(const dot_gen *g, int side, const shs_pdim *slots, shs_
 
 /* Appends " name=a:b" for the slots [first, first + n) to label[*len..cap) (no space first
  * when *len is 0), nothing when n is 0. */
-static void label_group(const dot_gen *g, char *label, size_t cap, size_t *len,
-			const char *name, const shs_pdim *slots, uint32_t first, uint32_t n)
+static void label_group(dot_gen *g, char *label, size_t cap, size_t *len, const char *name,
+			const shs_pdim *slots, uint32_t first, uint32_t n)
 {
 	if (n == 0)
 		return;
@@ -173,16 +178,28 @@ static void label_group(const dot_gen *g, char *label, size_t cap, size_t *len,
 	sc_append(label, cap, len, name);
 	sc_append_char(label, cap, len, '=');
 	for (uint32_t k = 0; k < n; k++) {
+		uint32_t s = first + k;
 		if (k)
 			sc_append_char(label, cap, len, ':');
-		sc_append_axes(label, cap, len, &slots[first + k], g->q->mesh, g->name_len);
+		/* the enumeration changes a few slots at a time: a slot's text is made anew only
+		 * when its axes changed */
+		if (g->text_len[s] == 0 || g->text_of[s].n != slots[s].n ||
+		    memcmp(g->text_of[s].axes, slots[s].axes, slots[s].n)) {
+			g->text_len[s] = 0;
+			sc_append_axes(g->text[s], sizeof(g->text[s]), &g->text_len[s], &slots[s],
+				       g->q->mesh, g->name_len);
+			if (g->text_len[s] >= sizeof(g->text[s]))
+				g->text_len[s] = sizeof(g->text[s]) - 1; /* truncated */
+			g->text_of[s] = slots[s];
+		}
+		sc_append_n(label, cap, len, g->text[s], g->text_len[s]);
 	}
 }
 
 /* The label of an assignment: "batch=data lhs=fsdp rhs=tensor contract=-" (dims of a group
  * separated by ':', axes of a dim by '+'); groups without dims are left out. Returns its
  * length (as if not truncated). */
-static size_t base_label(const dot_gen *g, const shs_pdim *slots, char *label, size_t cap)
+static size_t base_label(dot_gen *g, const shs_pdim *slots, char *label, size_t cap)
 {
 	const dot_layout *lay = &g->lay;
 	size_t len = 0;
@@ -203,8 +220,8 @@ static void emit(dot_gen *g, const char *label, const shs_pspec specs[DOT_OPERAN
 		 const sc_psum *ps, uint32_t partial_mask, double partial_bytes)
 {
 	const shs_pinstr *in = g->q->instr;
-	double bytes = (ps ? partial_bytes : sc_local_bytes(g->api, &in->shape, result,
-							     g->q->mesh)) +
+	double bytes = (ps ? partial_bytes : sc_local_elems(&in->shape, result, g->q->mesh) *
+						     (double)g->eb_result) +
 		       op_bytes[DOT_LHS] + op_bytes[DOT_RHS];
 	uint32_t c;
 
@@ -230,7 +247,7 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	const shs_pmesh *mesh = g->q->mesh;
 	shs_pspec specs[DOT_OPERANDS], result;
 	shs_pdim partial = { 0 };
-	double contract = 1.0, flops, op_bytes[DOT_OPERANDS], partial_bytes;
+	double contract = 1.0, flops, op_bytes[DOT_OPERANDS], partial_bytes, res_elems;
 	char base[SC_LABEL_MAX * 2];
 	size_t base_len;
 	sc_psum ps[SC_MAX_PSUM];
@@ -249,10 +266,11 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 		memcpy(&partial.axes[partial.n], slots[s].axes, slots[s].n);
 		partial.n = (uint8_t)(partial.n + slots[s].n);
 	}
-	flops = DOT_FLOPS_PER_MAC * sc_local_elems(&g->q->instr->shape, &result, mesh) * contract;
+	res_elems = sc_local_elems(&g->q->instr->shape, &result, mesh);
+	flops = DOT_FLOPS_PER_MAC * res_elems * contract;
 	for (int side = 0; side < DOT_OPERANDS; side++)
-		op_bytes[side] = sc_local_bytes(g->api, &g->q->instr->operands[side], &specs[side],
-						mesh);
+		op_bytes[side] = sc_local_elems(&g->q->instr->operands[side], &specs[side], mesh) *
+				 (double)g->eb[side];
 	base_len = base_label(g, slots, base, sizeof(base));
 	if (base_len >= sizeof(base))
 		base_len = sizeof(base) - 1; /* truncated */
@@ -263,7 +281,7 @@ static int emit_assignment(const shs_pdim *slots, void *user)
 	}
 	n_ps = sc_psum_variants_padded(&result, &partial, &g->q->instr->shape, mesh, true,
 				       g->pad_dims, ps);
-	partial_bytes = sc_local_bytes(g->api, &g->q->instr->shape, &result, mesh);
+	partial_bytes = res_elems * (double)g->eb_result;
 	for (uint32_t k = 0; k < n_ps; k++) {
 		char label[SC_LABEL_MAX * 3];
 		size_t len = base_len;
@@ -321,6 +339,9 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 		return -1;
 	for (uint32_t a = 0; a < q->mesh->n_axes; a++)
 		g.name_len[a] = q->mesh->names && q->mesh->names[a] ? strlen(q->mesh->names[a]) : 0;
+	g.eb_result = api->elem_bytes(q->instr->shape.type);
+	for (int side = 0; side < DOT_OPERANDS; side++)
+		g.eb[side] = api->elem_bytes(q->instr->operands[side].type);
 	allowed_of(&g, allowed);
 	g.pad_dims = q->mode == SHS_PMODE_PROPAGATE ? SC_PAD_ANY_DIM : 0;
 	rc = sc_enum_assign_padded(g.lay.n_slots, g.lay.sizes,
