@@ -358,12 +358,6 @@ void sc_append(char *buf, size_t cap, size_t *len, const char *str)
 void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
 		   const shs_pmesh *mesh)
 {
-	sc_append_axes(buf, cap, len, d, mesh, NULL);
-}
-
-void sc_append_axes(char *buf, size_t cap, size_t *len, const shs_pdim *d,
-		    const shs_pmesh *mesh, const size_t *name_len)
-{
 	if (d->n == 0) {
 		sc_append_char(buf, cap, len, '-');
 		return;
@@ -374,8 +368,7 @@ void sc_append_axes(char *buf, size_t cap, size_t *len, const shs_pdim *d,
 		if (k > 0)
 			sc_append_char(buf, cap, len, '+');
 		if (a < mesh->n_axes && mesh->names && mesh->names[a]) {
-			sc_append_n(buf, cap, len, mesh->names[a],
-				    name_len ? name_len[a] : strlen(mesh->names[a]));
+			sc_append(buf, cap, len, mesh->names[a]);
 		} else {
 			char num[16];
 

@@ -181,11 +181,6 @@ static inline void sc_append_char(char *buf, size_t cap, size_t *len, char c)
 void sc_append_dim(char *buf, size_t cap, size_t *len, const shs_pdim *d,
 		   const shs_pmesh *mesh);
 
-/* sc_append_dim with the lengths of the mesh's axis names given (name_len[a]; NULL: measured):
- * for labels built per candidate. */
-void sc_append_axes(char *buf, size_t cap, size_t *len, const shs_pdim *d,
-		    const shs_pmesh *mesh, const size_t *name_len);
-
 /* Writes into buf (cap bytes, always NUL-terminated, truncated) the axes of d as sc_append_dim
  * does. Returns the length written (as if not truncated). */
 size_t sc_format_dim(char *buf, size_t cap, const shs_pdim *d, const shs_pmesh *mesh);

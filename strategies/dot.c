@@ -22,19 +22,22 @@ typedef struct dot_layout {
 	int32_t slot_of[DOT_OPERANDS][SHS_PLUGIN_MAX_RANK]; /* operand dim -> slot */
 } dot_layout;
 
-/* One generate call. */
+/* Per slot, the axes its label text was last made for, and that text (0 long: none yet). */
+typedef struct dot_texts {
+	shs_pdim of[SC_MAX_SLOTS];
+	char text[SC_MAX_SLOTS][SC_LABEL_MAX];
+	size_t len[SC_MAX_SLOTS];
+} dot_texts;
+
+/* One generate call (or one digest: q and lay only). */
 typedef struct dot_gen {
 	const shs_pquery *q;
 	shs_pemit *out;
 	const shs_host_api *api;
 	dot_layout lay;
 	uint64_t pad_dims;     /* result dims a reduce-scatter may pad (sc_psum_variants_padded) */
-	size_t name_len[SHS_PLUGIN_MAX_AXES]; /* of the mesh's axis names, for labels */
-	int eb_result, eb[DOT_OPERANDS];       /* bytes of an element of the result, operands */
-	/* per slot, the axes its label text was last made for, and that text */
-	shs_pdim text_of[SC_MAX_SLOTS];
-	char text[SC_MAX_SLOTS][SC_LABEL_MAX];
-	size_t text_len[SC_MAX_SLOTS];
+	int eb_result, eb[DOT_OPERANDS]; /* bytes of an element of the result, operands */
+	dot_texts *texts;      /* the slots' label texts */
 } dot_gen;
 
 /* Marks the dims of list as slots first.. of operand side; fails on a bad or repeated dim. */
@@ -183,16 +186,17 @@ static void label_group(dot_gen *g, char *label, size_t cap, size_t *len, const 
 			sc_append_char(label, cap, len, ':');
 		/* the enumeration changes a few slots at a time: a slot's text is made anew only
 		 * when its axes changed */
-		if (g->text_len[s] == 0 || g->text_of[s].n != slots[s].n ||
-		    memcmp(g->text_of[s].axes, slots[s].axes, slots[s].n)) {
-			g->text_len[s] = 0;
-			sc_append_axes(g->text[s], sizeof(g->text[s]), &g->text_len[s], &slots[s],
-				       g->q->mesh, g->name_len);
-			if (g->text_len[s] >= sizeof(g->text[s]))
-				g->text_len[s] = sizeof(g->text[s]) - 1; /* truncated */
-			g->text_of[s] = slots[s];
+		dot_texts *t = g->texts;
+		if (t->len[s] == 0 || t->of[s].n != slots[s].n ||
+		    memcmp(t->of[s].axes, slots[s].axes, slots[s].n)) {
+			t->len[s] = 0;
+			sc_append_dim(t->text[s], sizeof(t->text[s]), &t->len[s], &slots[s],
+				      g->q->mesh);
+			if (t->len[s] >= sizeof(t->text[s]))
+				t->len[s] = sizeof(t->text[s]) - 1; /* truncated */
+			t->of[s] = slots[s];
 		}
-		sc_append_n(label, cap, len, g->text[s], g->text_len[s]);
+		sc_append_n(label, cap, len, t->text[s], t->len[s]);
 	}
 }
 
@@ -325,7 +329,8 @@ static void allowed_of(const dot_gen *g, uint64_t allowed[SHS_PLUGIN_MAX_AXES])
 static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
 			void *user)
 {
-	dot_gen g = { .q = q, .out = out, .api = api };
+	dot_texts texts = { .len = { 0 } };
+	dot_gen g = { .q = q, .out = out, .api = api, .texts = &texts };
 	uint64_t allowed[SHS_PLUGIN_MAX_AXES];
 	int rc;
 
@@ -337,8 +342,6 @@ static int dot_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api 
 	}
 	if (layout(&g) != 0)
 		return -1;
-	for (uint32_t a = 0; a < q->mesh->n_axes; a++)
-		g.name_len[a] = q->mesh->names && q->mesh->names[a] ? strlen(q->mesh->names[a]) : 0;
 	g.eb_result = api->elem_bytes(q->instr->shape.type);
 	for (int side = 0; side < DOT_OPERANDS; side++)
 		g.eb[side] = api->elem_bytes(q->instr->operands[side].type);
