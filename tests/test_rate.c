@@ -128,9 +128,10 @@ static const shs_hardware *entry(const shs_hw_catalog *cat, const char *name)
 	return NULL;
 }
 
-/* A matmul's reduce-scatter runs under it where the runtime decomposes it (TPU: collective
- * matmul at any size; GPU: only from XLA's 100000 MiB windowed-einsum threshold), whatever
- * its candidate's "cm" mark says; a ring's sends run beside their kernel everywhere. */
+/* A matmul's reduce-scatter runs under it where the runtime decomposes it (by default only
+ * from XLA's 100000 MiB windowed-einsum threshold, on TPUs and GPUs alike; a hardware file's
+ * windowed_einsum_bytes of 0 decomposes every size), whatever its candidate's "cm" mark
+ * says; a ring's sends run beside their kernel everywhere. */
 static void test_matmul_collective_overlap(void)
 {
 	shs_hw_catalog cat;
@@ -139,6 +140,7 @@ static void test_matmul_collective_overlap(void)
 	shs_coll plain = cm, ring = { .kind = SHS_PCOLL_PERMUTE, .axes_mask = 1, .bytes = 1e9,
 				     .overlappable = true };
 	const shs_hardware *h100, *v5p;
+	shs_hardware decomposing;
 
 	plain.overlappable = false;
 	shs_hw_catalog_builtin(&cat);
@@ -146,8 +148,12 @@ static void test_matmul_collective_overlap(void)
 	v5p = entry(&cat, "v5p");
 	CU_ASSERT_FALSE(shs__own_overlapped(h100, true, &cm, 1e9));
 	CU_ASSERT_TRUE(shs__own_overlapped(h100, true, &cm, 2e14));
-	CU_ASSERT_TRUE(shs__own_overlapped(v5p, true, &cm, 1e9));
-	CU_ASSERT_TRUE(shs__own_overlapped(v5p, true, &plain, 1e9));
+	CU_ASSERT_FALSE(shs__own_overlapped(v5p, true, &cm, 1e9));
+	CU_ASSERT_TRUE(shs__own_overlapped(v5p, true, &cm, 2e14));
+	decomposing = *v5p;
+	decomposing.windowed_einsum_bytes = 0;
+	CU_ASSERT_TRUE(shs__own_overlapped(&decomposing, true, &cm, 1e9));
+	CU_ASSERT_TRUE(shs__own_overlapped(&decomposing, true, &plain, 1e9));
 	CU_ASSERT_TRUE(shs__own_overlapped(h100, false, &ring, 1e9));
 	CU_ASSERT_FALSE(shs__own_overlapped(v5p, false, &plain, 1e9));
 }

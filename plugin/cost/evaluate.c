@@ -154,7 +154,7 @@ static void edge_reshards(evaluator *x, segment *seg, const shs_computation *com
 						  &moved);
 		if (gathered) {
 			double v = local * (double)group(x->c, gathered);
-			bool weight = shs__is_weight(x->edges.weights, x->cur_comp, in->operands[k]);
+			bool weight = shs_is_weight(x->edges.weights, x->cur_comp, in->operands[k]);
 			shs_eval_coll *s = add_site(x, in, SHS_PCOLL_ALL_GATHER, gathered, true,
 						    prefetch && (weight ||
 						    shs__collective_matmul(&x->c->hw, v)), v, count);

@@ -149,7 +149,7 @@ int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs
 				out->loop_body[in->called[0]] = true;
 		}
 	if (rc == SHS_OK)
-		rc = shs__weights_make(m, &out->weights, e);
+		rc = shs_weights_make(m, &out->weights, e);
 	for (uint32_t c = 0; rc == SHS_OK && c < m->n_comps; c++) {
 		const shs_computation *comp = m->comps[c];
 		uint32_t total = 0;
@@ -189,7 +189,7 @@ void shs__edges_free(shs__edges *x)
 		free(tables[t]);
 	}
 	free(x->loop_body);
-	shs__weights_free(x->weights);
+	shs_weights_free(x->weights);
 	x->weights = NULL;
 	x->base = x->first = x->use_first = x->use_edge = x->consumer = NULL;
 	x->loop_body = NULL;

@@ -107,7 +107,7 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
 						  &d->req[d->req_first[k] + j], &gathered, &moved);
 		avail end = r;
-		bool weight = shs__is_weight(s->edges->weights, c, in->operands[k]), under = false;
+		bool weight = shs_is_weight(s->edges->weights, c, in->operands[k]), under = false;
 		if (gathered) {
 			double t = r.t, v = local * (double)shs_mesh_group(&s->c->mesh, gathered);
 			under = weight || shs__collective_matmul(&s->c->hw, v);
@@ -141,7 +141,7 @@ static void issue_uses(sim *s, uint32_t c, uint32_t v)
 {
 	const shs__edges *x = s->edges;
 
-	if (shs__is_weight(s->edges->weights, c, v))
+	if (shs_is_weight(s->edges->weights, c, v))
 		return;
 	for (uint32_t u = x->use_first[c][v]; u < x->use_first[c][v + 1]; u++) {
 		uint32_t f = x->use_edge[c][u], i = x->consumer[c][f];

@@ -4,6 +4,7 @@
 #define SHS_EVALUATE_INTERNAL_H
 
 #include "evaluate.h"
+#include "weights.h"
 
 /* The book's V of an instruction's own collective cl (its per-device bytes, times the group
  * for a gather or an all-to-all), and into *sends how many times it runs back to back: a ring
@@ -14,18 +15,6 @@ double shs__own_coll_bytes(const shs_mesh *mesh, const shs_coll *cl, double *sen
  * the local bytes it starts from (0 when from equals to). */
 double shs__reshard_masks(const shs_mesh *mesh, const shs_shape *a, const shs_pspec *from,
 			  const shs_pspec *to, uint32_t *gathered, uint32_t *moved);
-
-/* The model's weights (evaluate_weights.c): the entry's parameters, and what computations get
- * from them: a called computation's parameter when every call passes a weight, a loop's tuple
- * element when its initial value is a weight and the body keeps it as it is; through converts,
- * reshapes, copies, slices, dynamic slices, bitcasts and tuple elements (a scanned layer's
- * weights). An activation passed into a layer's computation is not one. *out is the caller's
- * (shs__weights_free). SHS_OK or SHS_ENOMEM. */
-typedef struct shs__weights shs__weights;
-int shs__weights_make(const shs_module *m, shs__weights **out, shs_err *e);
-void shs__weights_free(shs__weights *x);
-/* Whether value v of computation c is a weight (false when x is NULL). */
-bool shs__is_weight(const shs__weights *x, uint32_t c, uint32_t v);
 
 /* Operand edges (evaluate_edges.c). Edge k of instruction i of computation c is number
  * base[c][i] + k; first[c][edge] is the earlier edge of the same computation that already
@@ -43,7 +32,7 @@ typedef struct shs__edges {
 	uint32_t **consumer;  /* per computation and edge: the instruction it feeds */
 	bool *loop_body;  /* per computation: the body of some while */
 	uint32_t entry;   /* the entry computation */
-	shs__weights *weights; /* the model's weights */
+	shs_weights *weights; /* the model's weights */
 } shs__edges;
 /* Builds the edge table of plan p (caller frees with shs__edges_free). SHS_OK or SHS_ENOMEM. */
 int shs__edges_make(const shs_module *m, const shs_plan *p, shs__edges *out, shs_err *e);

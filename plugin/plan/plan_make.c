@@ -258,11 +258,16 @@ static int find_twins(shs__prop *x, shs_err *e)
 	return rc;
 }
 
-/* Whether computations c and d have the same hints (pins included). */
-static bool same_hints(const shs__prop *x, uint32_t c, uint32_t d)
+/* Whether computations c and d have the same weights (a layer called with the step's input
+ * batch, a parameter of the entry, may gather it before it runs; the next layers' input is an
+ * activation) and the same hints (pins included). */
+static bool same_context(const shs__prop *x, uint32_t c, uint32_t d)
 {
 	const shs_computation *comp = x->m->comps[c];
 
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		if (shs_is_weight(x->weights, c, i) != shs_is_weight(x->weights, d, i))
+			return false;
 	if (!x->hint_set[c] || !x->hint_set[d])
 		return !x->hint_set[c] && !x->hint_set[d];
 	for (uint32_t i = 0; i < comp->n_instrs; i++)
@@ -273,12 +278,12 @@ static bool same_hints(const shs__prop *x, uint32_t c, uint32_t d)
 	return true;
 }
 
-/* A computation whose hints differ from its twin's (an activation rule matched by name in one
- * layer but not another) is its own. */
-static void untwin_pinned(shs__prop *x)
+/* A computation whose weights or hints differ from its twin's (an activation rule matched by
+ * name in one layer but not another) is its own. */
+static void untwin_differing(shs__prop *x)
 {
 	for (uint32_t c = 0; c < x->m->n_comps; c++)
-		if (x->twin[c] != c && !same_hints(x, c, x->twin[c]))
+		if (x->twin[c] != c && !same_context(x, c, x->twin[c]))
 			x->twin[c] = c;
 }
 
@@ -307,6 +312,8 @@ static int setup(shs__prop *x, shs_err *e)
 				  "module or mesh");
 	if (!x->r->lists && shs__share_init(&x->own_share, x->m) != SHS_OK)
 		return oom(e);
+	if (shs_weights_make(x->m, &x->weights, e) != SHS_OK)
+		return e->code;
 	x->views = x->r->views;
 	if (!x->views) {
 		int rc = shs_host_views_make(x->m, &x->own_views, e);
@@ -351,7 +358,7 @@ static int setup(shs__prop *x, shs_err *e)
 			 x->r->rules[k].spec.rank);
 		warn(x->r, msg);
 	}
-	untwin_pinned(x);
+	untwin_differing(x);
 	return SHS_OK;
 }
 
@@ -388,6 +395,7 @@ static void teardown(shs__prop *x)
 	free(x->ext_req);
 	free(x->ext_off);
 	free(x->state);
+	shs_weights_free(x->weights);
 	free(x->scratch);
 	shs__score_memo_free(&x->score);
 	free(x->root_want);

@@ -57,12 +57,26 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	return (moved + local * (double)(gathered - 1)) / chip->link_bw;
 }
 
+bool shs__gather_hidden(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			const shs_mesh *mesh, const shs_plan_chip *chip, bool weight)
+{
+	double whole;
+
+	if (weight || !(chip->windowed_einsum_bytes > 0))
+		return true;
+	whole = shs_spec_local_bytes(from, a, mesh);
+	for (uint32_t ax = 0; ax < mesh->n_axes; ax++)
+		if (shs_spec_dim_of(from, ax) >= 0 && shs_spec_dim_of(to, ax) < 0)
+			whole *= (double)mesh->sizes[ax];
+	return whole >= chip->windowed_einsum_bytes;
+}
+
 double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			      const shs_mesh *mesh, const shs_plan_chip *chip, bool matmul)
+			      const shs_mesh *mesh, const shs_plan_chip *chip, bool hidden)
 {
 	double moved, t = shs__reshard_cost(from, to, a, mesh, chip, &moved);
 
-	return matmul ? HIDDEN_LINK_SHARE * (t - moved) + moved : t;
+	return hidden ? HIDDEN_LINK_SHARE * (t - moved) + moved : t;
 }
 
 /* Whether an overlappable collective runs beside its instruction: a ring's sends always; a

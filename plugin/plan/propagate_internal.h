@@ -5,6 +5,7 @@
 
 #include "plan_internal.h"
 #include "users.h"
+#include "weights.h"
 
 /* A list of candidates, shared by the instructions that asked the same query of the same class
  * (and by the table that finds it) and counted: the last one to let go gives it back to the
@@ -90,6 +91,7 @@ typedef struct shs__prop {
 	const bool **ext_off; /* per computation: which leaves of its root its caller only sends
 			       * on to work that does not wait for them (the optimizer's update,
 			       * plan_update.c; stacks kept for later), or NULL */
+	shs_weights *weights; /* the module's weights (their gathers are prefetched) */
 	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
@@ -149,12 +151,18 @@ int shs__pin_update(shs__prop *x, shs_err *e);
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved);
 
-/* shs__reshard_cost as the user that wants the array in sharding to sees it: a matmul
- * (matmul true) overlaps the gather with its compute (collective matmul, weight prefetch), as
- * a candidate's score counts it, so only the hidden share of the gather and the all-to-all
- * count. */
+/* Whether a matmul hides gathering its operand (array a) from sharding from into to under its
+ * compute: a weight's gather (weight true) always, prefetched as FSDP prefetches it; an
+ * activation's only where the runtime decomposes the matmul (collective matmul), from the
+ * chip's windowed-einsum size of the gathered array on, as the evaluator has it. */
+bool shs__gather_hidden(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			const shs_mesh *mesh, const shs_plan_chip *chip, bool weight);
+
+/* shs__reshard_cost as the user that wants the array in sharding to sees it: a matmul that
+ * hides the gather (hidden true, shs__gather_hidden) counts only the hidden share of the
+ * gather and the all-to-all, as a candidate's score counts it. */
 double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			      const shs_mesh *mesh, const shs_plan_chip *chip, bool matmul);
+			      const shs_mesh *mesh, const shs_plan_chip *chip, bool hidden);
 
 /* Seconds of candidate c's own compute on chip (its FLOPs and HBM bytes): what its cost is at
  * least, whatever its collectives and reshards add. */

@@ -42,13 +42,15 @@ static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32
 }
 
 /* Seconds of resharding what i produces into what each decided user requires (a matmul, or a
- * call that passes it to matmuls, hides the gather behind its compute, as the matmul's own
- * score counts it: a weight is gathered where the matmul reads it, not earlier on its way). */
+ * call that passes it to matmuls, hides the gather behind its compute where the matmul's own
+ * score does, shs__gather_hidden: a weight is gathered where the matmul reads it, not earlier
+ * on its way). */
 static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
 			const shs_shape *const *shapes, uint32_t n_leaves)
 {
 	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
+	bool weight = shs_is_weight(x->weights, c, i);
 	double cost = 0;
 
 	if (i == comp->root && x->ext_req[c])
@@ -65,11 +67,16 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 			if (comp->instrs[user]->operands[op] != i)
 				continue;
 			matmul = read_by_matmul(x, c, user, op);
-			for (uint32_t j = 0; j < n_leaves; j++)
-				cost += shs__user_reshard_cost(&leaves[j],
-							       &du->req[du->req_first[op] + j],
-							       shapes[j], &x->r->mesh, &x->r->chip,
-							       matmul);
+			for (uint32_t j = 0; j < n_leaves; j++) {
+				const shs_pspec *to = &du->req[du->req_first[op] + j];
+				bool hidden = matmul &&
+					      shs__gather_hidden(&leaves[j], to, shapes[j],
+								 &x->r->mesh, &x->r->chip,
+								 weight);
+				cost += shs__user_reshard_cost(&leaves[j], to, shapes[j],
+							       &x->r->mesh, &x->r->chip,
+							       hidden);
+			}
 		}
 	}
 	return cost;
@@ -238,8 +245,9 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i], *op = comp->instrs[in->operands[k]];
 	const shs_pspec *want = &cand->operands[cand->operand_first[k]];
-	/* a matmul overlaps the gather, not the all-to-all before it */
-	bool overlapped = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	/* a matmul may overlap the gather (shs__gather_hidden), not the all-to-all before it */
+	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
+	bool weight = shs_is_weight(x->weights, c, in->operands[k]);
 	double f = c == x->m->entry && x->state[in->operands[k]] ? STATE_RESHARD : 1;
 	/* a broadcast is remade on each device from its operand */
 	bool broadcast = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1;
@@ -256,7 +264,8 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 		else
 			t = shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh, &x->r->chip,
 					      &moved);
-		if (overlapped) {
+		if (matmul && shs__gather_hidden(&hint[j], &want[j], sh[j], &x->r->mesh,
+						 &x->r->chip, weight)) {
 			*hidden += f * (t - moved);
 			*exposed += f * moved;
 		} else {

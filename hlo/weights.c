@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluate_internal.h"
+#include "weights.h"
 
 /* A parameter's weight flag from its call sites: unknown until the first site, then the AND of
  * them all. Per computation, indexed by parameter number, or by tuple index for the tuple
  * parameter of a while body or condition. */
 enum { UNSEEN = 0, YES = 1, NO = 2 };
 
-struct shs__weights {
+struct shs_weights {
 	uint32_t n_comps;
 	bool **w;          /* per computation and instruction */
 	uint8_t **param;   /* per computation: flags of its parameters / loop tuple elements */
@@ -23,7 +23,7 @@ static bool is_view(shs_opcode op)
 	       op == SHS_OP_DYNAMIC_SLICE || op == SHS_OP_BITCAST || op == SHS_OP_SLICE;
 }
 
-static void meet(shs__weights *x, uint32_t c, uint64_t k, bool w)
+static void meet(shs_weights *x, uint32_t c, uint64_t k, bool w)
 {
 	if (c >= x->n_comps || k >= x->n_param[c])
 		return;
@@ -31,7 +31,7 @@ static void meet(shs__weights *x, uint32_t c, uint64_t k, bool w)
 		x->param[c][k] = w ? YES : NO;
 }
 
-static bool param_flag(const shs__weights *x, uint32_t c, int64_t k)
+static bool param_flag(const shs_weights *x, uint32_t c, int64_t k)
 {
 	return k >= 0 && (uint64_t)k < x->n_param[c] && x->param[c][k] == YES;
 }
@@ -50,7 +50,7 @@ static bool invariant(const shs_computation *body, int64_t k)
 }
 
 /* Passes the weight flags of call site `in` (in computation c) to the computations it calls. */
-static void pass_down(const shs_module *m, shs__weights *x, uint32_t c, const shs_instr *in)
+static void pass_down(const shs_module *m, shs_weights *x, uint32_t c, const shs_instr *in)
 {
 	const shs_computation *comp = m->comps[c];
 
@@ -71,7 +71,7 @@ static void pass_down(const shs_module *m, shs__weights *x, uint32_t c, const sh
 			meet(x, in->called[b], k, x->w[c][in->operands[k]]);
 }
 
-static void mark(const shs_module *m, shs__weights *x, uint32_t c, bool entry, bool loop)
+static void mark(const shs_module *m, shs_weights *x, uint32_t c, bool entry, bool loop)
 {
 	const shs_computation *comp = m->comps[c];
 
@@ -108,9 +108,9 @@ static uint32_t order(const shs_module *m, uint32_t c, bool *seen, uint32_t *out
 	return n;
 }
 
-int shs__weights_make(const shs_module *m, shs__weights **out, shs_err *e)
+int shs_weights_make(const shs_module *m, shs_weights **out, shs_err *e)
 {
-	shs__weights *x = calloc(1, sizeof(*x));
+	shs_weights *x = calloc(1, sizeof(*x));
 	uint32_t *post = calloc(m->n_comps + 1, sizeof(*post)), n = 0;
 	bool *seen = calloc(m->n_comps + 1, sizeof(*seen));
 	bool *loop = calloc(m->n_comps + 1, sizeof(*loop)), ok;
@@ -144,14 +144,14 @@ int shs__weights_make(const shs_module *m, shs__weights **out, shs_err *e)
 	free(seen);
 	free(loop);
 	if (!ok) {
-		shs__weights_free(x);
-		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		shs_weights_free(x);
+		return shs_seterr(e, SHS_ENOMEM, "weights: out of memory");
 	}
 	*out = x;
 	return SHS_OK;
 }
 
-void shs__weights_free(shs__weights *x)
+void shs_weights_free(shs_weights *x)
 {
 	for (uint32_t c = 0; x && c < x->n_comps; c++) {
 		free(x->w[c]);
@@ -165,7 +165,7 @@ void shs__weights_free(shs__weights *x)
 	free(x);
 }
 
-bool shs__is_weight(const shs__weights *x, uint32_t c, uint32_t v)
+bool shs_is_weight(const shs_weights *x, uint32_t c, uint32_t v)
 {
 	return x && c < x->n_comps && x->w[c][v];
 }
