@@ -347,8 +347,9 @@ static void test_loop_shortcut(void)
 
 /* Remat on the scanned LLaMA-3 8B step under fsdp+tp on v5p 4x8x8: attention (the softmax
  * dropped) keeps less than none, dots (also the residual and norms dropped) less than
- * attention, full less than dots; full recomputes each forward layer (about a third more
- * FLOPs, the book's 6 -> 8 P T), dots only the work between the matmuls, attention its scores
+ * attention, full less than dots; full recomputes each forward layer but for what only leaves
+ * it (a fifth to a third more FLOPs: the book's 6 -> 8 P T less the MLP's last matmul), dots
+ * only the work between the matmuls, attention its scores
  * and softmax. Attention as matmuls (attention=dot): a flash kernel is not a dot, so dots
  * would recompute it, and it keeps no softmax for attention to drop. */
 static void test_remat(void)
@@ -419,6 +420,36 @@ static void test_remat(void)
 	shs_host_free(h);
 	shs_module_free(m);
 	free(r);
+}
+
+/* Full remat recomputes what the backward pass reads of a layer: mlp-only's layer saves its
+ * input and its first matmul's product, so a compiled step (JAX's checkpoint, DCE'd) redoes
+ * that matmul alone, half the forward's FLOPs, while an eager framework (--fusion kernels:
+ * torch.utils.checkpoint) reruns the layer whole, both matmuls and the second's collectives. */
+static void test_remat_recomputes_what_is_read(void)
+{
+	setup *s = evaluate_mlp(2048, 8192, 16384, "4x4x4", "fsdp=16,tensor=4", "fsdp+tp");
+	shs_eval_options none = { .remat = SHS_REMAT_NONE }, full = { .remat = SHS_REMAT_FULL };
+	shs_eval_options eager_none = none, eager_full = full;
+	shs_eval ev[4];
+	shs_err e = { 0 };
+	double compiled, eager;
+
+	eager_none.fusion = eager_full.fusion = SHS_FUSION_KERNELS;
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &none, &ev[0], &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &full, &ev[1], &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &eager_none, &ev[2], &e), &e);
+	SHS_ASSERT_OK(shs_evaluate(s->m, s->p, &s->cluster, &eager_full, &ev[3], &e), &e);
+	compiled = ev[1].flops - ev[0].flops;
+	eager = ev[3].flops - ev[2].flops;
+	CU_ASSERT_TRUE(compiled > 0 && eager > 0);
+	CU_ASSERT_DOUBLE_EQUAL(compiled / eager, 0.5, 0.005);
+	CU_ASSERT_TRUE(ev[1].remat_s < ev[3].remat_s);
+	/* the forward layers' FLOPs: a third of the step's without remat */
+	CU_ASSERT_DOUBLE_EQUAL(eager / ev[2].flops, 1.0 / 3, 0.02);
+	for (int k = 0; k < 4; k++)
+		shs_eval_free(&ev[k]);
+	free_setup(s);
 }
 
 /* Deeper prefetch never makes a step slower, and no-overlap is an upper bound. */
@@ -562,6 +593,8 @@ CU_TestInfo evaluate_tests[] = {
 	  test_loop_shortcut },
 	{ "remat none/attention/dots/full: less memory kept, more recomputed; until it fits",
 	  test_remat },
+	{ "full remat: a compiled step recomputes what the backward reads, an eager one all",
+	  test_remat_recomputes_what_is_read },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
 	{ "fusion keeps elementwise chains out of HBM", test_fusion },

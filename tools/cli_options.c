@@ -32,7 +32,8 @@ const char shs_cli_eval_usage[] =
 	"  --no-overlap          every collective blocks the compute stream\n"
 	"  --fusion F            how elementwise work fuses: xla (default: as XLA fuses it), kernels\n"
 	"                        (an eager framework's: one hand-fused kernel per operation of the\n"
-	"                        op_name scope, as PyTorch and Megatron-LM run; matmuls apart) or\n"
+	"                        op_name scope, as PyTorch and Megatron-LM run; matmuls apart;\n"
+	"                        a recomputed layer reruns whole) or\n"
 	"                        none (every elementwise instruction reads and writes HBM)\n"
 	"  --no-fusion           the same as --fusion none\n";
 

@@ -415,7 +415,9 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 	shs__remat remat = { 0 };
 	shs_eval_coll *colls = out->colls;
 	uint32_t n_colls = out->n_colls;
-	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->fused, base, &remat, e);
+	/* an eager framework (its kernels) reruns a checkpointed layer whole */
+	int rc = shs__remat_plan(x->m, x->p, x->c, policy, x->o->fusion == SHS_FUSION_KERNELS,
+				 x->fused, base, &remat, e);
 
 	if (rc == SHS_OK) {
 		*out = *base;

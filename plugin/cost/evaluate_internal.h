@@ -162,8 +162,10 @@ typedef struct shs__remat {
 			     * to host memory and back instead of being recomputed */
 	double host_held;   /* of which the host holds at once: one run's (a micro-batch's) */
 } shs__remat;
+/* whole: the runtime reruns a checkpointed layer whole (an eager framework), where a compiled
+ * step recomputes only what the dropped saved values are made from. */
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,
+		    shs_remat policy, bool whole, const shs__fusion *fused, const shs_eval *base,
 		    shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 

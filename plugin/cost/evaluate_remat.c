@@ -10,9 +10,13 @@
  * that lie between a matmul of two activations (the scores QK^T) and the next matmul of two
  * activations they feed (the softmax's product with V), without a matmul between: the scores,
  * the mask and scale, the softmax (and its dropout where a model has one). The rest is dropped
- * from memory and recomputed in the backward pass: the whole forward layer (`full`), its
- * instructions other than matmuls (`dots`) or the attention core with its scores matmul
- * (`attention`), once per execution. A flash attention kernel is a custom call that keeps
+ * from memory and recomputed in the backward pass, once per execution: in a compiled step
+ * what the dropped values are made from, back to the layer's input and what the policy keeps
+ * (JAX stages only the residuals' ancestors: a layer's last matmul, whose product only leaves
+ * the layer, does not run again), in an eager framework (--fusion kernels) the checkpointed
+ * layer whole (torch.utils.checkpoint reruns the function): the whole forward layer (`full`),
+ * its instructions other than matmuls (`dots`) or the attention core with its scores matmul
+ * (`attention`). A flash attention kernel is a custom call that keeps
  * only its statistics, no [T, T] value: `attention` then drops and recomputes nothing. A
  * scanned layer also no longer stores what it drops: the dynamic-update-slices that would copy
  * those values into their stacks on every trip are taken off the recomputation's seconds (an
@@ -118,28 +122,62 @@ static bool kept(const shs_module *m, uint32_t f, uint32_t v, shs_remat policy,
 	return policy == SHS_REMAT_DOTS && is_matmul(s);
 }
 
-/* Seconds of the instructions of computation f that policy recomputes (full: all; dots: those
- * that are not matmuls; attention: the core's), per run; flags them in redo[f]. */
-static double compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-			 const shs__fusion *fused, uint32_t f, shs_remat policy,
-			 const bool *core, double *flops, bool **redo)
+/* Whether policy keeps instruction i's value where the forward made it (core: f's attention
+ * core): dots keeps matmuls, attention all but the core, full nothing. */
+static bool policy_keeps(const shs_instr *in, uint32_t i, shs_remat policy, const bool *core)
+{
+	return (policy == SHS_REMAT_DOTS && is_matmul(in)) ||
+	       (policy == SHS_REMAT_ATTENTION && (!core || !core[i]));
+}
+
+/* Which instructions of forward layer c a compiled step recomputes: what the dropped saved
+ * values (drop, per instruction) are made from, back to the layer's parameters and to what
+ * the policy keeps; a calloc'ed flag per instruction, NULL when out of memory. The backward
+ * pass reads the saved values, not the layer's result: JAX stages only the residuals'
+ * ancestors for recomputation (jax/_src/ad_checkpoint.py, remat_partial_eval's dce_jaxpr), so
+ * a layer's last matmul, whose product only leaves the layer, does not run again. */
+static bool *recomputed(const shs_computation *c, const bool *drop, shs_remat policy,
+			const bool *core)
+{
+	bool *need = calloc(c->n_instrs + 1, sizeof(*need));
+
+	for (uint32_t i = c->n_instrs; need && i-- > 0;) {
+		const shs_instr *in = c->instrs[i];
+		need[i] = (need[i] || drop[i]) && in->op != SHS_OP_PARAMETER &&
+			  !policy_keeps(in, i, policy, core);
+		for (uint32_t k = 0; need[i] && k < in->n_operands; k++)
+			need[in->operands[k]] = true;
+	}
+	return need;
+}
+
+/* Seconds of the instructions of computation f that policy recomputes, per run: those
+ * recomputed() finds from the dropped saved values drop, or, when drop is NULL (an eager
+ * framework reruns the checkpointed function whole: torch.utils.checkpoint, Megatron-LM's
+ * CheckpointFunction), all that the policy does not keep (full: all; dots: those that are not
+ * matmuls; attention: the core's). Flags them in redo[f]. False when out of memory. */
+static bool compute_of(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
+		       const shs__fusion *fused, uint32_t f, shs_remat policy, const bool *core,
+		       const bool *drop, double *t, double *flops, bool **redo)
 {
 	const shs_computation *c = m->comps[f];
-	double t = 0;
+	bool *need = drop ? recomputed(c, drop, policy, core) : NULL;
 
+	if (drop && !need)
+		return false;
 	for (uint32_t i = 0; i < c->n_instrs; i++) {
 		const shs_decision *d = &p->d[f][i];
 		double tf, tb;
-		if ((policy == SHS_REMAT_DOTS && is_matmul(c->instrs[i])) ||
-		    (policy == SHS_REMAT_ATTENTION && (!core || !core[i])))
+		if (need ? !need[i] : policy_keeps(c->instrs[i], i, policy, core))
 			continue;
 		tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
 		tb = shs__fused_bytes(m, p, fused, f, i) / shs_hw_hbm_rate(&cl->hw);
-		t += tf > tb ? tf : tb;
+		*t += tf > tb ? tf : tb;
 		*flops += d->flops;
 		redo[f][i] = true;
 	}
-	return t;
+	free(need);
+	return true;
 }
 
 /* Leaf *l of shape s, depth first (counting *l down), or NULL. */
@@ -250,17 +288,18 @@ static bool *feeds_layers(const shs_computation *e)
  * broadcast it starts from: the loops that carry it are views of it). False when out of
  * memory. */
 static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    const shs__fusion *fused, shs_remat policy, uint32_t w, const bool *feeds,
-		    bool **redo, shs__remat *out)
+		    const shs__fusion *fused, shs_remat policy, bool whole, uint32_t w,
+		    const bool *feeds, bool **redo, shs__remat *out)
 {
 	const shs_computation *e = m->comps[out->comp];
 	const shs_instr *wi = e->instrs[w], *init = e->instrs[wi->operands[0]];
 	const shs_computation *body = m->comps[wi->called[0]];
 	const shs_instr *root = body->instrs[body->root];
 	uint32_t f = 0, layer = 0;
-	bool any = false, *core = NULL;
+	bool any = false, *core = NULL, *drop = NULL, ok = true;
 	int64_t trips = 1;
 	double stores = 0; /* seconds per trip of copying dropped values into their stacks */
+	double t = 0, flops = 0;
 
 	if (init->op != SHS_OP_TUPLE || root->op != SHS_OP_TUPLE || !feeds[w])
 		return true;
@@ -270,15 +309,23 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		if (e->instrs[z]->op == SHS_OP_BROADCAST &&
 		    dus->op == SHS_OP_DYNAMIC_UPDATE_SLICE && dus->n_operands > 1 &&
 		    stored_value(m, wi->called[0], dus->operands[1], &f, &inner)) {
-			if (policy == SHS_REMAT_ATTENTION && (!any || f != layer)) {
+			if (!any || f != layer) {
 				free(core);
-				if (!(core = attention_core(m->comps[f])))
+				free(drop);
+				core = NULL;
+				drop = whole ? NULL : calloc(m->comps[f]->n_instrs + 1, 1);
+				if ((policy == SHS_REMAT_ATTENTION &&
+				     !(core = attention_core(m->comps[f]))) || (!whole && !drop)) {
+					free(drop);
 					return false;
+				}
 			}
 			layer = f;
 			any = true;
 			if (kept(m, f, inner, policy, core))
 				continue;
+			if (drop)
+				drop[inner] = true;
 			for (uint32_t j = out->first[z]; j < out->first[z + 1]; j++)
 				out->dropped[j] = true;
 			if (policy == SHS_REMAT_OFFLOAD) /* the whole stack, every layer's */
@@ -288,53 +335,61 @@ static bool scanned(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		}
 	}
 	if (any && policy != SHS_REMAT_NONE && policy != SHS_REMAT_OFFLOAD) {
-		double flops = 0;
 		if (!shs_while_trip_count(m, e, wi, &trips))
 			trips = 1;
-		out->extra_s += (double)trips *
-				(compute_of(m, p, cl, fused, layer, policy, core, &flops, redo) -
-				 stores);
+		ok = compute_of(m, p, cl, fused, layer, policy, core, drop, &t, &flops, redo);
+		out->extra_s += (double)trips * (t - stores);
 		out->extra_flops += (double)trips * flops;
 	}
 	free(core);
-	return true;
+	free(drop);
+	return ok;
 }
 
 /* An unrolled forward layer: a call whose results beyond the first feed a later call. False
  * when out of memory. */
 static bool unrolled(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		     const shs__fusion *fused, shs_remat policy, uint32_t ci, const bool *feeds,
-		     bool **redo, shs__remat *out)
+		     const shs__fusion *fused, shs_remat policy, bool whole, uint32_t ci,
+		     const bool *feeds, bool **redo, shs__remat *out)
 {
 	const shs_computation *e = m->comps[out->comp];
 	const shs_instr *call = e->instrs[ci];
 	const shs_computation *fc = m->comps[call->called[0]];
 	const shs_instr *root = fc->instrs[fc->root];
-	bool *core = NULL;
-	double flops = 0;
+	bool *core = NULL, *drop = NULL, ok = true;
+	double t = 0, flops = 0;
 
 	if (root->op != SHS_OP_TUPLE || root->n_operands < 2 || !feeds[ci] ||
 	    policy == SHS_REMAT_NONE)
 		return true;
-	if (policy == SHS_REMAT_ATTENTION && !(core = attention_core(fc)))
+	if ((policy == SHS_REMAT_ATTENTION && !(core = attention_core(fc))) ||
+	    (!whole && !(drop = calloc(fc->n_instrs + 1, sizeof(*drop))))) {
+		free(core);
 		return false;
+	}
 	for (uint32_t k = 1, leaf = shs_shape_leaves(&fc->instrs[root->operands[0]]->shape);
 	     k < root->n_operands; k++) {
 		uint32_t n = shs_shape_leaves(&fc->instrs[root->operands[k]]->shape);
-		for (uint32_t j = 0; !kept(m, call->called[0], root->operands[k], policy, core) &&
-				     j < n && out->first[ci] + leaf + j < out->first[ci + 1]; j++) {
+		bool dropped = !kept(m, call->called[0], root->operands[k], policy, core);
+		for (uint32_t j = 0; dropped && j < n &&
+				     out->first[ci] + leaf + j < out->first[ci + 1]; j++) {
 			out->dropped[out->first[ci] + leaf + j] = true;
 			if (policy == SHS_REMAT_OFFLOAD)
 				out->host_bytes += leaf_bytes(m, p, cl, out->comp, ci, leaf + j);
 		}
+		if (drop && dropped)
+			drop[root->operands[k]] = true;
 		leaf += n;
 	}
-	if (policy == SHS_REMAT_OFFLOAD)
-		return true;
-	out->extra_s += compute_of(m, p, cl, fused, call->called[0], policy, core, &flops, redo);
-	out->extra_flops += flops;
+	if (policy != SHS_REMAT_OFFLOAD) {
+		ok = compute_of(m, p, cl, fused, call->called[0], policy, core, drop, &t, &flops,
+				redo);
+		out->extra_s += t;
+		out->extra_flops += flops;
+	}
 	free(core);
-	return true;
+	free(drop);
+	return ok;
 }
 
 /* feeds_layers(c) when some instruction of c feeds a layer; else NULL (also when out of
@@ -379,7 +434,7 @@ static uint32_t step_comp(const shs_module *m, int64_t *runs, bool **feeds)
 }
 
 int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *cl,
-		    shs_remat policy, const shs__fusion *fused, const shs_eval *base,
+		    shs_remat policy, bool whole, const shs__fusion *fused, const shs_eval *base,
 		    shs__remat *out, shs_err *e)
 {
 	bool **redo = (bool **)shs__per_instr(m, sizeof(bool), false, NULL);
@@ -398,9 +453,9 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 	for (uint32_t i = 0; ok && i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		if (in->op == SHS_OP_CALL && in->n_called)
-			ok = unrolled(m, p, cl, fused, policy, i, feeds, redo, out);
+			ok = unrolled(m, p, cl, fused, policy, whole, i, feeds, redo, out);
 		else if (in->op == SHS_OP_WHILE && in->n_called >= 2 && in->n_operands == 1)
-			ok = scanned(m, p, cl, fused, policy, i, feeds, redo, out);
+			ok = scanned(m, p, cl, fused, policy, whole, i, feeds, redo, out);
 	}
 	/* the collectives' counts already hold the runs; the recomputed compute is per run */
 	out->extra_s *= (double)runs;
