@@ -41,7 +41,10 @@
  *   (NVIDIA/nccl-tests issue 178; about 200 in issue 149): 0.69.
  *   InfiniBand scale-out: 96 GB/s peak bus bandwidth of 100 (4 HDR NICs per node of A100,
  *   NVIDIA/nccl-tests issue 119): 0.96, taken for NDR as well.
- *   TPU ICI and DCN: no published microbenchmark; the book's bandwidths (1).
+ *   TPU ICI: an AllGather over a v5e 8x16 slice reaches about 95 % of the link bandwidth from
+ *   arrays of about 10 MB on (scaling-book.md 3.1, "Empirical", the book's sharding.md): 0.95,
+ *   taken for every TPU until another is measured. DCN: no published microbenchmark; the
+ *   book's bandwidth (1).
  *
  * windowed_einsum_bytes: XLA's SPMD partitioner turns an all-gather feeding an einsum into a
  * windowed einsum (collective matmul, overlapped with the matmul) when the partitioned operand
@@ -63,6 +66,7 @@
 #define XLA_WINDOWED (100000 * MIB)
 #define TPU_MATMUL 0.923
 #define TPU_HBM (6421.0 / 7400)
+#define TPU_ICI 0.95
 #define NV_HBM (3003.0 / 3400)
 
 static const struct rates {
@@ -72,11 +76,11 @@ static const struct rates {
 	double hbm_eff;
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff, windowed_einsum_bytes;
 } rates[] = {
-	{ "v4p", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, XLA_WINDOWED },
-	{ "v5e", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, XLA_WINDOWED },
-	{ "v5p", TPU_MATMUL, 128, TPU_HBM, 1, 0, 0, 1, XLA_WINDOWED },
-	{ "v6e", TPU_MATMUL, 256, TPU_HBM, 1, 0, 0, 1, XLA_WINDOWED },
-	{ "7x", TPU_MATMUL, 256, TPU_HBM, 1, 0, 0, 1, XLA_WINDOWED },
+	{ "v4p", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v5e", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v5p", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v6e", TPU_MATMUL, 256, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "7x", TPU_MATMUL, 256, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
 	{ "a100", 267.9 / 312, 128, 1759.0 / 2000, 0, 208.0 / 300, 0.96, 0.96, XLA_WINDOWED },
 	{ "h100", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
 	{ "h200", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
