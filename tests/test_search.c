@@ -1,6 +1,7 @@
 /* The search: never worse than a canonical plan, the book's choices on the mlp-only model, and
  * the same result on any thread count. */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,57 @@ static void test_book_example(void)
 	shs_host_free(h);
 }
 
+/* The second opinion: where the chip decomposes no matmul, the best meshes are propagated again
+ * with every gather into a matmul scored hidden, at most SHS_SEARCH_SECOND_TOP of them, each
+ * also tried the usual way, without counting as more meshes tried; the plan kept is the best
+ * of all; where the runtime decomposes every matmul the two scorings are one and nothing is
+ * tried twice. */
+static void test_second_opinion(void)
+{
+	static const shs_cluster_spec spec = { .hardware = "v5p", .devices = 64, .slices = 1 };
+	const char *set[] = { "layers", "2", "seq", "256", "batch", "64", "scan", "true", NULL };
+	shs_host *h = shs_test_host();
+	shs_module *m = shs_test_generate("llama3-8b", set);
+	shs_search_options o = { .threads = 2 };
+	shs_hw_catalog cat;
+
+	shs_hw_catalog_builtin(&cat);
+	for (int decomposing = 0; decomposing < 2; decomposing++) {
+		shs_search_result r;
+		shs_err e = { 0 };
+		uint32_t second = 0;
+		double strict = INFINITY;
+		for (uint32_t k = 0; decomposing && k < cat.n; k++)
+			cat.hw[k].windowed_einsum_bytes = 0;
+		SHS_ASSERT_OK(shs_search(h, m, &cat, &spec, &o, &r, &e), &e);
+		for (uint32_t k = 0; k < r.n_tries; k++) {
+			const shs_search_try *t = &r.tries[k];
+			bool twin = false;
+			if (!t->gathers_hidden) {
+				if (t->fits && t->step_time_s < strict)
+					strict = t->step_time_s;
+				continue;
+			}
+			second++;
+			for (uint32_t j = 0; j < r.n_tries; j++)
+				twin |= !r.tries[j].gathers_hidden &&
+					!strcmp(r.tries[j].mesh, t->mesh) &&
+					!strcmp(r.tries[j].plan, t->plan);
+			CU_ASSERT_TRUE(twin);
+		}
+		if (decomposing) {
+			SHS_ASSERT_INT_EQ(second, 0);
+		} else {
+			CU_ASSERT_TRUE(second > 0 && second <= 2 * SHS_SEARCH_SECOND_TOP);
+		}
+		CU_ASSERT_TRUE(r.n_meshes_tried <= r.n_meshes);
+		CU_ASSERT_TRUE(r.eval.fits && r.eval.step_time_s <= strict);
+		shs_search_result_free(&r);
+	}
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
 CU_TestInfo search_tests[] = {
 	{ "the book's LLaMA-3 70B on 8960 v5p chips: a plan that fits, MFU above 40 %",
 	  test_book_example },
@@ -355,5 +407,7 @@ CU_TestInfo search_tests[] = {
 	{ "the book's choices: DP, FSDP, FSDP + TP, the TP bound", test_book_choices },
 	{ "deterministic on any thread count; the time budget marks a partial result",
 	  test_deterministic_and_budget },
+	{ "a second opinion on the best meshes: gathers scored hidden, where no matmul is "
+	  "decomposed", test_second_opinion },
 	CU_TEST_INFO_NULL,
 };

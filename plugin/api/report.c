@@ -208,8 +208,10 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 
 	shs_cluster_describe(&r->cluster, describe, sizeof(describe));
 	fprintf(out, "mesh            %s\n", describe);
-	fprintf(out, "plan            %s seeds, remat %s; %s\n", r->best.plan,
-	       shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
+	fprintf(out, "plan            %s seeds%s, remat %s; %s\n", r->best.plan,
+		r->best.gathers_hidden ? " (propagated with gathers into matmuls scored hidden)" :
+					 "",
+		shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
 	microbatches_print(out, r);
 	experts_print(out, r);
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
@@ -243,7 +245,8 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	for (uint32_t k = 0; k < n; k++) {
 		const shs_search_try *t = &r->tries[idx[k]];
 		why_loses(r, t, why, sizeof(why));
-		fprintf(out, "  %s (%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
+		fprintf(out, "  %s (%s%s, remat %s): %.4g s (%+.1f %%), %s\n", t->mesh, t->plan,
+		       t->gathers_hidden ? ", gathers scored hidden" : "",
 		       shs_remat_name(t->remat), t->step_time_s,
 		       100 * (t->step_time_s / ev->step_time_s - 1), why);
 	}
@@ -305,6 +308,8 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 		json_t *u = json_object();
 		json_object_set_new(u, "mesh", json_string(r->tries[idx[k]].mesh));
 		json_object_set_new(u, "plan", json_string(r->tries[idx[k]].plan));
+		json_object_set_new(u, "gathers_hidden",
+				    json_boolean(r->tries[idx[k]].gathers_hidden));
 		json_object_set_new(u, "step_time_s", json_real(r->tries[idx[k]].step_time_s));
 		json_object_set_new(u, "fits", json_boolean(r->tries[idx[k]].fits));
 		json_array_append_new(ups, u);
@@ -312,6 +317,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_set_new(o, "mesh", mesh);
 	json_object_set_new(o, "layout", json_string(r->best.mesh));
 	json_object_set_new(o, "plan", json_string(r->best.plan));
+	json_object_set_new(o, "gathers_hidden", json_boolean(r->best.gathers_hidden));
 	json_object_set_new(o, "remat", json_string(shs_remat_name(r->best.remat)));
 	json_object_update(o, ev); /* the evaluation: step time, memory, collectives, ... */
 	json_decref(ev);

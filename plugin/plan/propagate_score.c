@@ -50,7 +50,7 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 {
 	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
-	bool weight = shs_is_weight(x->weights, c, i);
+	bool weight = x->r->gathers_hidden || shs_is_weight(x->weights, c, i);
 	double cost = 0;
 
 	if (i == comp->root && x->ext_req[c])
@@ -247,7 +247,7 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	const shs_pspec *want = &cand->operands[cand->operand_first[k]];
 	/* a matmul may overlap the gather (shs__gather_hidden), not the all-to-all before it */
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	bool weight = shs_is_weight(x->weights, c, in->operands[k]);
+	bool weight = x->r->gathers_hidden || shs_is_weight(x->weights, c, in->operands[k]);
 	double f = c == x->m->entry && x->state[in->operands[k]] ? STATE_RESHARD : 1;
 	/* a broadcast is remade on each device from its operand */
 	bool broadcast = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1;

@@ -240,6 +240,26 @@ static uint32_t best_meshes(const merger *g, uint32_t n, uint32_t *top)
 	return count;
 }
 
+/* The second opinion (SHS_SEARCH_SECOND_TOP): the best meshes so far propagated again with
+ * every gather into a matmul scored as hidden, where chip c decomposes no matmul (the counts
+ * of meshes tried stay those of the search). */
+static int second_opinion(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_TEXT],
+			  uint32_t n, const shs_hardware *c)
+{
+	uint32_t top[SHS_SEARCH_LOCAL_TOP], n_top = best_meshes(g, n, top);
+	uint32_t tried = g->out->n_meshes_tried;
+	int rc;
+
+	if (!(c->windowed_einsum_bytes > 0) || !n_top || g->out->partial)
+		return SHS_OK;
+	s->gathers_hidden = true;
+	rc = try_list(s, g, texts, top, n_top < SHS_SEARCH_SECOND_TOP ? n_top :
+				   SHS_SEARCH_SECOND_TOP);
+	s->gathers_hidden = false;
+	g->out->n_meshes_tried = tried;
+	return rc;
+}
+
 /* Every mesh when they are few (or the options ask), else the canonical ones and then, round
  * after round, the untried neighbours of the best ones so far, until there are none. */
 static int try_meshes(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_TEXT],
@@ -331,6 +351,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 				(const int64_t(*)[SHS_SEARCH_AXES])sizes, n);
 		s.prune = false;
 	}
+	if (rc == SHS_OK && out->plan)
+		rc = second_opinion(&s, &g, (const char(*)[SHS_SEARCH_TEXT])meshes, n, &base->hw);
 done:
 	if (rc == SHS_OK && !out->plan)
 		rc = shs_seterr(e, SHS_EINVAL, "search: no mesh fits the cluster's physical axes");

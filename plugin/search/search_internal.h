@@ -70,6 +70,7 @@ typedef struct shs__searcher {
 	const shs_host_views *views; /* every instruction's view for the plugins, made once */
 	double weights, optimizer; /* bytes of the model state, whole (memory bounds) */
 	bool prune;                /* skip seedings whose state alone cannot fit */
+	bool gathers_hidden;       /* propagate scoring every gather into a matmul as hidden */
 } shs__searcher;
 
 /* One mesh's candidates: its cluster and, per seeding tried, the plan (owned), its evaluation

@@ -103,6 +103,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		shs_hw_chip(&j->cluster.hw, &r->chip);
 		r->fsdp_state_only = g->state_only;
 		r->ignore_hints = s->o->ignore_hints;
+		r->gathers_hidden = s->gathers_hidden;
 		r->comp_hash = s->comp_hash;
 		r->views = s->views;
 		r->lists = lists;
@@ -119,6 +120,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		j->refine_evals += evaluated;
 		j->exact &= exact;
 		summarize(&j->cluster, g, o.remat, ev, &j->tries[j->n - 1]);
+		j->tries[j->n - 1].gathers_hidden = s->gathers_hidden;
 	}
 	free(r);
 	return rc;

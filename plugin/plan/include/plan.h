@@ -62,6 +62,9 @@ typedef struct shs_plan_request {
 	shs_plan_rule rules[SHS_PLAN_MAX_RULES];
 	shs_plan_chip chip;   /* what propagation's costs are in (all three must be > 0) */
 	bool ignore_hints;    /* drop the module's Sharding custom-call constraints */
+	bool gathers_hidden;  /* score every gather into a matmul as hidden under it, as where
+			       * the runtime decomposes every matmul (the search's second opinion:
+			       * propagation ranks layouts by a heuristic, the evaluator judges) */
 	bool fsdp_state_only; /* fsdp splits the optimizer state only, the weights stay whole
 			       * over it (ZeRO-1/2; the search tries it next to FSDP) */
 	bool no_reuse;        /* propagate every computation and instruction itself: no copy of

@@ -31,6 +31,12 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 5 };
  * fewer where it applies. */
 #define SHS_SEARCH_ALL_MESHES 64
 #define SHS_SEARCH_LOCAL_TOP 8
+/* The second opinion: the SHS_SEARCH_SECOND_TOP best meshes are propagated again scoring every
+ * gather into a matmul as hidden, where the chip's runtime decomposes no matmul (propagation
+ * ranks layouts by a heuristic that sees no link load: scored exposed, an activation's gather
+ * is moved where the schedule would not have hidden it; scored hidden, one is put where the
+ * links cannot carry it); the evaluator judges both. */
+#define SHS_SEARCH_SECOND_TOP 4
 
 typedef struct shs_search_options {
 	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
@@ -56,6 +62,8 @@ typedef struct shs_search_try {
 	const char *bound;                /* static: "compute", "communication",
 					   * "memory bandwidth" */
 	bool fits;
+	bool gathers_hidden;              /* propagated scoring every gather into a matmul as
+					   * hidden (the second opinion on the best meshes) */
 	uint32_t order;                   /* when it was evaluated (ties keep the earlier) */
 } shs_search_try;
 
