@@ -241,22 +241,29 @@ static uint32_t best_meshes(const merger *g, uint32_t n, uint32_t *top)
 }
 
 /* The second opinion (SHS_SEARCH_SECOND_TOP): the best meshes so far propagated again with
- * every gather into a matmul scored as hidden, where chip c decomposes no matmul (the counts
- * of meshes tried stay those of the search). */
+ * every gather into a matmul scored as hidden, where chip c decomposes no matmul, seedings
+ * whose state cannot fit skipped again (the counts of meshes tried, skipped and pruned stay
+ * those of the search). */
 static int second_opinion(shs__searcher *s, merger *g, const char (*texts)[SHS_SEARCH_TEXT],
 			  uint32_t n, const shs_hardware *c)
 {
 	uint32_t top[SHS_SEARCH_LOCAL_TOP], n_top = best_meshes(g, n, top);
-	uint32_t tried = g->out->n_meshes_tried;
+	shs_search_result *out = g->out;
+	uint32_t tried = out->n_meshes_tried, skipped = out->n_skipped, pruned = out->n_pruned;
+	bool prune = s->prune;
 	int rc;
 
-	if (!(c->windowed_einsum_bytes > 0) || !n_top || g->out->partial)
+	if (!(c->windowed_einsum_bytes > 0) || !n_top || out->partial)
 		return SHS_OK;
 	s->gathers_hidden = true;
+	s->prune = true;
 	rc = try_list(s, g, texts, top, n_top < SHS_SEARCH_SECOND_TOP ? n_top :
 				   SHS_SEARCH_SECOND_TOP);
 	s->gathers_hidden = false;
-	g->out->n_meshes_tried = tried;
+	s->prune = prune;
+	out->n_meshes_tried = tried;
+	out->n_skipped = skipped;
+	out->n_pruned = pruned;
 	return rc;
 }
 
