@@ -57,18 +57,20 @@ double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_s
 	return (moved + local * (double)(gathered - 1)) / chip->link_bw;
 }
 
-bool shs__gather_hidden(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			const shs_mesh *mesh, const shs_plan_chip *chip, bool weight)
+bool shs__decomposed(const shs_plan_chip *chip, double bytes)
 {
-	double whole;
+	return !(chip->windowed_einsum_bytes > 0) || bytes >= chip->windowed_einsum_bytes;
+}
 
-	if (weight || !(chip->windowed_einsum_bytes > 0))
-		return true;
-	whole = shs_spec_local_bytes(from, a, mesh);
+double shs__gathered_bytes(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			   const shs_mesh *mesh)
+{
+	double whole = shs_spec_local_bytes(from, a, mesh);
+
 	for (uint32_t ax = 0; ax < mesh->n_axes; ax++)
 		if (shs_spec_dim_of(from, ax) >= 0 && shs_spec_dim_of(to, ax) < 0)
 			whole *= (double)mesh->sizes[ax];
-	return whole >= chip->windowed_einsum_bytes;
+	return whole;
 }
 
 double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
@@ -80,12 +82,11 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
 }
 
 /* Whether an overlappable collective runs beside its instruction: a ring's sends always; a
- * matmul's reduction (a "cm" candidate) only where the runtime decomposes it under the matmul,
- * from the chip's windowed-einsum size on, as the evaluator has it (evaluate_rate.c). */
+ * matmul's reduction (a "cm" candidate) only where the runtime decomposes it under the matmul
+ * (shs__decomposed). */
 static bool under_matmul(const shs_coll *coll, const shs_plan_chip *chip)
 {
-	return coll->kind == SHS_PCOLL_PERMUTE || !(chip->windowed_einsum_bytes > 0) ||
-	       coll->bytes >= chip->windowed_einsum_bytes;
+	return coll->kind == SHS_PCOLL_PERMUTE || shs__decomposed(chip, coll->bytes);
 }
 
 double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip)

@@ -151,16 +151,18 @@ int shs__pin_update(shs__prop *x, shs_err *e);
 double shs__reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			 const shs_mesh *mesh, const shs_plan_chip *chip, double *moved);
 
-/* Whether a matmul hides gathering its operand (array a) from sharding from into to under its
- * compute: a weight's gather (weight true) always, prefetched as FSDP prefetches it; an
- * activation's only where the runtime decomposes the matmul (collective matmul), from the
- * chip's windowed-einsum size of the gathered array on, as the evaluator has it. */
-bool shs__gather_hidden(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
-			const shs_mesh *mesh, const shs_plan_chip *chip, bool weight);
+/* Whether the runtime decomposes a matmul whose collective, or gathered operand, is of that
+ * many bytes under it (collective matmul): from the chip's windowed-einsum size on (0: any
+ * size), as the evaluator has it (evaluate_rate.c). */
+bool shs__decomposed(const shs_plan_chip *chip, double bytes);
+
+/* Bytes of array a resharded from from into to once the axes to drops are gathered. */
+double shs__gathered_bytes(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
+			   const shs_mesh *mesh);
 
 /* shs__reshard_cost as the user that wants the array in sharding to sees it: a matmul that
- * hides the gather (hidden true, shs__gather_hidden) counts only the hidden share of the
- * gather and the all-to-all, as a candidate's score counts it. */
+ * hides the gather (hidden true) counts only the hidden share of the gather and the
+ * all-to-all, as a candidate's score counts it. */
 double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const shs_shape *a,
 			      const shs_mesh *mesh, const shs_plan_chip *chip, bool hidden);
 

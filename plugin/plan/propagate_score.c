@@ -41,16 +41,26 @@ static bool read_by_matmul(const shs__prop *x, uint32_t c, uint32_t user, uint32
 	return any;
 }
 
+/* Whether a matmul hides gathering value v of computation c (leaf of shape a) from sharding
+ * from into to under its compute: a weight's gather always, prefetched as FSDP prefetches it
+ * (and every gather when the request scores them all hidden, the search's second opinion); an
+ * activation's only where the runtime decomposes the matmul (shs__decomposed). */
+static bool gather_hidden(const shs__prop *x, uint32_t c, uint32_t v, const shs_pspec *from,
+			  const shs_pspec *to, const shs_shape *a)
+{
+	return x->r->gathers_hidden || shs_is_weight(x->weights, c, v) ||
+	       shs__decomposed(&x->r->chip, shs__gathered_bytes(from, to, a, &x->r->mesh));
+}
+
 /* Seconds of resharding what i produces into what each decided user requires (a matmul, or a
  * call that passes it to matmuls, hides the gather behind its compute where the matmul's own
- * score does, shs__gather_hidden: a weight is gathered where the matmul reads it, not earlier
- * on its way). */
+ * score does, gather_hidden: a weight is gathered where the matmul reads it, not earlier on
+ * its way). */
 static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *leaves,
 			const shs_shape *const *shapes, uint32_t n_leaves)
 {
 	const shs_users *u = &x->users[c];
 	const shs_computation *comp = x->m->comps[c];
-	bool weight = x->r->gathers_hidden || shs_is_weight(x->weights, c, i);
 	double cost = 0;
 
 	if (i == comp->root && x->ext_req[c])
@@ -70,9 +80,7 @@ static double pull_cost(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *l
 			for (uint32_t j = 0; j < n_leaves; j++) {
 				const shs_pspec *to = &du->req[du->req_first[op] + j];
 				bool hidden = matmul &&
-					      shs__gather_hidden(&leaves[j], to, shapes[j],
-								 &x->r->mesh, &x->r->chip,
-								 weight);
+					      gather_hidden(x, c, i, &leaves[j], to, shapes[j]);
 				cost += shs__user_reshard_cost(&leaves[j], to, shapes[j],
 							       &x->r->mesh, &x->r->chip,
 							       hidden);
@@ -245,9 +253,8 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i], *op = comp->instrs[in->operands[k]];
 	const shs_pspec *want = &cand->operands[cand->operand_first[k]];
-	/* a matmul may overlap the gather (shs__gather_hidden), not the all-to-all before it */
+	/* a matmul may overlap the gather (gather_hidden), not the all-to-all before it */
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
-	bool weight = x->r->gathers_hidden || shs_is_weight(x->weights, c, in->operands[k]);
 	double f = c == x->m->entry && x->state[in->operands[k]] ? STATE_RESHARD : 1;
 	/* a broadcast is remade on each device from its operand */
 	bool broadcast = op->op == SHS_OP_BROADCAST && n == 1 && op->n_operands == 1;
@@ -264,8 +271,7 @@ static void operand_part(shs__prop *x, uint32_t c, uint32_t i, const shs_cand *c
 		else
 			t = shs__reshard_cost(&hint[j], &want[j], sh[j], &x->r->mesh, &x->r->chip,
 					      &moved);
-		if (matmul && shs__gather_hidden(&hint[j], &want[j], sh[j], &x->r->mesh,
-						 &x->r->chip, weight)) {
+		if (matmul && gather_hidden(x, c, in->operands[k], &hint[j], &want[j], sh[j])) {
 			*hidden += f * (t - moved);
 			*exposed += f * moved;
 		} else {
