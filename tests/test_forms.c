@@ -60,17 +60,13 @@ typedef struct known_gap {
  *   replicated over data, so each layer all-reduces its gradient and the update runs replicated
  *   (plan_update.c); the scanned body then copies each replicated gradient into its stack
  *   where no fusion writes it (above), llama2-13b +1.1-1.5 % step.
- * - the scanned backward loop allocates its layers' gradient stacks when it starts, where the
- *   unrolled layers make theirs as each finishes: where the peak is at the backward pass's
- *   start, the scanned one holds the gradients more (llama3-8b and -405b on H100 under
- *   fsdp+tp +1.7-1.9 %, gpt3-175b on H100 under fsdp +5 %, mixtral fsdp+tp +5-6 %).
- * - gpt3-175b on v5p (memory, 2-3 %): the embedding's output is the forward loop's initial
- *   carry, and the memory model lets the loop alias it, so it lives until the decoder norm's
- *   gradient instead of dying at the first layer (evaluate_memory.c).
- * - mixtral-8x7b v5p fsdp (memory +16-29 %): the two forms keep the experts' dispatched tokens
- *   differently: one gathers them (replicated, 0.31 GiB a layer, which at 256 tokens a chip
- *   moves less than gathering the experts' weights), the other keeps them split by the batch
- *   and gathers the weights instead; the propagation settles on each from its own passes.
+ * - mixtral-8x7b v5p fsdp: the two forms keep the experts' dispatched tokens differently: one
+ *   gathers them (replicated, 0.31 GiB a layer, which at 256 tokens a chip moves less than
+ *   gathering the experts' weights), the other keeps them split by the batch and gathers the
+ *   weights instead; the propagation settles on each from its own passes (memory -1.6 to
+ *   -2.9 %).
+ * - llama3-8b on H100 under fsdp+tp (memory +1.8-1.9 %): not explained yet; the peak is in
+ *   the backward pass in both forms.
  * - under remat full, the recomputed forward repeats its collectives as they were exposed in
  *   the forward pass, so a reshard only the scanned layer makes counts twice (mixtral-8x7b
  *   fsdp: a dispatch reshard on every trip; mlp-only fsdp+tp: the input's reshard, which the
@@ -83,50 +79,39 @@ typedef struct known_gap {
  *   is not modelled), where the unrolled layers run it under the next layer's work: mlp-only
  *   on v5p +3-11 %, mixtral-8x7b fsdp +7-12 % (v5p) and +7-10 % (H100), llama2-13b fsdp+tp
  *   on H100 +9-12 % (its propagation, gathering activations into matmuls only where they are
- *   hidden, settles the two forms on different layouts). The same change closed others
- *   (llama3-405b fsdp+tp and gpt3-175b fsdp on H100, llama2-13b fsdp on H100 and fsdp+tp on
- *   v5p).
- * - mlp-only (memory): at the forward loop's last trip the stacks hold every layer's slot while
- *   the body also holds the layer's values being written into them (as XLA holds them: the
- *   update is its own buffer when it has other readers), and under remat the body's dropped
- *   values are still counted (evaluate_memory.c drops entry values only). */
+ *   hidden, settles the two forms on different layouts).
+ * Memory agrees within 1 % elsewhere since the scanned loops' stacks count at their live size
+ * (evaluate_memory.c: the slots filled so far, the slots not yet read) and a stack remat
+ * drops is never filled. */
 static const known_gap known[] = {
-	{ "llama2-13b", "v5p", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.22 +0.19 */
-	{ "llama2-13b", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.08 +0.02 */
-	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.020, 0.010 }, /* +1.53 +0.76 */
-	{ "llama2-13b", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.18 +0.07 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.125, 0.055 }, /* +12.01 +5.43 */
-	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.100, 0.010 }, /* +9.71 +0.50 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.22 +0.00 */
+	{ "llama2-13b", "v5p", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.08 +0.00 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_NONE, 0.020, 0.010 }, /* +1.53 +0.00 */
+	{ "llama2-13b", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.18 +0.00 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.125, 0.010 }, /* +12.01 +0.00 */
+	{ "llama2-13b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.100, 0.010 }, /* +9.71 +0.00 */
 	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.020, 0.020 }, /* +1.65 +1.86 */
 	{ "llama3-8b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.020 }, /* +0.93 +1.77 */
-	{ "llama3-70b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.02 +0.60 */
-	{ "llama3-405b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.020 }, /* +0.81 +1.65 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_NONE, 0.010, 0.025 }, /* -0.03 +2.38 */
-	{ "gpt3-175b", "v5p", "fsdp", SHS_REMAT_FULL, 0.010, 0.025 }, /* -0.14 +2.49 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.035 }, /* +0.71 +3.18 */
-	{ "gpt3-175b", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.010, 0.030 }, /* +0.45 +2.80 */
-	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_NONE, 0.010, 0.045 }, /* -0.47 +4.44 */
-	{ "gpt3-175b", "h100", "fsdp", SHS_REMAT_FULL, 0.010, 0.050 }, /* -0.64 +4.83 */
-	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.030 }, /* +1.44 +2.66 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.125, 0.160 }, /* +12.11 +15.92 */
-	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.075, 0.295 }, /* +7.45 +29.32 */
-	{ "mixtral-8x7b", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.010, 0.065 }, /* +0.36 +6.43 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.105, 0.070 }, /* +10.02 +6.97 */
-	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.070, 0.010 }, /* +6.59 +0.22 */
-	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.025, 0.050 }, /* +2.17 +5.00 */
-	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.05 +0.12 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.115, 0.135 }, /* +11.38 +13.29 */
-	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.100, 0.115 }, /* +9.73 +11.04 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.055, 0.130 }, /* +5.34 +12.55 */
-	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.040, 0.175 }, /* +3.58 +17.37 */
-	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.045, 0.150 }, /* +4.10 +14.56 */
-	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.030, 0.215 }, /* +2.70 +21.13 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.160 }, /* +9.28 +15.69 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.070, 0.110 }, /* +6.83 +10.87 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.065, 0.160 }, /* +6.25 +15.85 */
-	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.040, 0.245 }, /* +3.65 +24.37 */
-	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.045, 0.085 }, /* +4.21 +8.20 */
-	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.030, 0.115 }, /* +2.55 +11.11 */
+	{ "llama3-70b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.02 +0.00 */
+	{ "gpt3-175b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.015, 0.010 }, /* +1.44 +0.00 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_NONE, 0.125, 0.030 }, /* +12.11 -2.85 */
+	{ "mixtral-8x7b", "v5p", "fsdp", SHS_REMAT_FULL, 0.075, 0.020 }, /* +7.45 -1.56 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_NONE, 0.105, 0.010 }, /* +10.02 -0.85 */
+	{ "mixtral-8x7b", "h100", "fsdp", SHS_REMAT_FULL, 0.070, 0.010 }, /* +6.59 +0.00 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.025, 0.010 }, /* +2.17 +0.00 */
+	{ "mixtral-8x7b", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.05 +0.00 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_NONE, 0.115, 0.010 }, /* +11.38 +0.00 */
+	{ "mlp-only", "v5p", "dp", SHS_REMAT_FULL, 0.100, 0.010 }, /* +9.73 +0.00 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_NONE, 0.055, 0.010 }, /* +5.34 +0.00 */
+	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.040, 0.010 }, /* +3.58 +0.00 */
+	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.045, 0.010 }, /* +4.10 +0.00 */
+	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.030, 0.010 }, /* +2.70 +0.00 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.010 }, /* +9.28 +0.00 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.070, 0.010 }, /* +6.83 +0.00 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.065, 0.010 }, /* +6.25 +0.00 */
+	{ "mlp-only", "h100", "fsdp", SHS_REMAT_FULL, 0.040, 0.010 }, /* +3.65 +0.00 */
+	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.045, 0.010 }, /* +4.21 +0.00 */
+	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.030, 0.010 }, /* +2.55 +0.00 */
 };
 
 /* The preset at small sizes (2 layers; 256-token sequences, 64 of them; mlp-only 65536 tokens

@@ -169,6 +169,25 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		    shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 
+/* How a scanned loop moves an element of its state (evaluate_stacks.c): a stack its body fills
+ * one slot per trip (dynamic-update-slice of the element itself, the root's element: JAX's
+ * scan ys), one it only reads a slot of per trip (dynamic-slice; passed through: xs), or
+ * neither; slot is the fraction of the stack's leading dimension one trip moves, update the
+ * body's dynamic-update-slice that writes it. */
+typedef enum { SHS__STACK_NONE, SHS__STACK_WRITTEN, SHS__STACK_READ } shs__stack_kind;
+typedef struct shs__stack {
+	shs__stack_kind kind;
+	double slot;
+	uint32_t update;
+} shs__stack;
+
+/* Per element of while instruction i of computation c's state, how its body moves it, into *out
+ * (malloc'ed, the caller frees; NULL when the loop's trip count is unknown or below 2, or its
+ * body's root is no tuple of the state), and its trip count into *trips. SHS_OK or
+ * SHS_ENOMEM. */
+int shs__loop_stacks(const shs_module *m, uint32_t c, uint32_t i, int64_t *trips,
+		     shs__stack **out);
+
 /* Memory per device (evaluate_memory.c): peak live bytes by liveness over the entry computation
  * and the computations it calls, each buffer live until the last use of any value that is a
  * view of it (tuples and their elements, loops and in-place updates), less what remat drops (r)

@@ -10,6 +10,9 @@
  * its callee's own peak at that point, and an instruction whose operand arrives in another
  * sharding adds the resharded copy (a gathered weight, an all-to-all's output) while it runs, or,
  * when later users reuse that copy (XLA's reshard cache), until the last of them has run.
+ * A scanned loop's stacks (scan's ys it fills and xs it reads, one slot a trip) count at their
+ * live size, the slots filled so far and the slots not yet read, as the unrolled layers hold
+ * the same values; a stack remat drops is never filled, nor kept for it in the body.
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@ typedef struct memo {
 	const shs_cluster *c;
 	const shs__edges *edges;
 	const shs__fusion *fused; /* updates written straight into their slots (F6) */
+	bool **unsaved; /* per loop body, per element of its state: a stack remat drops */
 	double *peak;   /* per computation, < 0: not computed */
 	uint32_t *stack; /* recursion guard */
 	int rc;          /* SHS_ENOMEM when a computation could not be measured */
@@ -86,7 +90,20 @@ uint32_t *shs__leaf_layout(const shs_computation *c)
 	return first;
 }
 
-enum { NO_OWNER = UINT32_MAX };
+enum { NO_OWNER = UINT32_MAX, SHARED = UINT32_MAX - 1 };
+
+/* A computation's leaves and its scanned loops' stacks: the leaf layout, each leaf's buffer
+ * (owner), the bytes each buffer was made with, and per buffer the loop that fills it slot by
+ * slot (NO_OWNER: none); per instruction, a loop's stacks (NULL for none) and trip count; in a
+ * loop body whose stacks remat drops, what is stored there only. */
+typedef struct loop_stacks {
+	uint32_t *first, *owner, *fill_at;
+	bool *unstored; /* a loop body's: per instruction, an update into a dropped stack */
+	bool *unsaved;  /* per leaf: a value made only to be stored there (not made) */
+	double *made;
+	shs__stack **stacks;
+	int64_t *trips;
+} loop_stacks;
 
 /* For each leaf of computation comp (layout first), the leaf whose buffer it is: its own for an
  * instruction that makes one, the viewed one's for a view, NO_OWNER for what the caller owns. */
@@ -124,9 +141,11 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 /* The last instruction that uses each buffer of comp through any view of it (the root's and,
  * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). A value
  * fusion computes inside its consumers (at[i] > i) reads its operands where the last of them
- * runs. */
+ * runs; an element of a tuple, only that element's. The updates of the dynamic-update-slices flagged unstored (a slot of a stack that remat
+ * drops) are not kept for them. */
 static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t *first,
-			const uint32_t *owner, const uint32_t *at, uint32_t *last)
+			const uint32_t *owner, const uint32_t *at, const bool *unstored,
+			uint32_t *last)
 {
 	uint32_t n = comp->n_instrs;
 
@@ -140,7 +159,10 @@ static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t 
 			if (owner[j] != NO_OWNER)
 				last[owner[j]] = n;
 		for (uint32_t k = 0; k < in->n_operands; k++) {
-			uint32_t o = in->operands[k];
+			/* an element of a tuple reads that element's buffers: its own views */
+			uint32_t o = in->op == SHS_OP_GET_TUPLE_ELEMENT ? i : in->operands[k];
+			if (k == 1 && unstored && unstored[i])
+				continue;
 			for (uint32_t j = first[o]; j < first[o + 1]; j++)
 				if (owner[j] != NO_OWNER && last[owner[j]] < at[i])
 					last[owner[j]] = at[i];
@@ -290,10 +312,10 @@ static void mark_written_in_place(const memo *x, uint32_t c, const uint32_t *fir
 
 /* Bytes of the buffers instruction i of computation c makes (its own leaves, less what remat
  * drops in the entry and what takes a donated parameter's buffer), each added to release[] at
- * the last use of any view of it. */
-static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *first,
-			 const uint32_t *owner, const uint32_t *last, const bool *in_place,
-			 double *release)
+ * the last use of any view of it and recorded in made[]; a stack that a loop fills (fill_at)
+ * is made there, and is left out here. */
+static double made_bytes(const memo *x, uint32_t c, uint32_t i, const loop_stacks *l,
+			 const uint32_t *last, const bool *in_place, double *release)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
@@ -304,26 +326,189 @@ static double made_bytes(const memo *x, uint32_t c, uint32_t i, const uint32_t *
 	if (is_view(in, entry) || shs__fused_away(x->fused, c, i))
 		return 0;
 	n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
-	for (uint32_t j = 0; j < n && first[i] + j < first[i + 1]; j++) {
-		uint32_t leaf = first[i] + j;
+	for (uint32_t j = 0; j < n && l->first[i] + j < l->first[i + 1]; j++) {
+		uint32_t leaf = l->first[i] + j;
 		double b;
-		if (owner[leaf] != leaf || (in_place && in_place[leaf]) ||
+		if (l->owner[leaf] != leaf || (in_place && in_place[leaf]) ||
+		    (l->unsaved && l->unsaved[leaf]) ||
 		    (x->remat && x->remat->dropped && c == x->remat->comp &&
 		     x->remat->dropped[leaf]))
 			continue;
 		b = leaf_bytes(x, c, i, j, shapes[j]);
-		total += b;
+		l->made[leaf] = b;
+		if (l->fill_at[leaf] == NO_OWNER)
+			total += b;
 		release[last[leaf]] += b;
 	}
 	return total;
+}
+
+/* The instruction whose leaves hold leaf (first: the leaf layout of n instructions). */
+static uint32_t instr_of_leaf(const uint32_t *first, uint32_t n, uint32_t leaf)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (first[mid] <= leaf)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Flags element k of loop w's body state as a stack remat drops (its slots are never kept). */
+static int flag_unsaved(memo *x, const shs_instr *w, uint32_t k)
+{
+	uint32_t b = w->called[0];
+
+	if (!x->unsaved[b] && !(x->unsaved[b] = calloc(w->shape.n_tuple + 1, sizeof(bool))))
+		return SHS_ENOMEM;
+	x->unsaved[b][k] = true;
+	return SHS_OK;
+}
+
+/* Finds computation c's scanned loops and, for each stack one of them fills whose buffer is a
+ * fresh broadcast made for it alone (scan's zero-initialised ys), the loop that fills it; and
+ * flags for their bodies the stacks remat drops. */
+static int find_stacks(memo *x, uint32_t c, loop_stacks *l)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const bool *dropped = x->remat && c == x->remat->comp ? x->remat->dropped : NULL;
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i], *init;
+		if (in->op != SHS_OP_WHILE || in->n_operands != 1)
+			continue;
+		if (shs__loop_stacks(x->m, c, i, &l->trips[i], &l->stacks[i]) != SHS_OK)
+			return SHS_ENOMEM;
+		init = comp->instrs[in->operands[0]];
+		for (uint32_t k = 0; l->stacks[i] && k < in->shape.n_tuple; k++) {
+			uint32_t e, o;
+			if (l->stacks[i][k].kind != SHS__STACK_WRITTEN || init->op != SHS_OP_TUPLE ||
+			    k >= init->n_operands)
+				continue;
+			e = init->operands[k];
+			if (l->first[e + 1] - l->first[e] != 1 ||
+			    (o = l->owner[l->first[e]]) == NO_OWNER)
+				continue;
+			if (dropped && dropped[o] && flag_unsaved(x, in, k) != SHS_OK)
+				return SHS_ENOMEM;
+			if (comp->instrs[instr_of_leaf(l->first, comp->n_instrs, o)]->op !=
+			    SHS_OP_BROADCAST)
+				continue;
+			/* a buffer two loops fill is no scan's own: counted whole, where made */
+			l->fill_at[o] = l->fill_at[o] == NO_OWNER ? i : SHARED;
+		}
+	}
+	for (uint32_t f = 0; f < l->first[comp->n_instrs]; f++)
+		if (l->fill_at[f] == SHARED)
+			l->fill_at[f] = NO_OWNER;
+	return SHS_OK;
+}
+
+/* In loop body c whose stacks remat drops (x->unsaved[c]): the updates into them (unstored)
+ * and the values made only to be stored there (unsaved: no other instruction, and not the
+ * root, reads any view of them), which the step does not keep, as the unrolled layers do not
+ * make them. */
+static int mark_unsaved(const memo *x, uint32_t c, loop_stacks *l)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *root = comp->instrs[comp->root];
+	uint32_t n = comp->n_instrs, leaves = l->first[n];
+	bool *read;
+
+	if (!x->unsaved[c] || root->op != SHS_OP_TUPLE)
+		return SHS_OK;
+	l->unstored = calloc(n + 1, sizeof(*l->unstored));
+	l->unsaved = calloc(leaves + 1, sizeof(*l->unsaved));
+	read = calloc(leaves + 1, sizeof(*read));
+	if (!l->unstored || !l->unsaved || !read) {
+		free(read);
+		return SHS_ENOMEM;
+	}
+	for (uint32_t k = 0; k < root->n_operands; k++)
+		if (x->unsaved[c][k] &&
+		    comp->instrs[root->operands[k]]->op == SHS_OP_DYNAMIC_UPDATE_SLICE)
+			l->unstored[root->operands[k]] = true;
+	for (uint32_t i = 0; i < n; i++) {
+		const shs_instr *in = comp->instrs[i];
+		if (is_view(in, false) && i != comp->root)
+			continue;
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k];
+			if (k == 1 && l->unstored[i])
+				continue;
+			for (uint32_t j = l->first[o]; j < l->first[o + 1]; j++)
+				if (l->owner[j] != NO_OWNER)
+					read[l->owner[j]] = true;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u, o;
+		if (!l->unstored[i] || comp->instrs[i]->n_operands < 2)
+			continue;
+		u = comp->instrs[i]->operands[1];
+		o = l->first[u + 1] - l->first[u] == 1 ? l->owner[l->first[u]] : NO_OWNER;
+		if (o != NO_OWNER && !read[o])
+			l->unsaved[o] = true;
+	}
+	free(read);
+	return SHS_OK;
+}
+
+/* Scanned loop i's stacks at their live size: the slots filled so far of the stacks it fills
+ * (by the trips before, and this trip's where fusion writes it straight into its slot: else
+ * the body holds this trip's value itself), the slots not yet read of the stacks whose last
+ * reader it is, as the unrolled layers hold the same values. Sets what the loop adds to the live bytes at its first trip (*start) and
+ * its last (*end), and what the filled stacks hold after it (*fill). */
+static void stack_bounds(const memo *x, uint32_t c, uint32_t i, const loop_stacks *l,
+			 const uint32_t *last, double *start, double *end, double *fill)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	double trips = (double)l->trips[i];
+
+	*start = *end = *fill = 0;
+	for (uint32_t k = 0; l->stacks[i] && k < in->shape.n_tuple; k++) {
+		const shs__stack *s = &l->stacks[i][k];
+		uint32_t o = l->owner[l->first[i] + shs_shape_element_leaf(&in->shape, k)];
+		double b, filled;
+		if (o == NO_OWNER)
+			continue;
+		b = l->made[o];
+		if (s->kind == SHS__STACK_WRITTEN && l->fill_at[o] == i) {
+			double own = shs__update_in_place(x->fused, in->called[0], s->update);
+			filled = (trips - 1 + own) * s->slot;
+			*start += b * own * s->slot;
+			*end += b * (filled < 1 ? filled : 1);
+			*fill += b;
+		} else if (s->kind == SHS__STACK_READ && last[o] == i) {
+			*end -= b * (1 - s->slot);
+		}
+	}
+}
+
+static void stacks_free(loop_stacks *l, uint32_t n)
+{
+	for (uint32_t i = 0; l->stacks && i < n; i++)
+		free(l->stacks[i]);
+	free(l->stacks);
+	free(l->trips);
+	free(l->fill_at);
+	free(l->made);
+	free(l->unstored);
+	free(l->unsaved);
+	free(l->owner);
+	free(l->first);
 }
 
 static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 {
 	const shs_computation *comp = x->m->comps[c];
 	bool entry = c == x->m->entry;
-	uint32_t n = comp->n_instrs, *first = NULL, *owner = NULL, *last = NULL;
-	uint32_t *last_reuse = NULL, *at = NULL;
+	uint32_t n = comp->n_instrs, *last = NULL, *last_reuse = NULL, *at = NULL;
+	loop_stacks l = { 0 };
 	bool *in_place = NULL;
 	double *release = NULL, live = 0, peak = 0;
 
@@ -331,38 +516,55 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		return 0;
 	if (x->peak[c] >= 0)
 		return x->peak[c];
-	first = shs__leaf_layout(comp);
-	owner = first ? malloc((first[n] + 1) * sizeof(*owner)) : NULL;
-	last = first ? malloc((first[n] + 1) * sizeof(*last)) : NULL;
+	l.first = shs__leaf_layout(comp);
+	if (l.first) {
+		l.owner = malloc((l.first[n] + 1) * sizeof(*l.owner));
+		l.fill_at = malloc((l.first[n] + 1) * sizeof(*l.fill_at));
+		l.made = calloc(l.first[n] + 1, sizeof(*l.made));
+		last = malloc((l.first[n] + 1) * sizeof(*last));
+		in_place = calloc(l.first[n] + 1, sizeof(*in_place));
+	}
+	l.stacks = calloc(n + 1, sizeof(*l.stacks));
+	l.trips = calloc(n + 1, sizeof(*l.trips));
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
-	in_place = first ? calloc(first[n] + 1, sizeof(*in_place)) : NULL;
 	at = run_at(x, c);
-	if (!first || !owner || !last || !release || !last_reuse || !in_place || !at) {
+	if (!l.first || !l.owner || !l.fill_at || !l.made || !last || !in_place || !l.stacks ||
+	    !l.trips || !release || !last_reuse || !at) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
-	resolve_owners(comp, entry, first, owner);
+	resolve_owners(comp, entry, l.first, l.owner);
+	for (uint32_t f = 0; f <= l.first[n]; f++)
+		l.fill_at[f] = NO_OWNER;
+	if (find_stacks(x, c, &l) != SHS_OK || mark_unsaved(x, c, &l) != SHS_OK) {
+		x->rc = SHS_ENOMEM;
+		goto done;
+	}
 	if (entry)
-		mark_in_place(x->m, comp, first, owner, in_place);
-	mark_written_in_place(x, c, first, owner, in_place);
-	buffer_ends(comp, entry, first, owner, at, last);
+		mark_in_place(x->m, comp, l.first, l.owner, in_place);
+	mark_written_in_place(x, c, l.first, l.owner, in_place);
+	buffer_ends(comp, entry, l.first, l.owner, at, l.unstored, last);
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
-		double kept = 0, inner = callee_peak(x, in, depth) +
-					 reshard_buffers(x, c, i, last_reuse, &kept, release);
-		live += kept + made_bytes(x, c, i, first, owner, last, in_place, release);
-		if (live + inner > peak)
-			peak = live + inner;
-		live -= release[i];
+		double kept = 0, start = 0, end = 0, fill = 0;
+		double inner = callee_peak(x, in, depth) +
+			       reshard_buffers(x, c, i, last_reuse, &kept, release);
+		live += kept + made_bytes(x, c, i, &l, last, in_place, release);
+		if (l.stacks[i])
+			stack_bounds(x, c, i, &l, last, &start, &end, &fill);
+		if (live + inner + start > peak)
+			peak = live + inner + start;
+		if (live + inner + end > peak)
+			peak = live + inner + end;
+		live += fill - release[i];
 	}
 	x->stack[c] = 0;
 	x->peak[c] = peak;
 done:
+	stacks_free(&l, n);
 	free(at);
-	free(first);
-	free(owner);
 	free(last);
 	free(release);
 	free(last_reuse);
@@ -410,7 +612,8 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));
 	x.stack = calloc(m->n_comps + 1, sizeof(*x.stack));
-	if (!x.peak || !x.stack) {
+	x.unsaved = calloc(m->n_comps + 1, sizeof(*x.unsaved));
+	if (!x.peak || !x.stack || !x.unsaved) {
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		goto done;
 	}
@@ -426,6 +629,9 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 	ev->hbm_bytes = c->hw.hbm_bytes;
 	ev->fits = ev->memory_bytes <= ev->hbm_bytes;
 done:
+	for (uint32_t k = 0; x.unsaved && k < m->n_comps; k++)
+		free(x.unsaved[k]);
+	free(x.unsaved);
 	free(x.peak);
 	free(x.stack);
 	return rc;
