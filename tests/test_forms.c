@@ -65,8 +65,8 @@ typedef struct known_gap {
  *   gathering the experts' weights), the other keeps them split by the batch and gathers the
  *   weights instead; the propagation settles on each from its own passes (memory -1.6 to
  *   -2.9 %).
- * - llama3-8b on H100 under fsdp+tp (memory +1.8-1.9 %): not explained yet; the peak is in
- *   the backward pass in both forms.
+ * - llama3-8b on H100 under fsdp+tp (memory +1.8-1.9 %): both forms peak at the logits' weight
+ *   gradient, where the scanned step holds 56 MiB more; not explained yet.
  * - under remat full, the recomputed forward repeats its collectives as they were exposed in
  *   the forward pass, so a reshard only the scanned layer makes counts twice (mixtral-8x7b
  *   fsdp: a dispatch reshard on every trip; mlp-only fsdp+tp: the input's reshard, which the
