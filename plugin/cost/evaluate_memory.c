@@ -12,7 +12,9 @@
  * when later users reuse that copy (XLA's reshard cache), until the last of them has run.
  * A scanned loop's stacks (scan's ys it fills and xs it reads, one slot a trip) count at their
  * live size, the slots filled so far and the slots not yet read, as the unrolled layers hold
- * the same values; a stack remat drops is never filled, nor kept for it in the body.
+ * the same values; a stack remat drops is never filled, nor kept for it in the body. A tuple's
+ * or loop's leaf sharded otherwise than the value it takes is a copy of its own (XLA reshards
+ * a loop's init into the loop's sharding before it starts, and frees the source).
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -106,9 +108,10 @@ typedef struct loop_stacks {
 } loop_stacks;
 
 /* For each leaf of computation comp (layout first), the leaf whose buffer it is: its own for an
- * instruction that makes one, the viewed one's for a view, NO_OWNER for what the caller owns. */
+ * instruction that makes one or a loop state leaf flagged resharded (its own copy), the viewed
+ * one's for a view, NO_OWNER for what the caller owns. */
 static void resolve_owners(const shs_computation *comp, bool entry, const uint32_t *first,
-			   uint32_t *owner)
+			   const bool *resharded, uint32_t *owner)
 {
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
@@ -116,8 +119,10 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 		if (in->op == SHS_OP_TUPLE) {
 			for (uint32_t k = 0; k < in->n_operands && at < n; k++) {
 				uint32_t o = in->operands[k], m = first[o + 1] - first[o];
-				for (uint32_t j = 0; j < m && at < n; j++)
-					owner[first[i] + at++] = owner[first[o] + j];
+				for (uint32_t j = 0; j < m && at < n; j++, at++)
+					owner[first[i] + at] = resharded[first[i] + at] ?
+								       first[i] + at :
+								       owner[first[o] + j];
 			}
 			continue;
 		}
@@ -133,8 +138,35 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 		else if (in->op != SHS_OP_PARAMETER && in->n_operands)
 			from = first[in->operands[0]];
 		for (uint32_t j = 0; j < n; j++)
-			owner[first[i] + j] = from == NO_OWNER || from + j >= first[comp->n_instrs] ?
+			owner[first[i] + j] = resharded[first[i] + j] ? first[i] + j :
+					      from == NO_OWNER || from + j >= first[comp->n_instrs] ?
 						      NO_OWNER : owner[from + j];
+	}
+}
+
+/* The leaves of computation c's tuples and loops whose sharding is not their operand's (the
+ * embedding's output, split by the batch only, as the carry of layers that split it by the
+ * model too): each is a copy of its own, at its sharding (XLA reshards a loop's init into the
+ * loop's sharding before it starts), and the value it was made from dies there. */
+static void resharded_views(const memo *x, uint32_t c, const uint32_t *first, bool *resharded)
+{
+	const shs_computation *comp = x->m->comps[c];
+
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		const shs_instr *in = comp->instrs[i];
+		const shs_decision *d = &x->p->d[c][i];
+		uint32_t at = 0, n = first[i + 1] - first[i];
+		if ((in->op != SHS_OP_WHILE && in->op != SHS_OP_TUPLE) || !d->set)
+			continue;
+		for (uint32_t k = 0; k < in->n_operands && at < n; k++) {
+			uint32_t o = in->operands[k], m = first[o + 1] - first[o];
+			const shs_decision *od = &x->p->d[c][o];
+			for (uint32_t j = 0; od->set && j < m && j < od->n_leaves && at + j < n &&
+					     at + j < d->n_leaves; j++)
+				resharded[first[i] + at + j] =
+					!shs_spec_equal(&od->leaves[j], &d->leaves[at + j]);
+			at += m;
+		}
 	}
 }
 
@@ -204,7 +236,9 @@ static double reshard_buffers(const memo *x, uint32_t c, uint32_t i, const uint3
 	const shs_decision *d = &x->p->d[c][i];
 	double transient = 0;
 
-	if (!d->set || !d->n_req || !shs__reshards_at(x->edges, comp, c, i))
+	/* a tuple's or loop's resharded leaf is a buffer of its own (resharded_views) */
+	if (in->op == SHS_OP_WHILE || in->op == SHS_OP_TUPLE || !d->set || !d->n_req ||
+	    !shs__reshards_at(x->edges, comp, c, i))
 		return 0;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		const shs_decision *od = &x->p->d[c][in->operands[k]];
@@ -323,7 +357,8 @@ static double made_bytes(const memo *x, uint32_t c, uint32_t i, const loop_stack
 	uint32_t n;
 	double total = 0;
 
-	if (is_view(in, entry) || shs__fused_away(x->fused, c, i))
+	if ((is_view(in, entry) && in->op != SHS_OP_WHILE && in->op != SHS_OP_TUPLE) ||
+	    shs__fused_away(x->fused, c, i))
 		return 0;
 	n = shs_shape_leaf_list(&in->shape, shapes, SHS_MAX_VALUE_LEAVES);
 	for (uint32_t j = 0; j < n && l->first[i] + j < l->first[i + 1]; j++) {
@@ -489,6 +524,34 @@ static void stack_bounds(const memo *x, uint32_t c, uint32_t i, const loop_stack
 	}
 }
 
+/* The bytes of the values loop i's state is a resharded copy of (resharded_views) that die
+ * there, and that no other element of its state takes as it is: freed once copied, before the
+ * loop runs. */
+static double copied_from(const memo *x, uint32_t c, uint32_t i, const loop_stacks *l,
+			  const uint32_t *last, const bool *resharded)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	uint32_t init = in->n_operands == 1 ? in->operands[0] : NO_OWNER, n;
+	double b = 0;
+
+	if (init == NO_OWNER)
+		return 0;
+	n = l->first[i + 1] - l->first[i];
+	n = n < l->first[init + 1] - l->first[init] ? n : l->first[init + 1] - l->first[init];
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t o = l->owner[l->first[init] + j];
+		bool kept = false;
+		if (!resharded[l->first[i] + j] || o == NO_OWNER || last[o] != i)
+			continue;
+		/* taken as it is by another element, or counted at an earlier copy */
+		for (uint32_t k = 0; k < n && !kept; k++)
+			kept = l->owner[l->first[init] + k] == o &&
+			       ((k != j && !resharded[l->first[i] + k]) || k < j);
+		b += kept ? 0 : l->made[o];
+	}
+	return b;
+}
+
 static void stacks_free(loop_stacks *l, uint32_t n)
 {
 	for (uint32_t i = 0; l->stacks && i < n; i++)
@@ -509,7 +572,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	bool entry = c == x->m->entry;
 	uint32_t n = comp->n_instrs, *last = NULL, *last_reuse = NULL, *at = NULL;
 	loop_stacks l = { 0 };
-	bool *in_place = NULL;
+	bool *in_place = NULL, *resharded = NULL;
 	double *release = NULL, live = 0, peak = 0;
 
 	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
@@ -523,18 +586,21 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		l.made = calloc(l.first[n] + 1, sizeof(*l.made));
 		last = malloc((l.first[n] + 1) * sizeof(*last));
 		in_place = calloc(l.first[n] + 1, sizeof(*in_place));
+		resharded = calloc(l.first[n] + 1, sizeof(*resharded));
 	}
 	l.stacks = calloc(n + 1, sizeof(*l.stacks));
 	l.trips = calloc(n + 1, sizeof(*l.trips));
 	release = calloc(n + 1, sizeof(*release));
 	last_reuse = reuse_ends(x, c);
 	at = run_at(x, c);
-	if (!l.first || !l.owner || !l.fill_at || !l.made || !last || !in_place || !l.stacks ||
+	if (!l.first || !l.owner || !l.fill_at || !l.made || !last || !in_place || !resharded ||
+	    !l.stacks ||
 	    !l.trips || !release || !last_reuse || !at) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
-	resolve_owners(comp, entry, l.first, l.owner);
+	resharded_views(x, c, l.first, resharded);
+	resolve_owners(comp, entry, l.first, resharded, l.owner);
 	for (uint32_t f = 0; f <= l.first[n]; f++)
 		l.fill_at[f] = NO_OWNER;
 	if (find_stacks(x, c, &l) != SHS_OK || mark_unsaved(x, c, &l) != SHS_OK) {
@@ -548,12 +614,17 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
-		double kept = 0, start = 0, end = 0, fill = 0;
+		double kept = 0, start = 0, end = 0, fill = 0, copied;
 		double inner = callee_peak(x, in, depth) +
 			       reshard_buffers(x, c, i, last_reuse, &kept, release);
 		live += kept + made_bytes(x, c, i, &l, last, in_place, release);
 		if (l.stacks[i])
 			stack_bounds(x, c, i, &l, last, &start, &end, &fill);
+		if (in->op == SHS_OP_WHILE && (copied = copied_from(x, c, i, &l, last, resharded))) {
+			peak = live > peak ? live : peak; /* the copy and its source, before the loop */
+			live -= copied;
+			release[i] -= copied;
+		}
 		if (live + inner + start > peak)
 			peak = live + inner + start;
 		if (live + inner + end > peak)
@@ -569,6 +640,7 @@ done:
 	free(release);
 	free(last_reuse);
 	free(in_place);
+	free(resharded);
 	return peak;
 }
 
