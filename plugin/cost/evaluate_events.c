@@ -15,6 +15,7 @@
  * result, not the stream. The makespan is the step time; the stream's waits are the exposed
  * communication, charged to the axes and the site of the collective waited for, and so is the
  * links' tail after the stream's last instruction. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,34 @@ static avail operand_ready(sim *s, uint32_t c, uint32_t i, uint32_t k, avail *fl
 	return s->edge[c][f];
 }
 
+/* Whether a stack's write may lag the trip for update r: not for an all-reduce on a GPU (XLA
+ * pipelines only reduce-scatters there by default). */
+static bool late_ok(const sim *s, const avail *r)
+{
+	const shs_decision *d;
+
+	if (!s->c->hw.gpu || !r->mask || r->comp >= s->m->n_comps ||
+	    r->instr >= s->m->comps[r->comp]->n_instrs)
+		return true;
+	d = &s->p->d[r->comp][r->instr];
+	for (uint32_t k = 0; k < d->n_colls; k++)
+		if (d->colls[k].kind == SHS_PCOLL_ALL_REDUCE)
+			return false;
+	return true;
+}
+
+/* Whether instruction i of loop body c only slices, reshapes or converts a weight (a stacked
+ * weight's layer), with no collective of its own. */
+static bool weight_view(const sim *s, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = s->m->comps[c]->instrs[i];
+
+	return s->edges->loop_body[c] && shs_is_weight(s->edges->weights, c, i) &&
+	       !s->p->d[c][i].n_colls &&
+	       (in->op == SHS_OP_DYNAMIC_SLICE || in->op == SHS_OP_RESHAPE ||
+		in->op == SHS_OP_BITCAST || in->op == SHS_OP_CONVERT || in->op == SHS_OP_COPY);
+}
+
 /* One instruction on the stream, with its reshards and its own collectives. */
 static void step_instr(sim *s, uint32_t c, uint32_t i)
 {
@@ -181,12 +210,26 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 	double tf = s->flop_s[c][i], end, tb;
-	avail need = { 0 }, floor = { 0 }, *ready = &s->ready[c][i];
+	avail need = { 0 }, floor = { 0 }, lagging = { 0 }, *ready = &s->ready[c][i];
+	uint32_t elem;
 
 	tb = s->hbm[c][i] / s->hbm_bw;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
-		later(&need, &r);
+		if (((k == 1 && shs__sim_lags(s, c, i, &elem)) ||
+		     (s->lag_chain[c] && s->lag_chain[c][i])) && late_ok(s, &r))
+			later(&lagging, &r); /* the pipeliner's: the next trip waits */
+		else
+			later(&need, &r);
+	}
+	if (weight_view(s, c, i)) {
+		/* a slice of a stacked weight (or its reshape or convert) is ready when the
+		 * weights are, whatever the trip's index: its gather can be prefetched into the
+		 * trips before (XLA's collective pipeliner, backward, for all-gathers), as the
+		 * unrolled layers' weights are ready from the start */
+		s->now += tf > tb ? tf : tb;
+		*ready = operand_ready(s, c, i, 0, &floor);
+		return;
 	}
 	wait_for(s, &need);
 	end = s->now + (tf > tb ? tf : tb);
@@ -196,6 +239,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		end = floor.t;
 	}
 	*ready = (avail){ .t = end, .comp = c, .instr = i };
+	later(ready, &lagging);
 	for (uint32_t k = 0; k < d->n_colls; k++) {
 		const shs_coll *cl = &d->colls[k];
 		double sends, v = shs__own_coll_bytes(&s->c->mesh, cl, &sends);
@@ -213,18 +257,42 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	s->now = end;
 }
 
-/* A loop body's root tuple: the carry in the shardings the next iteration reads. */
+/* A loop body's root tuple: the carry in the shardings the next iteration reads; a stack
+ * whose write lags the trip (shs__sim_lags) goes to the next trip's lag instead. */
 static void step_carry(sim *s, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = s->m->comps[c]->instrs[i];
 	avail floor = { 0 }, *ready = &s->ready[c][i];
+	uint32_t elem;
 
 	*ready = (avail){ 0 };
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
-		later(ready, &r);
+		if (s->lag_next && s->lag_next[c] && shs__sim_lags(s, c, in->operands[k], &elem) &&
+		    elem == k)
+			s->lag_next[c][k] = r;
+		else
+			later(ready, &r);
 	}
 	later(ready, &floor);
+}
+
+bool shs__sim_lags(const shs__sim *s, uint32_t c, uint32_t i, uint32_t *k)
+{
+	const shs_computation *body = s->m->comps[c];
+	const shs_instr *in = body->instrs[i], *root = body->instrs[body->root], *g;
+
+	if (!s->lag || !s->lag[c] || in->op != SHS_OP_DYNAMIC_UPDATE_SLICE || in->n_operands < 2 ||
+	    root->op != SHS_OP_TUPLE)
+		return false;
+	g = body->instrs[in->operands[0]];
+	if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->n_operands != 1 || g->tuple_index < 0 ||
+	    (uint64_t)g->tuple_index >= root->n_operands ||
+	    root->operands[g->tuple_index] != i ||
+	    body->instrs[g->operands[0]]->op != SHS_OP_PARAMETER)
+		return false;
+	*k = (uint32_t)g->tuple_index;
+	return true;
 }
 
 void shs__sim_layer_starts(sim *s)
@@ -244,10 +312,16 @@ shs__avail shs__sim_max_ready(const sim *s, uint32_t c, const shs_instr *in)
 }
 
 /* A tuple element: ready when the element is, for a tuple or a call's result (the callee has
- * just run: its root's ready times are its last run's); else when the whole is. */
+ * just run: its root's ready times are its last run's) or a loop body's lagging stack; else
+ * when the whole is. */
 static avail element_ready(const sim *s, uint32_t c, const shs_instr *in)
 {
 	const shs_instr *t = s->m->comps[c]->instrs[in->operands[0]];
+
+	if (t->op == SHS_OP_PARAMETER && s->lag && s->lag[c] && in->tuple_index >= 0 &&
+	    (uint64_t)in->tuple_index < t->shape.n_tuple &&
+	    s->lag[c][in->tuple_index].t > -INFINITY)
+		return s->lag[c][in->tuple_index];
 
 	if (t->op == SHS_OP_TUPLE && in->tuple_index < t->n_operands)
 		return s->ready[c][t->operands[in->tuple_index]];
@@ -278,7 +352,10 @@ static void flow(sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		}
 		for (uint32_t k = 0; k < in->n_operands; k++)
 			argv[k] = s->ready[c][in->operands[k]];
-		shs__sim_layer_starts(s);
+		/* a layer starts at each call, but in a loop body at each trip (shs__sim_loop):
+		 * a scanned layer called from its body is one layer, not two */
+		if (!s->edges->loop_body[c])
+			shs__sim_layer_starts(s);
 		shs__sim_run(s, in->called[0], argv + (in->op == SHS_OP_CONDITIONAL),
 		    in->n_operands - (in->op == SHS_OP_CONDITIONAL), depth + 1);
 		s->ready[c][i] = s->ready[in->called[0]][s->m->comps[in->called[0]]->root];
@@ -363,7 +440,11 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.issued = (uint32_t **)shs__per_instr(m, sizeof(uint32_t), true, edges);
 	s.waits = (double **)shs__per_instr(m, sizeof(double), false, edges);
 	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
-	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp)
+	s.lag = calloc(m->n_comps + 1, sizeof(*s.lag));
+	s.lag_next = calloc(m->n_comps + 1, sizeof(*s.lag_next));
+	s.lag_chain = calloc(m->n_comps + 1, sizeof(*s.lag_chain));
+	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp || !s.lag ||
+	    !s.lag_next || !s.lag_chain)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		shs__sim_run(&s, m->entry, NULL, 0, 0);
@@ -396,6 +477,9 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	shs__per_instr_free(m, (void **)s.floor);
 	shs__per_instr_free(m, (void **)s.issued);
 	free(s.stamp);
+	free(s.lag);
+	free(s.lag_next);
+	free(s.lag_chain);
 	free(s.log);
 	return rc;
 }

@@ -102,6 +102,11 @@ int shs__sunk_make(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 /* Whether collective coll of instruction i of computation c is sunk (sunk may be NULL). */
 bool shs__sunk(bool *const *sunk, uint32_t c, uint32_t i, const shs_coll *coll);
 
+/* The ops XLA's loop code motion (the all-reduce's, evaluate_sink.c) and collective pipeliner
+ * (evaluate_loop.c) carry along with a collective: one operand, converted, bitcast, reshaped,
+ * transposed or copied. */
+bool shs__forwards(const shs_instr *in);
+
 /* Fusion (evaluate_fusion.c, whose comment lists the rules and the XLA passes they model): which
  * values never reach HBM under plan p. *out is the caller's (shs__fusion_free). */
 typedef struct shs__fusion shs__fusion;
@@ -180,6 +185,10 @@ typedef struct shs__stack {
 	double slot;
 	uint32_t update;
 } shs__stack;
+
+/* Whether loop body `body` returns element k of its state unchanged (the root's element k is
+ * the parameter's). */
+bool shs__invariant(const shs_computation *body, uint32_t k);
 
 /* Per element of while instruction i of computation c's state, how its body moves it, into *out
  * (malloc'ed, the caller frees; NULL when the loop's trip count is unknown or below 2, or its

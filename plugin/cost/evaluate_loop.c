@@ -26,6 +26,7 @@
 
 #include "analysis.h"
 #include "evaluate_sim.h"
+#include "users.h"
 
 /* What the end of one trip left. */
 typedef struct trip_end {
@@ -35,6 +36,7 @@ typedef struct trip_end {
 	double exposed[SHS_MESH_MAX_AXES];   /* this trip's */
 	shs__link win[SHS_MESH_MAX_AXES];    /* the links from B(t-L) on, from B(t-L) */
 	bool reach;                          /* nothing asked to start before B(t-1-L) */
+	double lag_max, lag_sum;             /* the stacks written late, from B(t) on */
 } trip_end;
 
 static double tolerance(double d)
@@ -67,11 +69,26 @@ static uint32_t reach_of(const shs__sim *s)
 	return l < SHS__MAX_LAYERS_BACK - 1 ? l : SHS__MAX_LAYERS_BACK - 2;
 }
 
-/* Records the end of the trip just run (its exposure since exposed_before) into e; b[k] is
- * B(t-1-k). */
-static void record(shs__sim *s, const shs__avail *carry, const double *exposed_before,
-		   const double *b, uint32_t l, trip_end *e)
+/* Whether element k of loop body `body`'s state lags from trip to trip: a stack written late
+ * (not the weights passed through, usable from the start). */
+static bool lags_by_trip(const shs__sim *s, uint32_t body, uint32_t k)
 {
+	return s->lag[body][k].t > -INFINITY && !shs__invariant(s->m->comps[body], k);
+}
+
+/* Records the end of the trip just run (its exposure since exposed_before) into e; b[k] is
+ * B(t-1-k); the body's n state elements' lags. */
+static void record(shs__sim *s, const shs__avail *carry, const double *exposed_before,
+		   const double *b, uint32_t l, uint32_t body, uint32_t n, trip_end *e)
+{
+	e->lag_max = -INFINITY;
+	e->lag_sum = 0;
+	for (uint32_t k = 0; s->lag[body] && k < n; k++)
+		if (lags_by_trip(s, body, k)) {
+			double ahead = s->lag[body][k].t - s->now;
+			e->lag_max = ahead > e->lag_max ? ahead : e->lag_max;
+			e->lag_sum += ahead;
+		}
 	e->at = s->now;
 	e->from = b[l - 1];
 	memcpy(e->layer_start, s->layer_start, sizeof(e->layer_start));
@@ -101,6 +118,9 @@ static bool repeats(const shs__sim *s, const trip_end *prev, const trip_end *cur
 		if (!(fabs((cur->layer_start[k] - cur->at) - (prev->layer_start[k] - prev->at)) <=
 		      tol))
 			return false;
+	if (!(cur->lag_max == prev->lag_max || fabs(cur->lag_max - prev->lag_max) <= tol) ||
+	    !(fabs(cur->lag_sum - prev->lag_sum) <= tol))
+		return false;
 	if (!same_avail(&cur->carry, cur->at, &prev->carry, prev->at, tol) ||
 	    !same_tail(&cur->tail, cur->at, cur->from, &prev->tail, prev->at, prev->from, tol))
 		return false;
@@ -186,6 +206,96 @@ static void sunk_after(shs__sim *s, uint32_t body, shs__avail *result)
 		}
 }
 
+/* Flags the instructions of loop body c that only forward a late stack write's update
+ * (shs__forwards, each its operand's only user): the pipeliner moves them with the write. */
+static int chain_of(const shs__sim *s, uint32_t c, bool *chain)
+{
+	const shs_computation *body = s->m->comps[c];
+	shs_users u;
+	uint32_t elem;
+
+	if (shs_users_make(body, &u) != SHS_OK)
+		return SHS_ENOMEM;
+	for (uint32_t i = 0; i < body->n_instrs; i++) {
+		uint32_t v;
+		if (!shs__sim_lags(s, c, i, &elem))
+			continue;
+		v = body->instrs[i]->operands[1];
+		while (shs__forwards(body->instrs[v]) && shs_users_count(&u, v) == 1 && !chain[v]) {
+			chain[v] = true;
+			v = body->instrs[v]->operands[0];
+		}
+	}
+	shs_users_free(&u);
+	return SHS_OK;
+}
+
+static void lags_free(shs__sim *s, uint32_t body)
+{
+	free(s->lag[body]);
+	free(s->lag_next[body]);
+	free(s->lag_chain[body]);
+	s->lag[body] = s->lag_next[body] = NULL;
+	s->lag_chain[body] = NULL;
+}
+
+/* The lags of loop body `body`'s state while loop i of computation c runs (s->lag[body] and
+ * s->lag_next[body], n elements each, -INFINITY where the element is the carry's, and
+ * s->lag_chain[body]): the stacks whose writes lag the trip (shs__sim_lags), and the elements
+ * the body passes through unchanged (the stacked weights), usable when the loop's operand
+ * made them, not each trip later. SHS_OK or SHS_ENOMEM. */
+static int lags_open(shs__sim *s, uint32_t c, uint32_t i, uint32_t n)
+{
+	const shs_instr *in = s->m->comps[c]->instrs[i], *init;
+	uint32_t body = in->called[0];
+
+	if (!n || s->lag[body])
+		return SHS_OK;
+	s->lag[body] = malloc(n * sizeof(shs__avail));
+	s->lag_next[body] = malloc(n * sizeof(shs__avail));
+	s->lag_chain[body] = calloc(s->m->comps[body]->n_instrs + 1, sizeof(bool));
+	if (!s->lag[body] || !s->lag_next[body] || !s->lag_chain[body] ||
+	    chain_of(s, body, s->lag_chain[body]) != SHS_OK) {
+		lags_free(s, body);
+		return shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
+	}
+	init = s->m->comps[c]->instrs[in->operands[0]];
+	for (uint32_t k = 0; k < n; k++) {
+		s->lag[body][k] = s->lag_next[body][k] = (shs__avail){ .t = -INFINITY };
+		if (init->op == SHS_OP_TUPLE && k < init->n_operands &&
+		    shs__invariant(s->m->comps[body], k))
+			s->lag[body][k] = s->ready[c][init->operands[k]];
+	}
+	return SHS_OK;
+}
+
+/* After a trip: what it wrote late becomes what the next trip reads. */
+static void lags_step(shs__sim *s, uint32_t body, uint32_t n)
+{
+	for (uint32_t k = 0; s->lag[body] && k < n; k++) {
+		if (s->lag_next[body][k].t > -INFINITY)
+			s->lag[body][k] = s->lag_next[body][k];
+		s->lag_next[body][k] = (shs__avail){ .t = -INFINITY };
+	}
+}
+
+/* Trips added at once: the stacks written late move on by `shift` seconds. */
+static void lags_shift(shs__sim *s, uint32_t body, uint32_t n, double shift)
+{
+	for (uint32_t k = 0; s->lag[body] && k < n; k++)
+		if (lags_by_trip(s, body, k))
+			s->lag[body][k].t += shift;
+}
+
+/* The loop's result is usable when its carry and every stack written late are. */
+static void lags_close(shs__sim *s, uint32_t body, uint32_t n, shs__avail *carry)
+{
+	for (uint32_t k = 0; s->lag[body] && k < n; k++)
+		if (s->lag[body][k].t > carry->t)
+			*carry = s->lag[body][k]; /* -INFINITY never is */
+	lags_free(s, body);
+}
+
 void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 {
 	const shs_computation *comp = s->m->comps[c];
@@ -196,10 +306,18 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 	trip_end ends[2] = { 0 };
 	double b[SHS__MAX_LAYERS_BACK] = { 0 }; /* b[k]: when the trip k + 1 back started */
 	shs__avail carry = shs__sim_max_ready(s, c, in);
+	uint32_t n = in->shape.type == SHS_TUPLE &&
+			     s->m->comps[body]->instrs[root]->op == SHS_OP_TUPLE &&
+			     s->m->comps[body]->instrs[root]->n_operands == in->shape.n_tuple ?
+		     in->shape.n_tuple : 0;
 	int64_t trips = 1;
 
 	if (!shs_while_trip_count(s->m, comp, in, &trips))
 		trips = 1;
+	if (lags_open(s, c, i, n) != SHS_OK) {
+		s->rc = SHS_ENOMEM;
+		return;
+	}
 	for (int64_t t = 0; t < trips && s->rc == SHS_OK; t++) {
 		trip_end *cur = &ends[t % 2], *prev = &ends[(t + 1) % 2];
 		double before[SHS_MESH_MAX_AXES];
@@ -214,19 +332,22 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		}
 		shs__sim_run(s, body, &carry, 1, depth + 1);
 		carry = s->ready[body][root];
+		lags_step(s, body, n);
 		if (!shortcut)
 			continue;
 		s->recording = false;
-		record(s, &carry, before, b, l, cur);
+		record(s, &carry, before, b, l, body, n, cur);
 		if (t > (int64_t)l && t + 1 < trips && repeats(s, prev, cur, b, l)) {
 			double d = cur->at - prev->at;
 			skip_trips(s, cur, trips - 1 - t, d, b, l);
 			s->skipped += trips - 1 - t;
 			carry.t += (double)(trips - 1 - t) * d;
+			lags_shift(s, body, n, (double)(trips - 1 - t) * d);
 			break;
 		}
 	}
 	s->recording = false;
+	lags_close(s, body, n, &carry);
 	sunk_after(s, body, &carry);
 	s->ready[c][i] = carry;
 	free_end(&ends[0]);

@@ -38,6 +38,11 @@ typedef struct shs__sim {
 	shs__avail **floor;                  /* ... and the earliest end of the matmul it feeds */
 	uint32_t **issued;                   /* ... and the run of its computation that placed it */
 	uint32_t *stamp;                     /* per computation: its current run */
+	/* per loop body while its loop runs (else NULL), per element of its state: when the
+	 * element a trip reads is usable, for the stacks whose writes lag the trip (the
+	 * collective pipeliner's: shs__sim_lags), and what the trip running writes there */
+	shs__avail **lag, **lag_next;
+	bool **lag_chain;                    /* ... per instruction: it forwards a late write */
 	shs__avail tail;                     /* the collective that ends last */
 	double layer_start[SHS__MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
@@ -71,6 +76,15 @@ void shs__sim_layer_starts(shs__sim *s);
  * before t, listed at instruction i of computation c; returns when its result is usable. */
 shs__avail shs__sim_collective(shs__sim *s, int kind, uint32_t mask, double v, double sends,
 			       double t, uint32_t c, uint32_t i);
+
+/* Whether instruction i of loop body c writes a slot of stack element *k of its state (the
+ * root's element k is a dynamic-update-slice of element k) whose update may come late: XLA's
+ * collective pipeliner moves the collective that makes it, and the write, into the next trip
+ * (on GPUs for reduce-scatters by default, xla_gpu_enable_pipelined_reduce_scatter; all-reduces
+ * stay, xla_gpu_enable_pipelined_all_reduce off; TPU runs set
+ * xla_tpu_enable_async_collective_fusion_multiple_steps, MaxText's configs/v5p scripts), so
+ * the trip does not wait for it; the next trip's write of the same stack does. */
+bool shs__sim_lags(const shs__sim *s, uint32_t c, uint32_t i, uint32_t *k);
 
 /* Runs while loop i of computation c: its body once per trip (evaluate_loop.c). */
 void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth);

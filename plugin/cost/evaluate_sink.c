@@ -17,8 +17,7 @@
 #include "evaluate_internal.h"
 #include "users.h"
 
-/* The ops the pass lets stand between the all-reduce, the buffer and the accumulation. */
-static bool forwards(const shs_instr *in)
+bool shs__forwards(const shs_instr *in)
 {
 	return in->n_operands == 1 &&
 	       (in->op == SHS_OP_CONVERT || in->op == SHS_OP_BITCAST || in->op == SHS_OP_RESHAPE ||
@@ -28,7 +27,7 @@ static bool forwards(const shs_instr *in)
 /* From v, through forwarding ops each its producer's only user, to the last of them. */
 static uint32_t forward_chain(const shs_computation *c, const shs_users *u, uint32_t v)
 {
-	while (shs_users_count(u, v) == 1 && forwards(c->instrs[u->list[u->first[v]]]))
+	while (shs_users_count(u, v) == 1 && shs__forwards(c->instrs[u->list[u->first[v]]]))
 		v = u->list[u->first[v]];
 	return v;
 }
@@ -63,7 +62,7 @@ static bool accumulated(const shs_computation *body, const shs_computation *cond
 	if (add->op != SHS_OP_ADD || add->n_operands != 2)
 		return false;
 	other = add->operands[add->operands[0] == a ? 1 : 0];
-	while (forwards(body->instrs[other]) && shs_users_count(u, other) == 1)
+	while (shs__forwards(body->instrs[other]) && shs_users_count(u, other) == 1)
 		other = body->instrs[other]->operands[0];
 	buf = body->instrs[other];
 	if (buf->op != SHS_OP_GET_TUPLE_ELEMENT || shs_users_count(u, other) != 1 ||
@@ -110,7 +109,7 @@ static bool returned(const shs_module *m, const uint32_t *callers, const shs_ins
 	if (shs_users_make(c, &u) != SHS_OK)
 		return false;
 	v = root->operands[j];
-	while (forwards(c->instrs[v]) && shs_users_count(&u, v) == 1)
+	while (shs__forwards(c->instrs[v]) && shs_users_count(&u, v) == 1)
 		v = c->instrs[v]->operands[0];
 	ok = shs_users_count(&u, v) == 1;
 	shs_users_free(&u);

@@ -14,6 +14,14 @@ static bool is_element(const shs_computation *body, const shs_instr *g, int64_t 
 	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
 }
 
+bool shs__invariant(const shs_computation *body, uint32_t k)
+{
+	const shs_instr *root = body->instrs[body->root];
+
+	return root->op == SHS_OP_TUPLE && k < root->n_operands &&
+	       is_element(body, body->instrs[root->operands[k]], k);
+}
+
 /* The fraction of a stack's leading dimension a slot of it covers, 0 when it is not a slot. */
 static double slot_of(const shs_shape *slot, const shs_shape *stack)
 {
