@@ -234,23 +234,15 @@ static void gradient_reductions_overlap_the_next_trip(void)
 	shs_module *m = small_model("mlp-only", true);
 	shs_host *h = shs_test_host();
 	shs_cluster_spec spec = { .hardware = "v5p", .devices = 64, .slices = 1, .mesh = "fsdp=64" };
+	shs_eval_options o = { .remat = SHS_REMAT_NONE };
 	shs_hw_catalog cat;
 	shs_cluster cl;
-	shs_plan_request *r = calloc(1, sizeof(*r));
 	shs_plan *p = NULL;
-	shs_eval_options o = { .remat = SHS_REMAT_NONE };
 	shs_eval ev;
-	shs_err e = { 0 };
 	uint32_t looped = 0;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	shs_hw_catalog_builtin(&cat);
-	SHS_ASSERT_OK(shs_cluster_make(&cat, &spec, &cl, &e), &e);
-	shs_hw_chip(&cl.hw, &r->chip);
-	SHS_ASSERT_OK(shs_plan_parse_mesh(r, "fsdp=64", &e), &e);
-	SHS_ASSERT_OK(shs_plan_parse_kind(r, "fsdp", &e), &e);
-	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);
-	SHS_ASSERT_OK(shs_evaluate(m, p, &cl, &o, &ev, &e), &e);
+	shs_test_plan_evaluate(h, &cat, &spec, m, "fsdp", &o, &cl, &p, &ev);
 	for (uint32_t k = 0; k < ev.n_colls; k++) {
 		const shs_eval_coll *c = &ev.colls[k];
 		if (c->kind != SHS_PCOLL_REDUCE_SCATTER || c->count != 2)
@@ -262,7 +254,6 @@ static void gradient_reductions_overlap_the_next_trip(void)
 	CU_ASSERT_TRUE(looped >= 2);
 	shs_eval_free(&ev);
 	shs_plan_free(p);
-	free(r);
 	shs_host_free(h);
 	shs_module_free(m);
 }
