@@ -296,6 +296,23 @@ static void lags_close(shs__sim *s, uint32_t body, uint32_t n, shs__avail *carry
 	lags_free(s, body);
 }
 
+/* The elements of loop `in`'s state, when its body takes and returns them as a tuple of as
+ * many (else 0: no lags). */
+static uint32_t state_elements(const shs_computation *body, const shs_instr *in)
+{
+	const shs_instr *root = body->instrs[body->root];
+	uint32_t n = in->shape.type == SHS_TUPLE ? in->shape.n_tuple : 0;
+
+	if (root->op != SHS_OP_TUPLE || root->n_operands != n)
+		return 0;
+	for (uint32_t k = 0; k < body->n_instrs; k++) {
+		const shs_instr *p = body->instrs[k];
+		if (p->op == SHS_OP_PARAMETER && (p->shape.type != SHS_TUPLE || p->shape.n_tuple != n))
+			return 0;
+	}
+	return n;
+}
+
 void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 {
 	const shs_computation *comp = s->m->comps[c];
@@ -306,10 +323,7 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 	trip_end ends[2] = { 0 };
 	double b[SHS__MAX_LAYERS_BACK] = { 0 }; /* b[k]: when the trip k + 1 back started */
 	shs__avail carry = shs__sim_max_ready(s, c, in);
-	uint32_t n = in->shape.type == SHS_TUPLE &&
-			     s->m->comps[body]->instrs[root]->op == SHS_OP_TUPLE &&
-			     s->m->comps[body]->instrs[root]->n_operands == in->shape.n_tuple ?
-		     in->shape.n_tuple : 0;
+	uint32_t n = state_elements(s->m->comps[body], in);
 	int64_t trips = 1;
 
 	if (!shs_while_trip_count(s->m, comp, in, &trips))

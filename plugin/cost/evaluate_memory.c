@@ -173,8 +173,8 @@ static void resharded_views(const memo *x, uint32_t c, const uint32_t *first, bo
 /* The last instruction that uses each buffer of comp through any view of it (the root's and,
  * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). A value
  * fusion computes inside its consumers (at[i] > i) reads its operands where the last of them
- * runs; an element of a tuple, only that element's. The updates of the dynamic-update-slices flagged unstored (a slot of a stack that remat
- * drops) are not kept for them. */
+ * runs; an element of a tuple, only that element's. The updates of the dynamic-update-slices
+ * flagged unstored (a slot of a stack that remat drops) are not kept for them. */
 static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t *first,
 			const uint32_t *owner, const uint32_t *at, const bool *unstored,
 			uint32_t *last)
@@ -496,8 +496,9 @@ static int mark_unsaved(const memo *x, uint32_t c, loop_stacks *l)
 /* Scanned loop i's stacks at their live size: the slots filled so far of the stacks it fills
  * (by the trips before, and this trip's where fusion writes it straight into its slot: else
  * the body holds this trip's value itself), the slots not yet read of the stacks whose last
- * reader it is, as the unrolled layers hold the same values. Sets what the loop adds to the live bytes at its first trip (*start) and
- * its last (*end), and what the filled stacks hold after it (*fill). */
+ * reader it is, as the unrolled layers hold the same values. Sets what the loop adds to the
+ * live bytes at its first trip (*start) and its last (*end), and what the filled stacks hold
+ * after it (*fill). */
 static void stack_bounds(const memo *x, uint32_t c, uint32_t i, const loop_stacks *l,
 			 const uint32_t *last, double *start, double *end, double *fill)
 {
@@ -507,9 +508,9 @@ static void stack_bounds(const memo *x, uint32_t c, uint32_t i, const loop_stack
 	*start = *end = *fill = 0;
 	for (uint32_t k = 0; l->stacks[i] && k < in->shape.n_tuple; k++) {
 		const shs__stack *s = &l->stacks[i][k];
-		uint32_t o = l->owner[l->first[i] + shs_shape_element_leaf(&in->shape, k)];
+		uint32_t leaf = l->first[i] + shs_shape_element_leaf(&in->shape, k), o;
 		double b, filled;
-		if (o == NO_OWNER)
+		if (leaf >= l->first[i + 1] || (o = l->owner[leaf]) == NO_OWNER)
 			continue;
 		b = l->made[o];
 		if (s->kind == SHS__STACK_WRITTEN && l->fill_at[o] == i) {
