@@ -471,6 +471,48 @@ static void test_prefetch_and_no_overlap(void)
 	free_setup(s);
 }
 
+/* Blocking axes: Megatron-LM's layout on 2 x 4 H100s with its tensor axis blocking the stream
+ * (synchronous all-reduces) and data overlapping (PyTorch DDP): the data axis exposes what it
+ * exposes with everything overlapped, the tensor axis what it exposes with nothing
+ * overlapped; blocking every axis is --no-overlap. */
+static void test_blocking_axes(void)
+{
+	static const char *const set[] = { "layers", "2", "seq", "256", "batch", "16", "scan",
+					   "false", NULL };
+	static const char plan[] = SHS_TEST_DATA_DIR "/plans/megatron-tp.json";
+	shs_module *m = shs_test_generate("gpt3-175b", set);
+	shs_host *h = shs_test_host();
+	shs_cluster_spec spec = { .hardware = "h100", .devices = 8, .slices = 1,
+				  .mesh = "data=2,tensor=4" };
+	shs_eval_options o[4] = { { .no_overlap = false }, { .blocking = "tensor" },
+				  { .blocking = "data,tensor,bogus" }, { .no_overlap = true } };
+	shs_eval ev[4];
+	shs_hw_catalog cat;
+	shs_cluster cl;
+	shs_plan *p[4];
+	uint32_t data = 0, tensor = 1;
+
+	shs_hw_catalog_builtin(&cat);
+	for (int k = 0; k < 4; k++)
+		shs_test_plan_evaluate(h, &cat, &spec, m, plan, &o[k], &cl, &p[k], &ev[k]);
+	CU_ASSERT_TRUE(ev[0].step_time_s < ev[1].step_time_s);
+	CU_ASSERT_TRUE(ev[1].step_time_s < ev[2].step_time_s);
+	CU_ASSERT_TRUE(ev[0].exposed_by_axis[data] < ev[3].exposed_by_axis[data]);
+	CU_ASSERT_TRUE(fabs(ev[1].exposed_by_axis[data] - ev[0].exposed_by_axis[data]) <=
+		       1e-9 * ev[1].step_time_s);
+	CU_ASSERT_TRUE(fabs(ev[1].exposed_by_axis[tensor] - ev[3].exposed_by_axis[tensor]) <=
+		       0.05 * ev[3].exposed_by_axis[tensor]);
+	CU_ASSERT_TRUE(fabs(ev[2].step_time_s - ev[3].step_time_s) <= 0.01 * ev[3].step_time_s);
+	for (uint32_t k = 0; k < ev[1].n_colls; k++)
+		CU_ASSERT_EQUAL(ev[1].colls[k].overlapped && (ev[1].colls[k].axes_mask & 2u), false);
+	for (int k = 0; k < 4; k++) {
+		shs_eval_free(&ev[k]);
+		shs_plan_free(p[k]);
+	}
+	shs_host_free(h);
+	shs_module_free(m);
+}
+
 /* Fusion keeps elementwise chains out of HBM: less HBM time, the same FLOPs. */
 static void test_fusion(void)
 {
@@ -597,6 +639,8 @@ CU_TestInfo evaluate_tests[] = {
 	  test_remat_recomputes_what_is_read },
 	{ "prefetch never slows a step; no-overlap is compute plus every collective",
 	  test_prefetch_and_no_overlap },
+	{ "blocking axes: the tensor axis as synchronous calls, data overlapped",
+	  test_blocking_axes },
 	{ "fusion keeps elementwise chains out of HBM", test_fusion },
 	{ "a value resharded once serves its later users", test_reshard_reused },
 	{ "saved activations live until read: per layer, remat, scanned = unrolled",

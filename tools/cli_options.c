@@ -30,6 +30,9 @@ const char shs_cli_eval_usage[] =
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
 	"  --no-overlap          every collective blocks the compute stream\n"
+	"  --blocking AXES       the collectives over these mesh axes (comma-separated) block the\n"
+	"                        stream, as synchronous calls do (Megatron-LM's tensor-parallel\n"
+	"                        all-reduces); the others overlap\n"
 	"  --fusion F            how elementwise work fuses: xla (default: as XLA fuses it), kernels\n"
 	"                        (an eager framework's: one hand-fused kernel per operation of the\n"
 	"                        op_name scope, as PyTorch and Megatron-LM run; matmuls apart;\n"
@@ -52,7 +55,7 @@ const char shs_cli_plan_usage[] =
 static const char *const cluster_group[] = { "hardware", "hardware-file", "topology", "devices",
 					     "slices", NULL };
 static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-overlap",
-					  "no-fusion", "fusion", "microbatches", NULL };
+					  "blocking", "no-fusion", "fusion", "microbatches", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
 					  NULL };
 static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };

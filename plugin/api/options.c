@@ -13,7 +13,7 @@ static const char *const valued[] = { "hardware", "hardware-file", "topology", "
 				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh",
 				      "plan",
 				      "threads", "time-budget", "plugins", "plugin",
-				      "microbatches", NULL };
+				      "microbatches", "blocking", NULL };
 
 /* The index of s in names (NULL-terminated), or -1. */
 static int choice(const char *s, const char *const *names)
@@ -141,6 +141,8 @@ int shs_run_option_set(shs_run_options *o, const char *key, const char *value, s
 		o->mesh = value;
 	else if (!strcmp(key, "plan"))
 		o->plan = value;
+	else if (!strcmp(key, "blocking"))
+		o->eval.blocking = value;
 	else if (!strcmp(key, "plugins"))
 		return add_to(o->dirs, &o->n_dirs, SHS_OPTIONS_MAX_DIRS, "folders", value, e);
 	else if (!strcmp(key, "plugin"))

@@ -58,6 +58,20 @@ typedef struct evaluator {
 	int rc;
 } evaluator;
 
+uint32_t shs__axes_mask(const shs_mesh *mesh, const char *names)
+{
+	uint32_t mask = 0;
+
+	for (const char *at = names; at && *at;) {
+		size_t len = strcspn(at, ",");
+		for (uint32_t a = 0; a < mesh->n_axes; a++)
+			if (strlen(mesh->names[a]) == len && !strncmp(mesh->names[a], at, len))
+				mask |= 1u << a;
+		at += len + (at[len] == ',');
+	}
+	return mask;
+}
+
 static int64_t group(const shs_cluster *c, uint32_t mask)
 {
 	return shs_mesh_group(&c->mesh, mask);
@@ -87,7 +101,8 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	s->kind = kind;
 	s->axes_mask = mask;
 	s->reshard = reshard;
-	s->overlapped = overlapped && !x->o->no_overlap;
+	s->overlapped = overlapped && !x->o->no_overlap &&
+			!(mask & shs__axes_mask(&x->c->mesh, x->o->blocking));
 	s->bytes = v;
 	s->count = count;
 	s->time_s = shs_coll_time(x->c, kind, mask, v) * count;

@@ -121,12 +121,15 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
 				t = window > r.t ? window : r.t;
 			}
+			if (gathered & s->blocking) /* a synchronous call, where the stream is */
+				t = t > s->now ? t : s->now;
 			end = shs__sim_collective(s, SHS_PCOLL_ALL_GATHER, gathered, v, 1, t, c, i);
 		}
 		if (moved)
 			end = shs__sim_collective(s, SHS_PCOLL_ALL_TO_ALL, moved,
 					 local * (double)shs_mesh_group(&s->c->mesh, moved), 1,
-					 end.t, c, i);
+					 (moved & s->blocking) && s->now > end.t ? s->now : end.t,
+					 c, i);
 		if (matmul && !moved && under)
 			later(&matmul_end, &end);
 		else
@@ -137,9 +140,33 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 	s->issued[c][f] = s->stamp[c];
 }
 
+/* Whether the reshard of operand k of instruction i runs over an axis whose collectives block
+ * the stream (shs_eval_options.blocking). */
+static bool edge_blocks(const sim *s, uint32_t c, uint32_t i, uint32_t k)
+{
+	const shs_instr *in = s->m->comps[c]->instrs[i];
+	const shs_decision *d = &s->p->d[c][i], *od = &s->p->d[c][in->operands[k]];
+	const shs_shape *shapes[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = 0;
+
+	if (!s->blocking || !d->set || !d->n_req || !od->set)
+		return false;
+	n = shs_shape_leaf_list(&s->m->comps[c]->instrs[in->operands[k]]->shape, shapes,
+				SHS_MAX_VALUE_LEAVES);
+	for (uint32_t j = 0; j < n && j < od->n_leaves && d->req_first[k] + j < d->n_req; j++) {
+		uint32_t gathered, moved;
+		shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
+				   &d->req[d->req_first[k] + j], &gathered, &moved);
+		if ((gathered | moved) & s->blocking)
+			return true;
+	}
+	return false;
+}
+
 /* Issues the reshards of value v's uses up to ISSUE_AHEAD instructions ahead as soon as v is
  * ready, as a latency-hiding scheduler starts them: before collectives that later
- * instructions start. A weight's gathers wait for their prefetch window instead. */
+ * instructions start. A weight's gathers wait for their prefetch window instead, and a
+ * blocking axis's reshards for their consumer (a synchronous call). */
 static void issue_uses(sim *s, uint32_t c, uint32_t v)
 {
 	const shs__edges *x = s->edges;
@@ -150,7 +177,8 @@ static void issue_uses(sim *s, uint32_t c, uint32_t v)
 		uint32_t f = x->use_edge[c][u], i = x->consumer[c][f];
 		if (i > v + ISSUE_AHEAD)
 			break;
-		if (x->first[c][f] == SHS__EDGE_NEW && s->issued[c][f] != s->stamp[c])
+		if (x->first[c][f] == SHS__EDGE_NEW && s->issued[c][f] != s->stamp[c] &&
+		    !edge_blocks(s, c, i, f - x->base[c][i]))
 			issue_edge(s, c, i, f - x->base[c][i]);
 	}
 }
@@ -212,7 +240,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 	double tf = s->flop_s[c][i], end, tb;
-	avail need = { 0 }, floor = { 0 }, lagging = { 0 }, *ready = &s->ready[c][i];
+	avail need = { 0 }, floor = { 0 }, lagging = { 0 }, sync = { 0 }, *ready = &s->ready[c][i];
 	uint32_t elem;
 
 	tb = s->hbm[c][i] / s->hbm_bw;
@@ -248,15 +276,19 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		avail done;
 		if (shs__sunk(s->sunk, c, i, cl))
 			continue; /* after the loop (shs__sim_loop) */
+		bool blocks = cl->axes_mask & s->blocking;
 		done = shs__sim_collective(s, cl->kind, cl->axes_mask, v, sends,
-					shs__own_overlapped(&s->c->hw, matmul, cl, v) ? s->now :
-					end, c, i);
+					!blocks && shs__own_overlapped(&s->c->hw, matmul, cl, v) ?
+						s->now : end, c, i);
 		/* a ring's last block of work starts when its last send has arrived */
-		if (sends > 1)
+		if (sends > 1 && !blocks)
 			done.t += (end - s->now) / (sends + 1);
 		later(ready, &done);
+		if (blocks)
+			later(&sync, &done); /* a synchronous call: the stream waits for it */
 	}
 	s->now = end;
+	wait_for(s, &sync);
 }
 
 /* A loop body's root tuple: the carry in the shardings the next iteration reads; a stack
@@ -436,6 +468,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
 	s.every_trip = o && o->every_trip;
+	s.blocking = o ? shs__axes_mask(&c->mesh, o->blocking) : 0;
 	s.ready = (avail **)shs__per_instr(m, sizeof(avail), false, edges);
 	s.edge = (avail **)shs__per_instr(m, sizeof(avail), true, edges);
 	s.floor = (avail **)shs__per_instr(m, sizeof(avail), true, edges);

@@ -174,6 +174,10 @@ int shs__remat_plan(const shs_module *m, const shs_plan *p, const shs_cluster *c
 		    shs__remat *out, shs_err *e);
 void shs__remat_free(shs__remat *r);
 
+/* The mesh axes named in names (comma-separated, as shs_eval_options.blocking; NULL: none)
+ * as a mask; names the mesh lacks are left out. */
+uint32_t shs__axes_mask(const shs_mesh *mesh, const char *names);
+
 /* How a scanned loop moves an element of its state (evaluate_stacks.c): a stack its body fills
  * one slot per trip (dynamic-update-slice of the element itself, the root's element: JAX's
  * scan ys), one it only reads a slot of per trip (dynamic-slice; passed through: xs), or

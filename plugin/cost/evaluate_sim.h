@@ -30,6 +30,7 @@ typedef struct shs__sim {
 	const shs__edges *edges;
 	double peak, hbm_bw;
 	uint32_t depth;
+	uint32_t blocking;                   /* mesh axes whose collectives block the stream */
 	bool every_trip;                     /* no steady-state shortcut for loops */
 	double now;                          /* the compute stream's clock */
 	shs__link link[SHS_MESH_MAX_AXES];   /* each axis's links */

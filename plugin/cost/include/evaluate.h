@@ -50,6 +50,10 @@ typedef enum shs_fusion {
 
 typedef struct shs_eval_options {
 	bool no_overlap;      /* every collective blocks the compute stream (an upper bound) */
+	const char *blocking; /* comma-separated mesh axes whose collectives block the compute
+			       * stream (synchronous calls: Megatron-LM's tensor-parallel
+			       * all-reduces), the others overlapping; names the mesh lacks are
+			       * ignored. NULL: none. Borrowed. */
 	shs_schedule schedule;
 	shs_fusion fusion;
 	shs_remat remat;
