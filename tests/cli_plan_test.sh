@@ -120,6 +120,12 @@ for key in step_time_s compute_s exposed_comm_s bound mfu memory_bytes_per_devic
 done
 expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=16 --plan fsdp
 has "$tmp/out" "step time"
+# --blocking: the fsdp axis's collectives as synchronous calls, all of them exposed
+expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=16 --plan fsdp \
+	--blocking fsdp --json
+awk -F': ' '/"comm_s"/ { c = $2 + 0 } /"exposed_comm_total_s"/ { x = $2 + 0 }
+	END { exit !(c > 0 && x >= 0.999 * c) }' "$tmp/out" && ok || bad "--blocking fsdp hid some fsdp communication"
+expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=16 --plan fsdp --blocking
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v9 --topology 4x4x4 --mesh fsdp=64 --plan fsdp
 has "$tmp/err" "unknown hardware"
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=32@xyz --plan fsdp

@@ -113,7 +113,8 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 		bool weight = shs_is_weight(s->edges->weights, c, in->operands[k]), under = false;
 		if (gathered) {
 			double t = r.t, v = local * (double)shs_mesh_group(&s->c->mesh, gathered);
-			under = weight || shs__collective_matmul(&s->c->hw, v);
+			under = !(gathered & s->blocking) &&
+				(weight || shs__collective_matmul(&s->c->hw, v));
 			/* a weight is ready from the start: its gather waits only for the prefetch
 			 * window, the start of the layer `depth` layers back */
 			if (weight) {
