@@ -295,3 +295,14 @@ uint64_t shs_opcode_histogram(const shs_module *m, uint64_t counts[SHS_OP_COUNT]
 		}
 	return total;
 }
+
+bool shs_while_keeps(const shs_computation *body, int64_t k)
+{
+	const shs_instr *root = body->instrs[body->root], *g;
+
+	if (root->op != SHS_OP_TUPLE || k < 0 || (uint64_t)k >= root->n_operands)
+		return false;
+	g = body->instrs[root->operands[k]];
+	return g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == k && g->n_operands == 1 &&
+	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
+}

@@ -15,6 +15,11 @@
 bool shs_while_trip_count(const shs_module *m, const shs_computation *c, const shs_instr *w,
 			  int64_t *trips);
 
+/* Whether while body `body` returns element k of its state as it is: the root tuple's element
+ * k is the parameter's element k (a weight is loop-invariant; a stack of saved activations is
+ * updated every trip). */
+bool shs_while_keeps(const shs_computation *body, int64_t k);
+
 /* FLOPs of one dot: 2 * (result elements) * (product of the lhs contracting dim sizes).
  * 0 for any other instruction or a malformed dot. */
 double shs_dot_flops(const shs_computation *c, const shs_instr *i);

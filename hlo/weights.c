@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "weights.h"
 
 /* A parameter's weight flag from its call sites: unknown until the first site, then the AND of
@@ -36,19 +37,6 @@ static bool param_flag(const shs_weights *x, uint32_t c, int64_t k)
 	return k >= 0 && (uint64_t)k < x->n_param[c] && x->param[c][k] == YES;
 }
 
-/* Whether the loop body keeps tuple element k as it is (a weight is loop-invariant; a stack of
- * saved activations is updated every trip). */
-static bool invariant(const shs_computation *body, int64_t k)
-{
-	const shs_instr *root = body->instrs[body->root], *g;
-
-	if (root->op != SHS_OP_TUPLE || k < 0 || (uint64_t)k >= root->n_operands)
-		return false;
-	g = body->instrs[root->operands[k]];
-	return g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == k && g->n_operands == 1 &&
-	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
-}
-
 /* Passes the weight flags of call site `in` (in computation c) to the computations it calls. */
 static void pass_down(const shs_module *m, shs_weights *x, uint32_t c, const shs_instr *in)
 {
@@ -60,7 +48,7 @@ static void pass_down(const shs_module *m, shs_weights *x, uint32_t c, const shs
 		for (uint32_t k = 0; k < x->n_param[in->called[0]]; k++) {
 			bool w = init->op == SHS_OP_TUPLE && k < init->n_operands ?
 					 x->w[c][init->operands[k]] : false;
-			w = w && invariant(body, k);
+			w = w && shs_while_keeps(body, k);
 			for (uint32_t b = 0; b < in->n_called; b++)
 				meet(x, in->called[b], k, w);
 		}

@@ -190,10 +190,6 @@ typedef struct shs__stack {
 	uint32_t update;
 } shs__stack;
 
-/* Whether loop body `body` returns element k of its state unchanged (the root's element k is
- * the parameter's). */
-bool shs__invariant(const shs_computation *body, uint32_t k);
-
 /* Per element of while instruction i of computation c's state, how its body moves it, into *out
  * (malloc'ed, the caller frees; NULL when the loop's trip count is unknown or below 2, or its
  * body's root is no tuple of the state), and its trip count into *trips. SHS_OK or

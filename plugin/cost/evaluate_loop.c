@@ -73,7 +73,7 @@ static uint32_t reach_of(const shs__sim *s)
  * (not the weights passed through, usable from the start). */
 static bool lags_by_trip(const shs__sim *s, uint32_t body, uint32_t k)
 {
-	return s->lag[body][k].t > -INFINITY && !shs__invariant(s->m->comps[body], k);
+	return s->lag[body][k].t > -INFINITY && !shs_while_keeps(s->m->comps[body], k);
 }
 
 /* Records the end of the trip just run (its exposure since exposed_before) into e; b[k] is
@@ -263,7 +263,7 @@ static int lags_open(shs__sim *s, uint32_t c, uint32_t i, uint32_t n)
 	for (uint32_t k = 0; k < n; k++) {
 		s->lag[body][k] = s->lag_next[body][k] = (shs__avail){ .t = -INFINITY };
 		if (init->op == SHS_OP_TUPLE && k < init->n_operands &&
-		    shs__invariant(s->m->comps[body], k))
+		    shs_while_keeps(s->m->comps[body], k))
 			s->lag[body][k] = s->ready[c][init->operands[k]];
 	}
 	return SHS_OK;

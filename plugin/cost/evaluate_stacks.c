@@ -14,14 +14,6 @@ static bool is_element(const shs_computation *body, const shs_instr *g, int64_t 
 	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
 }
 
-bool shs__invariant(const shs_computation *body, uint32_t k)
-{
-	const shs_instr *root = body->instrs[body->root];
-
-	return root->op == SHS_OP_TUPLE && k < root->n_operands &&
-	       is_element(body, body->instrs[root->operands[k]], k);
-}
-
 /* The fraction of a stack's leading dimension a slot of it covers, 0 when it is not a slot. */
 static double slot_of(const shs_shape *slot, const shs_shape *stack)
 {
@@ -49,7 +41,7 @@ static void read_slots(const shs_computation *body, const shs_instr *root, shs__
 	uint32_t n = root->n_operands;
 
 	for (uint32_t k = 0; k < n; k++)
-		if (s[k].kind == SHS__STACK_NONE && is_element(body, body->instrs[root->operands[k]], k))
+		if (s[k].kind == SHS__STACK_NONE && shs_while_keeps(body, k))
 			s[k].kind = SHS__STACK_READ;
 	for (uint32_t u = 0; u < body->n_instrs; u++) {
 		const shs_instr *in = body->instrs[u];
