@@ -54,6 +54,7 @@ typedef struct evaluator {
 	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	bool **sunk;        /* all-reduces sunk out of their loops (NULL: none) */
 	double trips;       /* of the loop whose body is being walked (1: none) */
+	uint32_t blocking;  /* mesh axes whose collectives block the stream (o->blocking) */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -102,7 +103,7 @@ static shs_eval_coll *add_site(evaluator *x, const shs_instr *in, int kind, uint
 	s->axes_mask = mask;
 	s->reshard = reshard;
 	s->overlapped = overlapped && !x->o->no_overlap &&
-			!(mask & shs__axes_mask(&x->c->mesh, x->o->blocking));
+			!(mask & x->blocking);
 	s->bytes = v;
 	s->count = count;
 	s->time_s = shs_coll_time(x->c, kind, mask, v) * count;
@@ -507,6 +508,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 					  (long long)c->mesh.sizes[k]);
 	x.peak = c->hw.flops[SHS_HW_BF16];
 	x.hbm_bw = shs_hw_hbm_rate(&c->hw);
+	x.blocking = shs__axes_mask(&c->mesh, x.o->blocking);
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);

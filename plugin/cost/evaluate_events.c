@@ -241,12 +241,15 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	const shs_decision *d = &s->p->d[c][i];
 	bool matmul = in->op == SHS_OP_DOT || in->op == SHS_OP_CONVOLUTION;
 	double tf = s->flop_s[c][i], end, tb;
-	avail need = { 0 }, floor = { 0 }, lagging = { 0 }, sync = { 0 }, *ready = &s->ready[c][i];
+	avail need = { 0 }, floor = { 0 }, lagging = { 0 }, sync = { 0 }, first = { 0 };
+	avail *ready = &s->ready[c][i];
 	uint32_t elem;
 
 	tb = s->hbm[c][i] / s->hbm_bw;
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
+		if (k == 0)
+			first = r;
 		if (((k == 1 && shs__sim_lags(s, c, i, &elem)) ||
 		     (s->lag_chain[c] && s->lag_chain[c][i])) && late_ok(s, &r))
 			later(&lagging, &r); /* the pipeliner's: the next trip waits */
@@ -259,7 +262,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		 * trips before (XLA's collective pipeliner, backward, for all-gathers), as the
 		 * unrolled layers' weights are ready from the start */
 		s->now += tf > tb ? tf : tb;
-		*ready = operand_ready(s, c, i, 0, &floor);
+		*ready = first;
 		return;
 	}
 	wait_for(s, &need);
