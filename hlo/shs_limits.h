@@ -5,8 +5,8 @@
 
 /* Input: what keeps hostile modules from exhausting the stack or memory. */
 enum {
-	SHS_MAX_RANK = 64,
-	SHS_MAX_MICROBATCHES = 1 << 20, /* micro-batches of one step */          /* dims of one array shape */
+	SHS_MAX_RANK = 64,          /* dims of one array shape */
+	SHS_MAX_MICROBATCHES = 1 << 20, /* micro-batches of one step */
 	SHS_MAX_NESTING = 64,       /* tuple / literal / sharding nesting depth */
 	SHS_MAX_OPERANDS = 1 << 20, /* operands of one instruction */
 	SHS_MAX_INPUT_MB = 2048     /* one input file or buffer */
@@ -23,6 +23,7 @@ enum {
 enum {
 	SHS_MAX_THREADS = 256,      /* threads of one search */
 	SHS_MAX_PREFETCH = 16,      /* layers ahead a weight gather may start */
+	SHS_MAX_VIRTUAL_STAGES = 64, /* model chunks per pipeline stage */
 	SHS_MAX_CALL_DEPTH = 64,    /* calls within calls the evaluator follows; converts, copies
 				     * and slices of a weight it looks through */
 	SHS_MAX_VALUE_LEAVES = 4096, /* tuple leaves of one value that propagation and the

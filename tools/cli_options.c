@@ -25,7 +25,12 @@ const char shs_cli_eval_usage[] =
 	"                        (recomputing the rest)\n"
 	"  --microbatches M      run the step as M micro-batches with gradient accumulation: the\n"
 	"                        module rewritten as JAX lowers a scan over them (one loop of M\n"
-	"                        trips, the optimizer once); M divides the batch\n"
+	"                        trips, the optimizer once); M divides the batch. With a mesh\n"
+	"                        axis named stage (pipeline stages: stage=4@net), the pipeline's\n"
+	"                        micro-batches instead (default: as many as stages)\n"
+	"  --pipeline S          with a stage axis, the schedule: 1f1b (default), gpipe, or\n"
+	"                        interleaved (1F1B over --virtual-stages chunks per stage)\n"
+	"  --virtual-stages V    model chunks per stage (interleaved 1F1B; default 1)\n"
 	"  --schedule S          events: the makespan of an event schedule (default);\n"
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
@@ -55,7 +60,8 @@ const char shs_cli_plan_usage[] =
 static const char *const cluster_group[] = { "hardware", "hardware-file", "topology", "devices",
 					     "slices", NULL };
 static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-overlap",
-					  "blocking", "no-fusion", "fusion", "microbatches", NULL };
+					  "blocking", "no-fusion", "fusion", "microbatches", "pipeline",
+					  "virtual-stages", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
 					  NULL };
 static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };

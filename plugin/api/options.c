@@ -13,7 +13,8 @@ static const char *const valued[] = { "hardware", "hardware-file", "topology", "
 				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh",
 				      "plan",
 				      "threads", "time-budget", "plugins", "plugin",
-				      "microbatches", "blocking", NULL };
+				      "microbatches", "blocking", "pipeline", "virtual-stages",
+				      NULL };
 
 /* The index of s in names (NULL-terminated), or -1. */
 static int choice(const char *s, const char *const *names)
@@ -99,6 +100,12 @@ static int set_number(shs_run_options *o, const char *key, const char *v, shs_er
 			o->eval.prefetch_depth = (uint32_t)n;
 	} else if (!strcmp(key, "microbatches")) {
 		rc = bounded(v, SHS_MAX_MICROBATCHES, &o->microbatches, e);
+	} else if (!strcmp(key, "pipeline")) {
+		if (!shs_pipe_schedule_from_name(v, &o->eval.pipeline))
+			rc = shs_seterr(e, SHS_EINVAL, "takes 1f1b, gpipe or interleaved");
+	} else if (!strcmp(key, "virtual-stages")) {
+		if ((rc = bounded(v, SHS_MAX_VIRTUAL_STAGES, &n, e)) == SHS_OK)
+			o->eval.virtual_stages = (uint32_t)n;
 	} else if (!strcmp(key, "threads")) {
 		if ((rc = bounded(v, SHS_MAX_THREADS, &n, e)) == SHS_OK)
 			o->threads = (uint32_t)n;

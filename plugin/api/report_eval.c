@@ -7,6 +7,49 @@
 
 enum { TEXT_CAP = 256 };
 
+/* The pipeline line: stages, schedule, bubble, stage-to-stage transfers, memory per stage. */
+static void pipeline_print(FILE *out, const shs_eval_pipeline *p)
+{
+	double gib = 1024.0 * 1024.0 * 1024.0;
+
+	if (!p->stages)
+		return;
+	fprintf(out, "pipeline        %u stages of %u layers", p->stages, p->layers_per_stage);
+	if (p->chunks > 1)
+		fprintf(out, " (%u chunks each)", p->chunks);
+	fprintf(out, ", %s, %lld micro-batches: bubble %.1f %% (%.4g s); stage to stage %.4g s "
+		"per transfer (%.4g bytes), %.4g s exposed; first stage %.2f GiB (%u micro-batch "
+		"chunks in flight), last %.2f GiB\n", shs_pipe_schedule_name(p->schedule),
+		(long long)p->microbatches, 100 * p->bubble, p->bubble_s, p->p2p_s, p->p2p_bytes,
+		p->p2p_exposed_s, p->first_memory_bytes / gib, p->first_in_flight,
+		p->last_memory_bytes / gib);
+}
+
+static json_t *pipeline_json(const shs_eval_pipeline *p)
+{
+	json_t *o = json_object();
+
+	if (!p->stages) {
+		json_decref(o);
+		return json_null();
+	}
+	json_object_set_new(o, "stages", json_integer(p->stages));
+	json_object_set_new(o, "chunks", json_integer(p->chunks));
+	json_object_set_new(o, "layers_per_stage", json_integer(p->layers_per_stage));
+	json_object_set_new(o, "microbatches", json_integer(p->microbatches));
+	json_object_set_new(o, "schedule", json_string(shs_pipe_schedule_name(p->schedule)));
+	json_object_set_new(o, "bubble", json_real(p->bubble));
+	json_object_set_new(o, "bubble_s", json_real(p->bubble_s));
+	json_object_set_new(o, "p2p_bytes", json_real(p->p2p_bytes));
+	json_object_set_new(o, "p2p_s", json_real(p->p2p_s));
+	json_object_set_new(o, "p2p_exposed_s", json_real(p->p2p_exposed_s));
+	json_object_set_new(o, "stage_post_s", json_real(p->stage_post_s));
+	json_object_set_new(o, "first_stage_memory_bytes", json_real(p->first_memory_bytes));
+	json_object_set_new(o, "last_stage_memory_bytes", json_real(p->last_memory_bytes));
+	json_object_set_new(o, "first_stage_in_flight", json_integer(p->first_in_flight));
+	return o;
+}
+
 void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 			   uint32_t max_colls)
 {
@@ -31,6 +74,7 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 		ev->hbm_bytes / gib, shs_eval_fit_text(ev), ev->params_bytes / gib,
 		ev->grads_bytes / gib, ev->optimizer_bytes / gib);
 	shs_offload_print(out, ev);
+	pipeline_print(out, &ev->pipe);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));
@@ -97,6 +141,7 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
 	json_object_set_new(o, "fits", json_boolean(ev->fits));
 	json_object_set_new(o, "tight", json_boolean(shs_eval_tight(ev)));
+	json_object_set_new(o, "pipeline", pipeline_json(&ev->pipe));
 	json_object_set_new(o, "collectives", colls);
 	return o;
 }

@@ -287,15 +287,28 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 	return rc;
 }
 
+/* Whether r's cluster has pipeline stages (a mesh axis named stage of more than one device):
+ * its micro-batches are the pipeline's, not a rewrite of the module. */
+static bool pipelined(const shs_run *r)
+{
+	for (uint32_t a = 0; r->has_cluster && a < r->cluster.mesh.n_axes; a++)
+		if (!strcmp(r->cluster.mesh.names[a], "stage") && r->cluster.mesh.sizes[a] > 1)
+			return true;
+	return false;
+}
+
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 {
+	shs_eval_options o = r->o->eval;
 	int rc;
 
 	if (!r->o->plan || !r->has_cluster)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: needs a plan, hardware, its topology "
 				  "or device count, and a mesh");
+	if (pipelined(r))
+		o.microbatches = r->o->microbatches;
 	rc = shs_run_plan(r, m, e);
-	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &r->o->eval, ev, e) : rc;
+	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &o, ev, e) : rc;
 }
 
 int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
@@ -305,7 +318,7 @@ int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
 
 	int64_t done = shs_microbatch_count(*m);
 
-	if (r->o->microbatches <= 1 || done == r->o->microbatches)
+	if (r->o->microbatches <= 1 || done == r->o->microbatches || pipelined(r))
 		return SHS_OK;
 	if (done > 1)
 		return shs_seterr(e, SHS_EINVAL, "micro-batches: the module is already written as %lld "

@@ -55,6 +55,7 @@ typedef struct evaluator {
 	bool **sunk;        /* all-reduces sunk out of their loops (NULL: none) */
 	double trips;       /* of the loop whose body is being walked (1: none) */
 	uint32_t blocking;  /* mesh axes whose collectives block the stream (o->blocking) */
+	shs__spans spans;   /* the entry's layer segments on the schedule that set the step */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -343,6 +344,8 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			seg.count = count;
 			if (in->op == SHS_OP_WHILE && !shs_while_trip_count(x->m, comp, in, &trips))
 				trips = 1;
+			double start = x->ev->step_time_s;
+			int64_t layers;
 			if (in->op == SHS_OP_WHILE && in->n_called >= 2) {
 				double outer = x->trips;
 				x->trips = (double)trips;
@@ -352,6 +355,8 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			} else if (in->n_called) {
 				walk(x, in->called[0], count, depth + 1);
 			}
+			if (depth == 0 && c == x->m->entry && shs__layer_segment(x->m, i, &layers))
+				shs__spans_add(&x->spans, i, layers, start, x->ev->step_time_s);
 			seg.first_coll = x->n_colls;
 		}
 		account(x, &seg, comp, c, i, count);
@@ -451,6 +456,9 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 		offload(x, &remat, out);
 		finish(x);
 		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, x->fused, out, e);
+		if (rc == SHS_OK) /* the layers over pipeline stages, if the mesh has them */
+			rc = shs__pipeline_apply(x->m, x->p, x->c, x->o, &x->spans,
+						 x->edges.weights, out, e);
 		/* offloaded values must fit in the host's memory too */
 		if (out->offload_held_bytes > x->c->hw.host_mem_bytes)
 			out->fits = false;
@@ -529,13 +537,14 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 		rc = shs__sunk_make(m, p, c, &x.sunk, e);
 	if (rc == SHS_OK) {
 		walk(&x, m->entry, 1, 0);
-		rc = x.rc;
+		x.spans.end = out->step_time_s;
+		rc = x.spans.rc ? shs_seterr(e, x.spans.rc, "evaluate: out of memory") : x.rc;
 	}
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
 			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, x.sunk,
-					      out, e);
+					      &x.spans, out, e);
 	}
 	out->model_flops = shs__model_flops(m, p, &c->mesh) / (double)c->devices;
 	if (out->model_flops < 0 && rc == SHS_OK)
@@ -562,6 +571,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 		shs__per_instr_free(m, (void **)x.sunk);
 	shs__edges_free(&x.edges);
 	shs__fusion_free(x.fused);
+	shs__spans_free(&x.spans);
 	if (rc != SHS_OK)
 		shs_eval_free(out);
 	return rc;

@@ -424,10 +424,16 @@ void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32
 		case SHS_OP_GET_TUPLE_ELEMENT:
 			s->ready[c][i] = element_ready(s, c, in);
 			break;
-		case SHS_OP_WHILE: case SHS_OP_CALL: case SHS_OP_CONDITIONAL:
+		case SHS_OP_WHILE: case SHS_OP_CALL: case SHS_OP_CONDITIONAL: {
+			double start = s->now;
+			int64_t layers;
 			if (in->n_called)
 				flow(s, c, i, depth);
+			if (s->spans && depth == 0 && c == s->m->entry &&
+			    shs__layer_segment(s->m, i, &layers))
+				shs__spans_add(s->spans, i, layers, start, s->now);
 			break;
+		}
 		default:
 			step_instr(s, c, i);
 		}
@@ -461,10 +467,11 @@ static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
 
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
-		     const shs__edges *edges, bool *const *sunk, shs_eval *ev, shs_err *e)
+		     const shs__edges *edges, bool *const *sunk, shs__spans *spans, shs_eval *ev,
+		     shs_err *e)
 {
 	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .flop_s = flop_s, .edges = edges,
-		  .sunk = sunk };
+		  .sunk = sunk, .spans = spans };
 	double end;
 	int rc = SHS_OK;
 
@@ -485,10 +492,14 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp || !s.lag ||
 	    !s.lag_next || !s.lag_chain)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	if (spans)
+		spans->n = 0;
 	if (rc == SHS_OK) {
 		shs__sim_run(&s, m->entry, NULL, 0, 0);
 		rc = s.rc;
 	}
+	if (rc == SHS_OK && spans && spans->rc)
+		rc = shs_seterr(e, spans->rc, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		/* the links' tail after the stream's last instruction is exposed too */
 		end = s.now;
@@ -505,6 +516,8 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 			ev->exposed_comm_s += s.exposed[a];
 		}
 		ev->step_time_s = end + ev->remat_s;
+		if (spans)
+			spans->end = end;
 		ev->trips_skipped = s.skipped;
 		rc = site_exposure(&s, ev, e);
 	}

@@ -80,6 +80,27 @@ int shs__link_append(shs__link *l, const shs__link *w, double t);
 void **shs__per_instr(const shs_module *m, size_t size, bool edges, const shs__edges *x);
 void shs__per_instr_free(const shs_module *m, void **a);
 
+/* Where the entry's stream time goes (evaluate_pipeline.c), recorded by the schedule that sets
+ * the step time: each layer segment of the entry (a call, or a loop of one layer a trip, whose
+ * computation holds a matmul) from its start to its end on the stream's clock, in order; the
+ * first half of the layers is the forward pass, the second the backward. Zero it to start;
+ * free with shs__spans_free. */
+typedef struct shs__span {
+	double start, end;
+	uint32_t instr;  /* the entry's call or while */
+	int64_t layers;  /* 1 for a call, the trip count for a loop */
+} shs__span;
+typedef struct shs__spans {
+	shs__span *v;
+	uint32_t n, cap;
+	double end;      /* the stream's clock at the entry's end */
+	int rc;          /* SHS_ENOMEM once an add failed */
+} shs__spans;
+/* Whether instruction i of the entry is a layer segment, and how many layers it runs. */
+bool shs__layer_segment(const shs_module *m, uint32_t i, int64_t *layers);
+void shs__spans_add(shs__spans *s, uint32_t instr, int64_t layers, double start, double end);
+void shs__spans_free(shs__spans *s);
+
 /* The step time as the makespan of an event schedule (evaluate_events.c): the compute stream
  * runs the instructions in order; each collective runs on the links of its mesh axes in their
  * earliest idle time once its input is ready (a weight gather from the prefetch window, up to
@@ -88,10 +109,22 @@ void shs__per_instr_free(const shs_module *m, void **a);
  * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
  * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
  * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted; flop_s[c][i]
- * its FLOPs' seconds at the achievable rate (both borrowed). */
+ * its FLOPs' seconds at the achievable rate (both borrowed). Records the entry's layer
+ * segments in spans (emptied first). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
-		     const shs__edges *edges, bool *const *sunk, shs_eval *ev, shs_err *e);
+		     const shs__edges *edges, bool *const *sunk, shs__spans *spans, shs_eval *ev,
+		     shs_err *e);
+
+/* Pipeline stages (evaluate_pipeline.c): with a mesh axis named "stage" of size > 1, turns ev,
+ * the step of every layer on each device for its replica's whole batch (spans its stream's
+ * layer segments; w the model's weights), into the pipelined step: the layers split over the stages and their chunks,
+ * each pass a micro-batch's share, run in o's schedule with the activations and gradients
+ * moved over the stage axis's links; memory as the stage that holds the most. Nothing when the
+ * mesh has no such axis. SHS_OK, SHS_EINVAL (layers the stages cannot split) or SHS_ENOMEM. */
+int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
+			const shs_eval_options *o, const shs__spans *spans,
+			const shs_weights *w, shs_eval *ev, shs_err *e);
 
 /* All-reduces sunk out of loops (evaluate_sink.c, XLA's WhileLoopAllReduceCodeMotion on GPUs):
  * *out[c][i] is true for the loop-body instructions whose own all-reduces run once after their

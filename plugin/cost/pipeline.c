@@ -15,7 +15,7 @@
 
 #include "pipeline.h"
 
-static const char *const names[SHS_PIPE_COUNT] = { "gpipe", "1f1b", "interleaved" };
+static const char *const names[SHS_PIPE_COUNT] = { "1f1b", "gpipe", "interleaved" };
 
 const char *shs_pipe_schedule_name(shs_pipe_schedule s)
 {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "pipeline.h"
 #include "plan.h"
 
 /* What the backward pass recomputes instead of keeping (evaluate_remat.c), from the least
@@ -60,6 +61,10 @@ typedef struct shs_eval_options {
 	uint32_t prefetch_depth; /* weight gathers may start this many segments (layers) ahead;
 				  * 0 means 1 */
 	bool every_trip;      /* simulate every trip of a loop, also once it repeats itself */
+	/* with a mesh axis named "stage" (pipeline parallelism: evaluate_pipeline.c) */
+	shs_pipe_schedule pipeline; /* the schedule (0: SHS_PIPE_1F1B) */
+	uint32_t virtual_stages;    /* model chunks per device (0: one; more: interleaved) */
+	int64_t microbatches;       /* the pipeline's micro-batches (0: as many as stages) */
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its
@@ -79,6 +84,26 @@ typedef struct shs_eval_coll {
 	double time_s;        /* total over the executions */
 	double exposed_s;     /* of which not hidden under compute */
 } shs_eval_coll;
+
+/* A pipelined step (a mesh axis named "stage" of size > 1; evaluate_pipeline.c). */
+typedef struct shs_eval_pipeline {
+	uint32_t stages;            /* p (0: no pipeline) */
+	uint32_t chunks;            /* v: model chunks per device */
+	uint32_t layers_per_stage;  /* per device (over its chunks) */
+	int64_t microbatches;       /* m */
+	shs_pipe_schedule schedule;
+	double bubble;              /* the schedule's idle share of the busiest stage's passes */
+	double bubble_s;            /* ... in seconds */
+	double p2p_bytes;           /* one micro-batch's activation between two stages, per device */
+	double p2p_s;               /* one such transfer over the stage axis's links */
+	double p2p_exposed_s;       /* what the transfers add to the step (the schedule's waits) */
+	double stage_post_s;        /* per stage after its passes: the step's work outside the layer
+				     * passes after them (embedding gradient, optimizer), a p-th */
+	double first_memory_bytes;  /* the first stage's peak bytes (the most micro-batches in
+				     * flight: memory_bytes is the largest stage's) */
+	double last_memory_bytes;   /* the last stage's */
+	uint32_t first_in_flight;   /* micro-batch chunks the first stage holds at once */
+} shs_eval_pipeline;
 
 /* What one step costs on one device. */
 typedef struct shs_eval {
@@ -128,6 +153,7 @@ typedef struct shs_eval {
 	shs_eval_coll *colls;             /* by step time, largest first */
 	int64_t trips_skipped;            /* loop trips added at once once the schedule repeated
 					   * itself (not simulated one by one) */
+	shs_eval_pipeline pipe;           /* the pipeline, with a stage axis (stages 0: none) */
 } shs_eval;
 
 /* Evaluates plan p of module m on cluster c (p's mesh must be c's mesh). On success *out holds

@@ -9,17 +9,17 @@
 
 /* The order each device runs its micro-batches' forward and backward passes in. */
 typedef enum shs_pipe_schedule {
-	SHS_PIPE_GPIPE = 0,       /* every forward, then every backward (Huang et al. 2019) */
-	SHS_PIPE_1F1B = 1,        /* p - s - 1 forwards, then one forward one backward, then the
+	SHS_PIPE_1F1B = 0,        /* p - s - 1 forwards, then one forward one backward, then the
 				   * remaining backwards (PipeDream-Flush; Megatron-LM's
 				   * forward_backward_pipelining_without_interleaving) */
+	SHS_PIPE_GPIPE = 1,       /* every forward, then every backward (Huang et al. 2019) */
 	SHS_PIPE_INTERLEAVED = 2, /* 1F1B over v model chunks per device, micro-batches in groups
 				   * of p (Narayanan et al. 2021; Megatron-LM's
 				   * forward_backward_pipelining_with_interleaving) */
 	SHS_PIPE_COUNT
 } shs_pipe_schedule;
 
-/* The schedule's name ("gpipe", "1f1b", "interleaved"), and the schedule of a name (false when
+/* The schedule's name ("1f1b", "gpipe", "interleaved"), and the schedule of a name (false when
  * it names none). */
 const char *shs_pipe_schedule_name(shs_pipe_schedule s);
 bool shs_pipe_schedule_from_name(const char *name, shs_pipe_schedule *out);
