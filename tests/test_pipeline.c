@@ -26,7 +26,7 @@ static shs_pipe_out simulate(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32
 		sends[k] = send;
 	}
 	shs_pipe_in in = { s, p, v, m, fwd, bwd, send > 0 ? sends : NULL,
-			   send > 0 ? sends : NULL };
+			   send > 0 ? sends : NULL, false };
 	int rc = shs_pipe_simulate(&in, &out, &e);
 	if (rc)
 		fprintf(stderr, "%s\n", e.msg);
@@ -95,6 +95,24 @@ static void test_transfers_exposed(void)
 	shs_pipe_out_free(&none);
 }
 
+/* A synchronous send keeps its device: a middle stage pays each of its 2 m sends on top of its
+ * passes, where asynchronous ones hide in the steady state. */
+static void test_blocking_sends(void)
+{
+	double f[4] = { 1, 1, 1, 1 }, b[4] = { 2, 2, 2, 2 }, t[4] = { 0.25, 0.25, 0.25, 0.25 };
+	shs_pipe_in in = { SHS_PIPE_GPIPE, 4, 1, 16, f, b, t, t, true };
+	shs_pipe_out sync, async;
+	shs_err e = { 0 };
+
+	CU_ASSERT_FATAL(shs_pipe_simulate(&in, &sync, &e) == SHS_OK);
+	in.blocking = false;
+	CU_ASSERT_FATAL(shs_pipe_simulate(&in, &async, &e) == SHS_OK);
+	CU_ASSERT(sync.makespan >= 16 * 3.0 + 2 * 16 * 0.25 - 1e-9);
+	CU_ASSERT(sync.makespan > async.makespan + 16 * 0.25);
+	shs_pipe_out_free(&sync);
+	shs_pipe_out_free(&async);
+}
+
 /* 1F1B holds at most p micro-batches' activations on the first stage (and one on the last);
  * GPipe holds all m; interleaved 1F1B's first device holds its warm-up's chunks and one more:
  * 2 (p - 1) + (v - 1) p + 1. */
@@ -123,7 +141,7 @@ static void test_activations_in_flight(void)
 static void test_slowest_stage(void)
 {
 	double fwd[4] = { 1, 1, 2, 1 }, bwd[4] = { 2, 2, 4, 2 };
-	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL };
+	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL, false };
 	shs_pipe_out out;
 	shs_err e = { 0 };
 
@@ -140,10 +158,10 @@ static void test_refused(void)
 	double t[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, neg[8] = { 1, 1, -1, 1, 1, 1, 1, 1 };
 	shs_pipe_out out;
 	shs_err e = { 0 };
-	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL };
-	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL };
-	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL };
-	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL };
+	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false };
+	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false };
+	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false };
+	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false };
 	shs_pipe_schedule s;
 
 	CU_ASSERT_EQUAL(shs_pipe_simulate(&odd, &out, &e), SHS_EINVAL);
@@ -162,6 +180,7 @@ CU_TestInfo pipeline_tests[] = {
 	{ "GPipe waits for short transfers only to fill and drain; 1F1B more",
 	  test_transfers_fill_and_drain },
 	{ "long transfers exposed", test_transfers_exposed },
+	{ "synchronous sends keep their device", test_blocking_sends },
 	{ "activations in flight: 1F1B p, GPipe m", test_activations_in_flight },
 	{ "the slowest stage sets the pace", test_slowest_stage },
 	{ "impossible schedules refused", test_refused },

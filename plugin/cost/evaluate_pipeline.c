@@ -9,9 +9,11 @@
  * (embedding gradient, optimizer). The layers go to p stages of v chunks each, L / (p v) layers
  * a chunk, Megatron-LM's assignment (virtual stage c p + s is chunk c of device s); each pass
  * is a micro-batch's share (1 / m) of its layers' time, the recomputation with the backward
- * passes; the embedding rides on the first virtual stage, the head on the last, and the
+ * passes, which also add their micro-batch's weight gradients into the step's (HBM traffic the
+ * whole-batch step does not have); the embedding rides on the first virtual stage, the head on the last, and the
  * imbalance they cause is the schedule's. Activations and gradients between virtual stages
- * cross the stage axis's links (a permute of one micro-batch's layer input at its sharding).
+ * cross the stage axis's links (a permute of one micro-batch's layer input at its sharding),
+ * synchronous where the stage axis blocks (--blocking, --no-overlap).
  * The schedule's makespan (pipeline.c), then each stage's share (1 / p) of the rest, is the
  * step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
  * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for
@@ -163,6 +165,19 @@ static int split_parts(const shs__spans *s, parts *out, shs_err *e)
 	return SHS_OK;
 }
 
+/* One backward pass's accumulation of its micro-batch's weight gradients into the step's, for
+ * all the layers of a device (grads: their bytes), averaged over the m passes: the first
+ * writes the sum, each later one reads it and writes it back, and where the runtime does not
+ * fuse the add into the work that makes the gradient (an eager framework: Megatron-LM's
+ * main_grad.add_(grad), PyTorch's autograd accumulation), reads the fresh gradient as well. */
+static double accumulation_s(const shs_cluster *c, const shs_eval_options *o, double grads,
+			     int64_t m)
+{
+	double passes = o->fusion == SHS_FUSION_KERNELS ? 3 : 2;
+
+	return passes * grads * (double)(m - 1) / (double)m / shs_hw_hbm_rate(&c->hw);
+}
+
 /* Divides the per-device figures of the replicated step by the p stages. */
 static void per_stage(shs_eval *ev, double p)
 {
@@ -240,16 +255,19 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	}
 	bytes /= (double)mb;
 	double hop = shs_coll_time(c, SHS_PCOLL_PERMUTE, 1u << axis, bytes);
+	double acc = accumulation_s(c, o, ev->grads_bytes, mb) / n_virtual;
 	for (uint32_t k = 0; k < n_virtual; k++) {
 		fwd[k] = pt.fwd * share;
-		bwd[k] = (pt.bwd + extra) * share;
+		bwd[k] = (pt.bwd + extra) * share + acc;
 		send[k] = hop;
 	}
 	fwd[0] += pt.pre / (double)mb;
 	fwd[n_virtual - 1] += pt.mid / 3 / (double)mb;
 	bwd[n_virtual - 1] += 2 * pt.mid / 3 / (double)mb;
+	/* the stage axis's collectives block the stream: the sends are synchronous */
+	bool blocking = o->no_overlap || (shs__axes_mask(&c->mesh, o->blocking) & (1u << axis));
 	shs_pipe_in in = { v > 1 ? SHS_PIPE_INTERLEAVED : o->pipeline, ps, v, (uint32_t)mb, fwd,
-			   bwd, send, send };
+			   bwd, send, send, blocking };
 	shs_pipe_out out;
 	if (mb > UINT32_MAX)
 		rc = shs_seterr(e, SHS_EINVAL, "pipeline: %lld micro-batches are too many",

@@ -6,7 +6,8 @@
  * every backward. A pass starts when its device is free and its input has arrived: a forward's
  * activation from the virtual stage before, a backward's gradient from the one after (the last
  * virtual stage's backward follows its own forward). A transfer starts when its pass ends and
- * its link (one per boundary and direction) is free. The bubble is then what the makespan adds
+ * its link (one per boundary and direction) is free; a synchronous send (blocking) keeps its
+ * device until it has gone. The bubble is then what the makespan adds
  * to the busiest device's compute: (p - 1) / (m v) for uniform stages and free transfers, as
  * the schedule gives it, not as a formula. */
 #include <math.h>
@@ -113,6 +114,8 @@ static bool try_run(pipe *q, uint32_t s, pass x, double *now, double *took)
 			double go = fmax(end, q->link_f[k]);
 			q->link_f[k] = go + send_time(in->send_fwd, k);
 			q->f_in[at + q->m] = q->link_f[k];
+			if (in->blocking)
+				*now = q->link_f[k];
 		} else {
 			q->b_in[at] = end;
 		}
@@ -122,6 +125,8 @@ static bool try_run(pipe *q, uint32_t s, pass x, double *now, double *took)
 			double go = fmax(end, q->link_b[k - 1]);
 			q->link_b[k - 1] = go + send_time(in->send_bwd, k - 1);
 			q->b_in[at - q->m] = q->link_b[k - 1];
+			if (in->blocking)
+				*now = q->link_b[k - 1];
 		}
 	}
 	return true;

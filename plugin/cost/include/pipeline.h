@@ -37,11 +37,15 @@ typedef struct shs_pipe_in {
 	const double *send_fwd; /* per boundary k -> k + 1 (p v - 1; NULL: free): seconds to move
 				 * one micro-batch's activation to the next virtual stage */
 	const double *send_bwd; /* ... and its gradient back from k + 1 to k (NULL: free) */
+	bool blocking;          /* a device waits for its send to finish before its next pass
+				 * (synchronous point-to-point: Megatron-LM's batch_isend_irecv, then
+				 * wait and torch.cuda.synchronize, p2p_communication.py) */
 } shs_pipe_in;
 
 /* What the schedule gives, per device where an array (p entries each, malloc'ed: free with
  * shs_pipe_out_free). Transfers run on their own links (one per boundary and direction, one
- * transfer at a time), asynchronous to the compute: a pass waits only for its input. */
+ * transfer at a time), asynchronous to the compute unless in->blocking: a pass waits only for
+ * its input. */
 typedef struct shs_pipe_out {
 	double makespan;        /* the first forward's start to the last backward's end */
 	double ideal;           /* the busiest device's compute: m times its chunks' fwd + bwd */
