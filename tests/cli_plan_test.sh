@@ -126,6 +126,20 @@ expect 0 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=1
 awk -F': ' '/"comm_s"/ { c = $2 + 0 } /"exposed_comm_total_s"/ { x = $2 + 0 }
 	END { exit !(c > 0 && x >= 0.999 * c) }' "$tmp/out" && ok || bad "--blocking fsdp hid some fsdp communication"
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware h100 --devices 16 --mesh fsdp=16 --plan fsdp --blocking
+# pipeline stages: the stage axis splits the layers; the report's pipeline line and JSON
+expect 0 "$ss" evaluate "$tmp/l8s.pb" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
+	--microbatches 4
+has "$tmp/out" "pipeline        2 stages of 1 layers, 1f1b, 4 micro-batches: bubble"
+expect 0 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
+	--microbatches 4 --pipeline gpipe --json
+has "$tmp/out" '"schedule": "gpipe"'
+has "$tmp/out" '"first_stage_in_flight": 4'
+expect 2 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
+	--microbatches 4 --virtual-stages 2
+has "$tmp/err" "2 layers do not split evenly into 2 stages of 2 chunks"
+expect 2 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
+	--pipeline zero-bubble
+has "$tmp/err" "takes 1f1b, gpipe or interleaved"
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v9 --topology 4x4x4 --mesh fsdp=64 --plan fsdp
 has "$tmp/err" "unknown hardware"
 expect 2 "$ss" evaluate "$tmp/mlp.pb" --hardware v5p --topology 4x4x4 --mesh fsdp=32@xyz --plan fsdp

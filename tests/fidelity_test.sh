@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/fidelity end to end on the measured runs: every run generated in each form and evaluated
-# with its own plan (a row each, with a finite prediction), the runs that need pipeline stages
-# listed as such, the error summary printed; a missing runs file refused.
+# with its own plan (a row each, with a finite prediction; the pipelined ones with their stages),
+# the runs that need what the project lacks listed as such, the error summary printed; a missing
+# runs file refused.
 # usage: fidelity_test.sh SOURCE_DIR SHARDSEARCH TMP_DIR SANITIZED(0|1)
 set -u
 src=$1 ss=$2 tmp=$3 sanitized=$4
@@ -19,7 +20,7 @@ runnable=$(awk -F'\t' '!/^#/ && NF >= 10 && $9 == "-"' "$runs" | wc -l)
 needing=$(awk -F'\t' '!/^#/ && NF >= 10 && $9 != "-"' "$runs" | wc -l)
 rows=$(grep -cE ' (scanned|unrolled)$' "$tmp/table")
 [ "$rows" -eq $((runnable * forms)) ] && ok || bad "$rows rows for $runnable runs in $forms forms"
-[ "$(grep -c '  needs pipeline' "$tmp/table")" -eq "$needing" ] && ok || bad "pipeline runs not all listed"
+[ "$(grep -c '  needs ' "$tmp/table")" -eq "$needing" ] && ok || bad "runs that need more not all listed"
 # every prediction a positive number, every error a percentage
 awk '/ (scanned|unrolled)$/ { if (!($(NF-4) > 0) || $(NF-3) !~ /%$/) exit 1 }' "$tmp/table" && ok ||
 	bad "a row without a prediction: $(grep -E ' (scanned|unrolled)$' "$tmp/table" | head -2)"

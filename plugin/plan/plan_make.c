@@ -594,8 +594,8 @@ static void totals(shs__prop *x)
 	}
 }
 
-int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
-		  shs_err *e)
+static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
+		shs_err *e)
 {
 	shs__prop x = { .h = h, .m = m, .r = r, .e = e };
 	int rc;
@@ -643,5 +643,28 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 	}
 	teardown(&x);
 	shs_plan_free(x.p);
+	return rc;
+}
+
+/* Pipeline stages (a mesh axis named "stage") split the layers, not tensors
+ * (evaluate_pipeline.c): the plan is made as if that axis held one device, so that no strategy
+ * splits a value over it, and then carries the axis at its size. */
+int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
+		  shs_err *e)
+{
+	int stage = shs__mesh_axis(&r->mesh, "stage");
+	shs_plan_request *flat;
+	int rc;
+
+	if (stage < 0 || r->mesh.sizes[stage] <= 1)
+		return make(h, m, r, out, e);
+	if (!(flat = malloc(sizeof(*flat))))
+		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
+	*flat = *r;
+	flat->mesh.sizes[stage] = 1;
+	rc = make(h, m, flat, out, e);
+	if (rc == SHS_OK)
+		(*out)->mesh.sizes[stage] = r->mesh.sizes[stage];
+	free(flat);
 	return rc;
 }
