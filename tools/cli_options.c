@@ -27,10 +27,11 @@ const char shs_cli_eval_usage[] =
 	"                        module rewritten as JAX lowers a scan over them (one loop of M\n"
 	"                        trips, the optimizer once); M divides the batch. With a mesh\n"
 	"                        axis named stage (pipeline stages: stage=4@net), the pipeline's\n"
-	"                        micro-batches instead (default: as many as stages)\n"
+	"                        micro-batches instead (default: the fastest count that fits)\n"
 	"  --pipeline S          with a stage axis, the schedule: 1f1b (default), gpipe, or\n"
 	"                        interleaved (1F1B over --virtual-stages chunks per stage)\n"
-	"  --virtual-stages V    model chunks per stage (interleaved 1F1B; default 1)\n"
+	"  --virtual-stages V    model chunks per stage (more than 1: interleaved 1F1B; default:\n"
+	"                        the fastest that fits, 1 with --pipeline 1f1b or gpipe)\n"
 	"  --schedule S          events: the makespan of an event schedule (default);\n"
 	"                        segments: per layer max(compute, overlapped comms) + blocking\n"
 	"  --prefetch N          weight gathers may start N layers ahead (default 1)\n"
@@ -64,7 +65,8 @@ static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-o
 					  "virtual-stages", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
 					  NULL };
-static const char *const search_group[] = { "threads", "time-budget", "exhaustive", NULL };
+static const char *const search_group[] = { "threads", "time-budget", "exhaustive", "stages",
+					    NULL };
 
 static unsigned n_warnings;
 

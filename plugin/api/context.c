@@ -158,7 +158,14 @@ int shs_context_configure(shs_context *ctx, const char *options)
 		return SHS_OK;
 	if (!(copy = shs_arena_strdup(ctx->a, options)))
 		return fail(ctx, SHS_ENOMEM, "options: out of memory");
-	return shs_run_options_parse(&ctx->o, copy, &ctx->e);
+	int rc = shs_run_options_parse(&ctx->o, copy, &ctx->e);
+	/* a compiler takes the module it is given: one with pipeline stages would have to be the
+	 * pipelined program, which is not written yet */
+	if (rc == SHS_OK && (ctx->o.stages || (ctx->o.mesh && strstr(ctx->o.mesh, "stage="))))
+		return fail(ctx, SHS_EINVAL, "options: pipeline stages (stages, a stage mesh axis) "
+			    "are not written as a pipelined program; the library and the pass "
+			    "leave them out (shardsearch annotate --stages reports them)");
+	return rc;
 }
 
 int shs_context_add_plugin(shs_context *ctx, const char *path)

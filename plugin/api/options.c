@@ -8,7 +8,7 @@
 enum { DECIMAL = 10 };
 
 static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
-				     "plugin-path-env", NULL };
+				     "plugin-path-env", "stages", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
 				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh",
 				      "plan",
@@ -54,6 +54,8 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 		o->eval.fusion = SHS_FUSION_NONE;
 	else if (!strcmp(key, "exhaustive"))
 		o->exhaustive = true;
+	else if (!strcmp(key, "stages"))
+		o->stages = true;
 	else if (!strcmp(key, "plugin-path-env"))
 		o->env_plugins = true;
 	else
@@ -103,6 +105,8 @@ static int set_number(shs_run_options *o, const char *key, const char *v, shs_er
 	} else if (!strcmp(key, "pipeline")) {
 		if (!shs_pipe_schedule_from_name(v, &o->eval.pipeline))
 			rc = shs_seterr(e, SHS_EINVAL, "takes 1f1b, gpipe or interleaved");
+		else if (o->eval.pipeline != SHS_PIPE_INTERLEAVED && !o->eval.virtual_stages)
+			o->eval.virtual_stages = 1; /* one chunk a stage: no interleaving */
 	} else if (!strcmp(key, "virtual-stages")) {
 		if ((rc = bounded(v, SHS_MAX_VIRTUAL_STAGES, &n, e)) == SHS_OK)
 			o->eval.virtual_stages = (uint32_t)n;

@@ -135,6 +135,7 @@ static shs_search_options search_options(const shs_run *r)
 	return (shs_search_options){ .eval = o->eval, .fixed_remat = o->remat_given,
 				     .mesh = o->mesh, .time_budget_s = o->time_budget_s,
 				     .threads = o->threads, .exhaustive = o->exhaustive,
+				     .stages = o->stages,
 				     .ignore_hints = o->ignore_hints, .warn = r->warn,
 				     .warn_user = r->warn_user };
 }

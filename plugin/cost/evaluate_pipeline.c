@@ -25,6 +25,7 @@
 
 #include "analysis.h"
 #include "evaluate_internal.h"
+#include "shs_limits.h"
 
 /* The index of the mesh axis named "stage" with more than one device, or -1. */
 static int stage_axis(const shs_mesh *mesh)
@@ -65,6 +66,17 @@ bool shs__layer_segment(const shs_module *m, uint32_t i, int64_t *layers)
 		return holds_matmul(m, in->called[0], 1);
 	}
 	return in->op == SHS_OP_CALL && in->n_called && holds_matmul(m, in->called[0], 1);
+}
+
+int64_t shs_eval_pipeline_layers(const shs_module *m)
+{
+	const shs_computation *entry = m->comps[m->entry];
+	int64_t total = 0, layers;
+
+	for (uint32_t i = 0; i < entry->n_instrs; i++)
+		if (shs__layer_segment(m, i, &layers))
+			total += layers;
+	return total >= 2 && total % 2 == 0 ? total / 2 : 0;
 }
 
 void shs__spans_add(shs__spans *s, uint32_t instr, int64_t layers, double start, double end)
@@ -199,99 +211,218 @@ static void per_stage(shs_eval *ev, double p)
 	}
 }
 
-/* Memory of each stage from the replicated step's: a p-th of the state, and the chunks of
- * activations each holds at once (out.peak_chunks). */
-static void stage_memory(shs_eval *ev, const shs_pipe_out *out, uint32_t p, uint32_t v,
-			 int64_t m)
-{
-	double state = ev->state_bytes + ev->grads_bytes;
-	double act = fmax(0, ev->memory_bytes - state) / ((double)m * p * v);
+/* What the pipeline works from: the replicated step's parts and figures, the stage axis. */
+typedef struct pipe_ctx {
+	const shs_cluster *c;
+	const shs_eval_options *o;
+	const shs_eval *ev;   /* the replicated step */
+	parts pt;
+	int axis;
+	uint32_t p;
+	double extra;         /* recomputation and what it exposes: with the backward passes */
+	double rest;          /* the replicated step's time after its stream's end */
+	double bytes;         /* the stage-to-stage activation of the whole batch, per device */
+	bool blocking;        /* synchronous sends */
+} pipe_ctx;
 
-	ev->pipe.first_memory_bytes = state / p + act * out->peak_chunks[0];
-	ev->pipe.last_memory_bytes = state / p + act * out->peak_chunks[p - 1];
-	ev->pipe.first_in_flight = out->peak_chunks[0];
-	ev->memory_bytes = 0;
-	for (uint32_t s = 0; s < p; s++)
-		ev->memory_bytes = fmax(ev->memory_bytes, state / p + act * out->peak_chunks[s]);
-	ev->state_bytes /= p;
-	ev->params_bytes /= p;
-	ev->grads_bytes /= p;
-	ev->optimizer_bytes /= p;
-	ev->fits = ev->memory_bytes <= ev->hbm_bytes;
+/* One configuration: m micro-batches, v chunks a stage, schedule s; what it gives. */
+typedef struct pipe_try {
+	int64_t m;
+	uint32_t v;
+	shs_pipe_schedule s;
+	double step, hop, bytes, wait, bubble, bubble_s;
+	double memory, first_memory, last_memory; /* bytes: the largest stage's, the ends' */
+	uint32_t first_in_flight;
+	bool fits;
+} pipe_try;
+
+/* Memory of stage s holding `chunks` micro-batch chunks of activations: a p-th of the state
+ * (weights, gradients, optimizer) and each chunk's share of the replicated step's
+ * activations. */
+static double stage_bytes(const pipe_ctx *x, const pipe_try *t, uint32_t chunks)
+{
+	double state = x->ev->state_bytes + x->ev->grads_bytes;
+	double act = fmax(0, x->ev->memory_bytes - state) / ((double)t->m * x->p * t->v);
+
+	return state / x->p + act * chunks;
+}
+
+/* Simulates configuration *t (m, v, s set) and fills in the rest. SHS_OK, SHS_EINVAL (a
+ * configuration the schedule cannot run) or SHS_ENOMEM. */
+static int try_config(const pipe_ctx *x, pipe_try *t, shs_err *e)
+{
+	uint32_t n_virtual = x->p * t->v;
+	double mb = (double)t->m, *fwd = malloc(3 * n_virtual * sizeof(double));
+	shs_pipe_out out;
+	int rc;
+
+	if (!fwd)
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	double *bwd = fwd + n_virtual, *send = bwd + n_virtual;
+	double share = 1.0 / ((double)n_virtual * mb);
+	t->bytes = x->bytes / mb;
+	t->hop = shs_coll_time(x->c, SHS_PCOLL_PERMUTE, 1u << x->axis, t->bytes);
+	double acc = accumulation_s(x->c, x->o, x->ev->grads_bytes, t->m) / n_virtual;
+	for (uint32_t k = 0; k < n_virtual; k++) {
+		fwd[k] = x->pt.fwd * share;
+		bwd[k] = (x->pt.bwd + x->extra) * share + acc;
+		send[k] = t->hop;
+	}
+	fwd[0] += x->pt.pre / mb;
+	fwd[n_virtual - 1] += x->pt.mid / 3 / mb;
+	bwd[n_virtual - 1] += 2 * x->pt.mid / 3 / mb;
+	shs_pipe_in in = { t->s, x->p, t->v, (uint32_t)t->m, fwd, bwd, send, send, x->blocking };
+	rc = shs_pipe_simulate(&in, &out, e);
+	free(fwd);
+	if (rc)
+		return rc;
+	t->step = out.makespan + x->pt.post / x->p + x->rest;
+	t->wait = out.wait_s;
+	t->bubble = out.bubble;
+	t->bubble_s = out.makespan - out.ideal;
+	t->memory = 0;
+	for (uint32_t s = 0; s < x->p; s++)
+		t->memory = fmax(t->memory, stage_bytes(x, t, out.peak_chunks[s]));
+	t->first_memory = stage_bytes(x, t, out.peak_chunks[0]);
+	t->last_memory = stage_bytes(x, t, out.peak_chunks[x->p - 1]);
+	t->first_in_flight = out.peak_chunks[0];
+	t->fits = t->memory <= x->ev->hbm_bytes;
+	shs_pipe_out_free(&out);
+	return SHS_OK;
+}
+
+/* Whether try a beats b: fitting first, then the faster, then the one that holds less. */
+static bool better(const pipe_try *a, const pipe_try *b)
+{
+	if (a->fits != b->fits)
+		return a->fits;
+	if (!a->fits)
+		return a->memory < b->memory;
+	return a->step < b->step;
+}
+
+/* The sequences each device's replica works on: the token batch (the entry's first integer
+ * parameter of rank 2 or more) over its split under plan p; 0 when there is none. */
+static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)
+{
+	const shs_computation *entry = m->comps[m->entry];
+
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		const shs_decision *d = &p->d[m->entry][i];
+		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE ||
+		    in->shape.rank < 2 || shs_elem_is_float(in->shape.type))
+			continue;
+		int64_t split = d->set && d->n_leaves ? shs_spec_dim_split(&d->leaves[0], 0, mesh) : 1;
+		return (in->shape.dims[0] + split - 1) / (split > 0 ? split : 1);
+	}
+	return 0;
+}
+
+/* The best configuration o leaves open into *best: micro-batches (o->microbatches, or each
+ * divisor of the replica's batch from p on), chunks (o->virtual_stages, or each divisor of a
+ * stage's layers up to SHS_MAX_VIRTUAL_STAGES, interleaved, whose micro-batches come in
+ * groups of p) and, with one chunk, o's schedule. */
+static int choose(const pipe_ctx *x, int64_t batch, pipe_try *best, shs_err *e)
+{
+	int64_t per_stage = x->pt.layers / x->p, m_lo = x->o->microbatches, m_hi = m_lo;
+	uint32_t v_lo = x->o->virtual_stages, v_hi = v_lo;
+	bool found = false;
+
+	if (!m_lo) {
+		m_lo = batch >= x->p ? x->p : 1;
+		m_hi = batch > 0 ? batch : x->p;
+	}
+	if (!v_lo) { /* interleaving asked for: two chunks or more */
+		v_lo = x->o->pipeline == SHS_PIPE_INTERLEAVED && per_stage >= 2 ? 2 : 1;
+		v_hi = per_stage < SHS_MAX_VIRTUAL_STAGES ? (uint32_t)per_stage :
+							    SHS_MAX_VIRTUAL_STAGES;
+	}
+	for (int64_t mb = m_lo; mb <= m_hi; mb++) {
+		if (mb > UINT32_MAX || (batch > 0 && !x->o->microbatches && batch % mb))
+			continue;
+		for (uint32_t v = v_lo; v <= v_hi; v++) {
+			pipe_try t = { .m = mb, .v = v,
+				       .s = v > 1 ? SHS_PIPE_INTERLEAVED : x->o->pipeline };
+			/* interleaving runs micro-batches in groups of p: skipped where the
+			 * choice was the search's, refused where both were given */
+			if (per_stage % v ||
+			    (v > 1 && mb % x->p &&
+			     !(x->o->microbatches && x->o->virtual_stages)))
+				continue;
+			int rc = try_config(x, &t, e);
+			if (rc)
+				return rc;
+			if (!found || better(&t, best))
+				*best = t;
+			found = true;
+		}
+	}
+	if (!found)
+		return shs_seterr(e, SHS_EINVAL, "pipeline: no micro-batch count and chunks suit "
+				  "%u stages of %lld layers", x->p, (long long)per_stage);
+	return SHS_OK;
+}
+
+/* Puts configuration t into ev: the pipelined step, a stage's share of the figures. */
+static void adopt(const pipe_ctx *x, const pipe_try *t, shs_eval *ev)
+{
+	double peak = x->c->hw.flops[SHS_HW_BF16];
+
+	per_stage(ev, x->p);
+	ev->pipe = (shs_eval_pipeline){ .stages = x->p, .chunks = t->v, .microbatches = t->m,
+					.layers_per_stage = (uint32_t)(x->pt.layers / x->p),
+					.schedule = t->s, .bubble = t->bubble,
+					.bubble_s = t->bubble_s, .p2p_bytes = t->bytes,
+					.p2p_s = t->hop, .p2p_exposed_s = t->wait,
+					.stage_post_s = x->pt.post / x->p,
+					.first_memory_bytes = t->first_memory,
+					.last_memory_bytes = t->last_memory,
+					.first_in_flight = t->first_in_flight };
+	ev->step_time_s = t->step;
+	ev->exposed_comm_s += t->wait;
+	ev->exposed_by_axis[x->axis] += t->wait;
+	ev->comm_s += t->hop * 2.0 * (double)t->m * t->v;
+	ev->memory_bytes = t->memory;
+	ev->state_bytes /= x->p;
+	ev->params_bytes /= x->p;
+	ev->grads_bytes /= x->p;
+	ev->optimizer_bytes /= x->p;
+	ev->fits = t->fits;
+	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * peak) : 0;
+	ev->hfu = ev->step_time_s > 0 ? ev->flops / (ev->step_time_s * peak) : 0;
 }
 
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 			const shs_eval_options *o, const shs__spans *spans,
 			const shs_weights *w, shs_eval *ev, shs_err *e)
 {
-	int axis = stage_axis(&c->mesh);
-	shs_eval_options none = { 0 };
-	parts pt;
+	static const shs_eval_options none = { 0 };
+	pipe_ctx x = { .c = c, .o = o ? o : &none, .ev = ev, .axis = stage_axis(&c->mesh) };
+	pipe_try best;
 	int rc;
 
-	if (axis < 0)
+	if (x.axis < 0)
 		return SHS_OK;
-	o = o ? o : &none;
-	uint32_t ps = (uint32_t)c->mesh.sizes[axis], v = o->virtual_stages ? o->virtual_stages : 1;
-	int64_t mb = o->microbatches ? o->microbatches : ps;
-	if ((rc = split_parts(spans, &pt, e)))
+	x.p = (uint32_t)c->mesh.sizes[x.axis];
+	if ((rc = split_parts(spans, &x.pt, e)))
 		return rc;
-	if (pt.layers % ((int64_t)ps * v))
+	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
+	if (x.pt.layers % ((int64_t)x.p * v))
 		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld layers do not split evenly into %u "
-				  "stages of %u chunks", (long long)pt.layers, ps, v);
-	uint32_t n_virtual = ps * v;
-	double *fwd = malloc(3 * n_virtual * sizeof(double));
-	if (!fwd)
-		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
-	double *bwd = fwd + n_virtual, *send = bwd + n_virtual;
-	/* the recomputation and what it exposes run with the backward passes */
-	double extra = ev->remat_s + ev->remat_comm_s + ev->offload_exposed_s;
-	double rest = fmax(0, ev->step_time_s - spans->end - extra);
-	double share = 1.0 / ((double)n_virtual * (double)mb);
-	double bytes;
-	if ((rc = boundary_bytes(m, p, &c->mesh, w, pt.first, &bytes, e))) {
-		free(fwd);
-		return rc;
-	}
-	bytes /= (double)mb;
-	double hop = shs_coll_time(c, SHS_PCOLL_PERMUTE, 1u << axis, bytes);
-	double acc = accumulation_s(c, o, ev->grads_bytes, mb) / n_virtual;
-	for (uint32_t k = 0; k < n_virtual; k++) {
-		fwd[k] = pt.fwd * share;
-		bwd[k] = (pt.bwd + extra) * share + acc;
-		send[k] = hop;
-	}
-	fwd[0] += pt.pre / (double)mb;
-	fwd[n_virtual - 1] += pt.mid / 3 / (double)mb;
-	bwd[n_virtual - 1] += 2 * pt.mid / 3 / (double)mb;
+				  "stages of %u chunks", (long long)x.pt.layers, x.p, v);
+	if (x.o->microbatches > UINT32_MAX)
+		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld micro-batches are too many",
+				  (long long)x.o->microbatches);
+	x.extra = ev->remat_s + ev->remat_comm_s + ev->offload_exposed_s;
+	x.rest = fmax(0, ev->step_time_s - spans->end - x.extra);
 	/* the stage axis's collectives block the stream: the sends are synchronous */
-	bool blocking = o->no_overlap || (shs__axes_mask(&c->mesh, o->blocking) & (1u << axis));
-	shs_pipe_in in = { v > 1 ? SHS_PIPE_INTERLEAVED : o->pipeline, ps, v, (uint32_t)mb, fwd,
-			   bwd, send, send, blocking };
-	shs_pipe_out out;
-	if (mb > UINT32_MAX)
-		rc = shs_seterr(e, SHS_EINVAL, "pipeline: %lld micro-batches are too many",
-				(long long)mb);
-	else
-		rc = shs_pipe_simulate(&in, &out, e);
-	free(fwd);
-	if (rc)
+	x.blocking = x.o->no_overlap ||
+		     (shs__axes_mask(&c->mesh, x.o->blocking) & (1u << x.axis));
+	if ((rc = boundary_bytes(m, p, &c->mesh, w, x.pt.first, &x.bytes, e)))
 		return rc;
-	per_stage(ev, ps);
-	ev->pipe = (shs_eval_pipeline){ .stages = ps, .chunks = v, .microbatches = mb,
-					.layers_per_stage = (uint32_t)(pt.layers / ps),
-					.schedule = in.schedule, .bubble = out.bubble,
-					.bubble_s = out.makespan - out.ideal, .p2p_bytes = bytes,
-					.p2p_s = hop, .p2p_exposed_s = out.wait_s,
-					.stage_post_s = pt.post / ps };
-	ev->step_time_s = out.makespan + pt.post / ps + rest;
-	ev->exposed_comm_s += out.wait_s;
-	ev->exposed_by_axis[axis] += out.wait_s;
-	ev->comm_s += hop * 2.0 * (double)mb * v;
-	stage_memory(ev, &out, ps, v, mb);
-	double peak = c->hw.flops[SHS_HW_BF16];
-	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * peak) : 0;
-	ev->hfu = ev->step_time_s > 0 ? ev->flops / (ev->step_time_s * peak) : 0;
-	shs_pipe_out_free(&out);
+	if ((rc = choose(&x, replica_batch(m, p, &c->mesh), &best, e)))
+		return rc;
+	adopt(&x, &best, ev);
 	return SHS_OK;
 }

@@ -125,6 +125,8 @@ int shs_plan_lists_new(const shs_module *m, const shs_mesh *mesh, shs_plan_lists
 	for (uint32_t a = 0; a < mesh->n_axes && a < SHS_MESH_MAX_AXES; a++) {
 		shs_str_copy(l->names[a], sizeof(l->names[a]), mesh->names[a]);
 		l->mesh.names[a] = l->names[a];
+		if (!strcmp(mesh->names[a], "stage")) /* plans see one device there (plan_make.c) */
+			l->mesh.sizes[a] = 1;
 	}
 	*out = l;
 	return SHS_OK;

@@ -314,6 +314,8 @@ int shs_search(shs_host *h, const shs_module *m, const shs_hw_catalog *cat,
 
 	memset(out, 0, sizeof(*out));
 	model = shs__search_model_of(m);
+	if (!o->stages)
+		model.layers = 0; /* no stage axis */
 	out->experts = model.experts;
 	g.start = now_s();
 	whole.mesh = NULL;

@@ -6,18 +6,21 @@
 #include "search.h"
 
 /* What the meshes depend on in the model (0: unknown or none): its token batch [batch, seq],
- * its experts, its attention's query heads. */
+ * its experts, its attention's query heads, the layers pipeline stages can split. */
 typedef struct shs__search_model {
-	int64_t batch, seq, experts, heads;
+	int64_t batch, seq, experts, heads, layers;
 } shs__search_model;
 
 /* The model's figures of shs__search_model (search_mesh.c): the token batch from the first
  * integer entry parameter of rank 2 or more, the experts from the router (the last dim of a
- * "moe" "gate" weight), the query heads from a flash-attention kernel's Q [B, N, T, H]. */
+ * "moe" "gate" weight), the query heads from a flash-attention kernel's Q [B, N, T, H], the
+ * layers from shs_eval_pipeline_layers. */
 shs__search_model shs__search_model_of(const shs_module *m);
 
 /* Meshes the search tries on a cluster of n devices (search_mesh.c):
- * "data=d,fsdp=f,context=s,expert=e,tensor=t" for every t dividing n and the query heads
+ * "stage=p,data=d,fsdp=f,context=s,expert=e,tensor=t" for every p dividing n and the model's
+ * layers (pipeline stages, the outermost axis: the slowest links) and, on the n / p devices
+ * of a stage, every t dividing them and the query heads
  * (when known: Megatron asserts num_attention_heads % tensor_model_parallel_size == 0, and a
  * tensor axis the heads do not divide replicates attention over part of it), s dividing n / t,
  * e dividing n / (t s) and the model's experts (none: no expert axis), f dividing the rest,
@@ -25,7 +28,7 @@ shs__search_model shs__search_model_of(const shs_module *m);
  * and d f e dividing batch, and d f e under twice the token batch when it is known (more batch
  * shards than that leave half of them empty; unless no mesh is then left); the size-1 axes left
  * out (all of them: "data=1"). At most cap texts
- * of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL their sizes {d, f, s, e, t}
+ * of SHS_SEARCH_TEXT bytes into out, and when sizes is not NULL their sizes {d, f, s, e, t, p}
  * into sizes; returns how many there are (which may exceed cap). */
 uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
@@ -117,7 +120,8 @@ int shs__search_pool(const shs__searcher *s, const char (*meshes)[SHS_SEARCH_TEX
 		     shs__search_stop_fn stop, void *user, shs_err *e);
 
 /* Indices of the axes in a mesh's sizes (shs__search_meshes). */
-enum { SHS_SEARCH_DATA, SHS_SEARCH_FSDP, SHS_SEARCH_CONTEXT, SHS_SEARCH_EXPERT, SHS_SEARCH_TENSOR };
+enum { SHS_SEARCH_DATA, SHS_SEARCH_FSDP, SHS_SEARCH_CONTEXT, SHS_SEARCH_EXPERT, SHS_SEARCH_TENSOR,
+       SHS_SEARCH_STAGE };
 
 /* The meshes to try first when there are too many to try all (search_local.c): the canonical
  * ones, with at most two axes above 1 (every degree of dp, fsdp, tp and fsdp+tp, and the

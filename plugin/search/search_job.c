@@ -35,15 +35,16 @@ static uint32_t seedings_of(const shs_mesh *mesh, seeding out[SHS__SEARCH_SEEDIN
 				  : (tensor ? SHS_PLAN_TP : SHS_PLAN_DP);
 	const char *suffix = has_axis(mesh, "context") ? has_axis(mesh, "expert") ? "+cp+ep" : "+cp"
 				: has_axis(mesh, "expert") ? "+ep" : "";
+	const char *pp = has_axis(mesh, "stage") ? "+pp" : "";
 	uint32_t n = 0;
 
 	out[n] = (seeding){ .kind = kind, .state_only = false };
-	snprintf(out[n++].name, sizeof(out[0].name), "%s%s", fsdp ? (tensor ? "fsdp+tp" : "fsdp")
-		 : (tensor ? "tp" : "dp"), suffix);
+	snprintf(out[n++].name, sizeof(out[0].name), "%s%s%s", fsdp ? (tensor ? "fsdp+tp" : "fsdp")
+		 : (tensor ? "tp" : "dp"), suffix, pp);
 	if (fsdp) {
 		out[n] = (seeding){ .kind = kind, .state_only = true };
-		snprintf(out[n++].name, sizeof(out[0].name), "%s%s", tensor ? "zero1+tp" : "zero1",
-			 suffix);
+		snprintf(out[n++].name, sizeof(out[0].name), "%s%s%s", tensor ? "zero1+tp" : "zero1",
+			 suffix, pp);
 	}
 	return n;
 }
@@ -137,7 +138,9 @@ static bool cannot_fit(const shs__searcher *s, const shs_cluster *c, const seedi
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++) {
 		if (!strcmp(c->mesh.names[a], "fsdp") || !strcmp(c->mesh.names[a], "context"))
 			f *= (double)c->mesh.sizes[a];
-		if (!strcmp(c->mesh.names[a], "tensor") || !strcmp(c->mesh.names[a], "expert"))
+		/* pipeline stages hold a share of the layers each, as a split of every weight */
+		if (!strcmp(c->mesh.names[a], "tensor") || !strcmp(c->mesh.names[a], "expert") ||
+		    !strcmp(c->mesh.names[a], "stage"))
 			t *= (double)c->mesh.sizes[a];
 	}
 	return 2 * s->weights / (g->state_only ? t : f * t) + s->optimizer / (f * t) >

@@ -1,4 +1,5 @@
-/* The meshes the search tries: every split of the devices over data, fsdp and tensor (tensor
+/* The meshes the search tries: pipeline stages dividing the layers, and on each stage's
+ * devices every split over data, fsdp and tensor (tensor
  * dividing the attention heads, the batch axes not splitting the token batch into twice as many
  * shards as it has sequences), with a context axis (the sequence split: context parallelism)
  * when the token batch has fewer sequences than devices, and an expert axis when the model has
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "evaluate.h"
 #include "search_internal.h"
 
 static const char fa_cudnn[] = "__cudnn$fmhaSoftmax", fa_tpu[] = "tpu_custom_call";
@@ -51,19 +53,20 @@ shs__search_model shs__search_model_of(const shs_module *m)
 	for (uint32_t k = 0; k < m->n_comps && !out.heads; k++)
 		for (uint32_t i = 0; i < m->comps[k]->n_instrs && !out.heads; i++)
 			out.heads = flash_heads(m->comps[k], m->comps[k]->instrs[i]);
+	out.layers = shs_eval_pipeline_layers(m);
 	return out;
 }
 
-/* Writes "data=d,fsdp=f,context=s,expert=e,tensor=t" without the size-1 axes (all size 1:
- * "data=1"); expert_major: expert before fsdp ("data=d,expert=e,fsdp=f,..."), which lays the
- * experts on the slower links and the weights' gathers on the faster ones. */
+/* Writes "stage=p,data=d,fsdp=f,context=s,expert=e,tensor=t" without the size-1 axes (all
+ * size 1: "data=1"); expert_major: expert before fsdp ("stage=p,data=d,expert=e,fsdp=f,..."),
+ * which lays the experts on the slower links and the weights' gathers on the faster ones. */
 static void mesh_text(const int64_t sizes[SHS_SEARCH_AXES], bool expert_major, char *buf,
 		      size_t cap)
 {
 	static const char *const names[SHS_SEARCH_AXES] = { "data", "fsdp", "context", "expert",
-							    "tensor" };
-	static const int usual[SHS_SEARCH_AXES] = { 0, 1, 2, 3, 4 };
-	static const int swapped[SHS_SEARCH_AXES] = { 0, 3, 1, 2, 4 };
+							    "tensor", "stage" };
+	static const int usual[SHS_SEARCH_AXES] = { 5, 0, 1, 2, 3, 4 };
+	static const int swapped[SHS_SEARCH_AXES] = { 5, 0, 3, 1, 2, 4 };
 	const int *order = expert_major ? swapped : usual;
 	size_t used = 0;
 
@@ -95,13 +98,13 @@ static bool over_split(int64_t b, int64_t batch)
 	return batch > 0 && b >= 2 * batch;
 }
 
-/* shs__search_meshes, without the meshes whose batch axes over-split the batch when prune. */
-static uint32_t meshes_of(int64_t n, const shs__search_model *model, bool prune,
+/* shs__search_meshes on the n devices of each of p stages, without the meshes whose batch
+ * axes over-split the batch when prune. */
+static uint32_t meshes_of(int64_t n, int64_t p, const shs__search_model *model, bool prune,
 			  char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
-			  uint32_t cap)
+			  uint32_t cap, uint32_t count)
 {
 	int64_t batch = model->batch, seq = model->seq, experts = model->experts;
-	uint32_t count = 0;
 
 	/* tensor first (the fastest links), then context, expert (dividing the experts), fsdp;
 	 * data takes the rest */
@@ -116,7 +119,7 @@ static uint32_t meshes_of(int64_t n, const shs__search_model *model, bool prune,
 				if (prune && over_split(rest * e, batch))
 					continue;
 				for (int64_t f = 1; f <= rest; f++) {
-					int64_t mesh[SHS_SEARCH_AXES] = { rest / f, f, s, e, t };
+					int64_t mesh[SHS_SEARCH_AXES] = { rest / f, f, s, e, t, p };
 					if (rest % f || !sequence_fits(n, s, rest * e, batch, seq))
 						continue;
 					/* with both fsdp and expert axes, each of them major */
@@ -135,12 +138,24 @@ static uint32_t meshes_of(int64_t n, const shs__search_model *model, bool prune,
 	return count;
 }
 
+/* Every stage count: the divisors p of n and of the model's layers (1: no pipeline). */
+static uint32_t staged(int64_t n, const shs__search_model *model, bool prune,
+		       char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t cap)
+{
+	uint32_t count = 0;
+
+	for (int64_t p = 1; p <= n; p++)
+		if (n % p == 0 && (p == 1 || (model->layers > 0 && model->layers % p == 0)))
+			count = meshes_of(n / p, p, model, prune, out, sizes, cap, count);
+	return count;
+}
+
 uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap)
 {
-	uint32_t count = meshes_of(n, model, true, out, sizes, cap);
+	uint32_t count = staged(n, model, true, out, sizes, cap);
 
 	/* a batch too small for any split leaves them all */
-	return count ? count : meshes_of(n, model, false, out, sizes, cap);
+	return count ? count : staged(n, model, false, out, sizes, cap);
 }

@@ -33,6 +33,7 @@ typedef struct shs_run_options {
 	uint32_t threads;          /* threads (0: one) */
 	double time_budget_s;      /* time-budget (0: none) */
 	bool exhaustive;           /* exhaustive */
+	bool stages;               /* stages: the search also tries pipeline stages */
 	bool ignore_hints;         /* ignore-hints */
 	const char *dirs[SHS_OPTIONS_MAX_DIRS + 1]; /* plugins: folders, NULL-terminated */
 	uint32_t n_dirs;
@@ -43,7 +44,7 @@ typedef struct shs_run_options {
 } shs_run_options;
 
 /* Whether key is one of the options and takes no value (no-overlap, no-fusion, exhaustive,
- * ignore-hints, plugin-path-env); *known says whether it is an option at all. */
+ * ignore-hints, plugin-path-env, stages); *known says whether it is an option at all. */
 bool shs_run_option_is_flag(const char *key, bool *known);
 
 /* Sets option key (without the leading "--") to value (borrowed; NULL or "" for a flag, which

@@ -62,9 +62,12 @@ typedef struct shs_eval_options {
 				  * 0 means 1 */
 	bool every_trip;      /* simulate every trip of a loop, also once it repeats itself */
 	/* with a mesh axis named "stage" (pipeline parallelism: evaluate_pipeline.c) */
-	shs_pipe_schedule pipeline; /* the schedule (0: SHS_PIPE_1F1B) */
-	uint32_t virtual_stages;    /* model chunks per device (0: one; more: interleaved) */
-	int64_t microbatches;       /* the pipeline's micro-batches (0: as many as stages) */
+	shs_pipe_schedule pipeline; /* the schedule with one chunk a stage (0: SHS_PIPE_1F1B) */
+	uint32_t virtual_stages;    /* model chunks per device (more than one: interleaved; 0:
+				     * the fastest that fits) */
+	int64_t microbatches;       /* the pipeline's micro-batches (0: the fastest count that
+				     * fits, of the divisors of a replica's batch from the stage
+				     * count on) */
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its
@@ -168,6 +171,11 @@ int shs_evaluate(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 			    const shs_eval_options *o, shs_remat most, shs_eval *out,
 			    shs_remat *used, shs_err *e);
+
+/* The layers pipeline stages can split in m (evaluate_pipeline.c): half the layers of the
+ * entry's layer segments (calls, and loops of one layer a trip, whose computation holds a
+ * matmul: forward and backward), or 0 when there are none or an odd number. */
+int64_t shs_eval_pipeline_layers(const shs_module *m);
 
 /* Frees what shs_evaluate allocated in ev (not ev itself). */
 void shs_eval_free(shs_eval *ev);

@@ -11,7 +11,7 @@
 #include "host.h"
 #include "plan.h"
 
-enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 5 };
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 6 };
 
 /* Step times within this relative difference are equally fast. */
 #define SHS_SEARCH_TIE 1e-6
@@ -48,6 +48,9 @@ typedef struct shs_search_options {
 	uint32_t threads;       /* meshes evaluated at once (0 or 1: one at a time); the result
 				 * is the same for any count */
 	bool exhaustive;        /* try every mesh, even more than SHS_SEARCH_ALL_MESHES */
+	bool stages;            /* also meshes with pipeline stages (a stage axis splitting the
+				 * layers); the annotated module is then not a pipelined program:
+				 * the report gives the stages */
 	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
 	shs_warn_fn warn;       /* propagation warnings, or NULL */
 	void *warn_user;
