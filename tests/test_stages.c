@@ -9,6 +9,7 @@
 #include "evaluate.h"
 #include "hardware.h"
 #include "plan.h"
+#include "search.h"
 #include "test_util.h"
 
 enum { STAGES = 4 };
@@ -161,11 +162,71 @@ static void test_uneven_refused(void)
 	shs_module_free(mod);
 }
 
+/* The search with stages (annotate --stages) on cluster spec of catalog cat: m's best plan. */
+static void search_stages(const shs_module *m, const shs_hw_catalog *cat,
+			  const shs_cluster_spec *spec, bool stages, shs_search_result *r)
+{
+	shs_host *h = shs_test_host();
+	shs_search_options o = { .threads = 2, .stages = stages };
+	shs_err e = { 0 };
+
+	SHS_ASSERT_OK(shs_search(h, m, cat, spec, &o, r, &e), &e);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r->plan);
+	shs_host_free(h);
+}
+
+/* A 145B-wide GPT of 16 layers, scanned, on 1536 A100s: with the catalog's scale-out (8 HDR
+ * NICs a node) the search's best plan does not pipeline; where each node has one 100 Gb/s NIC
+ * for its 8 GPUs, data and FSDP traffic over the network costs more than a pipeline's
+ * activations between stages, and the search pipelines, faster than its best plan without
+ * stages. On a single TPU slice (ICI everywhere) stages lose: the same plan as without. */
+static void test_search_pipelines_where_it_pays(void)
+{
+	const char *const wide[] = { "layers", "16", "d_model", "12288", "d_ff", "49152", "heads",
+				     "96", "kv_heads", "96", "head_dim", "128", "batch", "2304",
+				     "vocab", "51200", "seq", "2048", "gated_mlp", "false",
+				     "scan", "true", NULL };
+	const char *const small[] = { "layers", "8", "scan", "true", NULL };
+	shs_cluster_spec gpus = { .hardware = "a100", .devices = 1536, .slices = 1 };
+	shs_cluster_spec slice = { .hardware = "v5p", .devices = 256, .slices = 1 };
+	shs_module *m = shs_test_generate("gpt3-175b", wide), *s = shs_test_generate("llama3-8b",
+										     small);
+	shs_hw_catalog cat;
+	shs_search_result flat, staged, one_nic, on_slice, slice_flat;
+
+	shs_hw_catalog_builtin(&cat);
+	search_stages(m, &cat, &gpus, true, &staged);
+	CU_ASSERT_EQUAL(staged.eval.pipe.stages, 0);
+	for (uint32_t k = 0; k < cat.n; k++)
+		if (!strcmp(cat.hw[k].name, "a100"))
+			cat.hw[k].node_egress = 12.5e9;
+	search_stages(m, &cat, &gpus, false, &flat);
+	search_stages(m, &cat, &gpus, true, &one_nic);
+	fprintf(stderr, "\n  one NIC a node: %s %.4g s; without stages %s %.4g s",
+		one_nic.best.mesh, one_nic.eval.step_time_s, flat.best.mesh, flat.eval.step_time_s);
+	CU_ASSERT(one_nic.eval.pipe.stages > 1);
+	CU_ASSERT(one_nic.eval.fits);
+	CU_ASSERT(one_nic.eval.step_time_s < flat.eval.step_time_s);
+	shs_hw_catalog_builtin(&cat);
+	search_stages(s, &cat, &slice, true, &on_slice);
+	search_stages(s, &cat, &slice, false, &slice_flat);
+	CU_ASSERT_EQUAL(on_slice.eval.pipe.stages, 0);
+	CU_ASSERT_STRING_EQUAL(on_slice.best.mesh, slice_flat.best.mesh);
+	shs_search_result_free(&flat);
+	shs_search_result_free(&staged);
+	shs_search_result_free(&one_nic);
+	shs_search_result_free(&on_slice);
+	shs_search_result_free(&slice_flat);
+	shs_module_free(m);
+	shs_module_free(s);
+}
+
 CU_TestInfo stages_tests[] = {
 	{ "scanned and unrolled pipeline alike", test_forms_agree },
 	{ "a stage does a quarter of the work", test_quarter_of_the_work },
 	{ "more micro-batches and chunks, a smaller bubble", test_bubble_shrinks },
 	{ "GPipe holds m micro-batches, 1F1B p", test_gpipe_holds_more },
 	{ "layers that do not split are refused", test_uneven_refused },
+	{ "the search pipelines where it pays, not on one slice", test_search_pipelines_where_it_pays },
 	CU_TEST_INFO_NULL,
 };

@@ -233,7 +233,9 @@ static int search_microbatches(shs_run *r, shs_module **m, shs_err *e)
 			    r->search.n_microbatch_tries < SHS_SEARCH_MICROBATCH_TRIES; k++) {
 		if (batch % k || k < 2 * last)
 			continue;
-		if (r->search.best.fits && r->search.best.remat == SHS_REMAT_NONE)
+		/* a pipelined best already runs micro-batches: the whole step's may still win */
+		if (r->search.best.fits && r->search.best.remat == SHS_REMAT_NONE &&
+		    !r->search.eval.pipe.stages)
 			break;
 		rc = try_microbatches(r, whole, m, k, &stop, e);
 		last = k;

@@ -14,8 +14,10 @@
  * imbalance they cause is the schedule's. Activations and gradients between virtual stages
  * cross the stage axis's links (a permute of one micro-batch's layer input at its sharding),
  * synchronous where the stage axis blocks (--blocking, --no-overlap).
- * The schedule's makespan (pipeline.c), then each stage's share (1 / p) of the rest, is the
- * step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
+ * Weights a plan gathers over the batch axes (FSDP) are gathered again for every
+ * micro-batch's pass, exposed
+ * where the pass does not hide them. The schedule's makespan (pipeline.c), then each stage's
+ * share (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
  * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for
  * each chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs,
  * compute, collectives) are a p-th of the replicated step's. */
@@ -71,12 +73,21 @@ bool shs__layer_segment(const shs_module *m, uint32_t i, int64_t *layers)
 int64_t shs_eval_pipeline_layers(const shs_module *m)
 {
 	const shs_computation *entry = m->comps[m->entry];
-	int64_t total = 0, layers;
+	int64_t total = 0, half = 0, layers;
+	uint32_t n = 0, k = 0;
 
 	for (uint32_t i = 0; i < entry->n_instrs; i++)
-		if (shs__layer_segment(m, i, &layers))
+		if (shs__layer_segment(m, i, &layers)) {
 			total += layers;
-	return total >= 2 && total % 2 == 0 ? total / 2 : 0;
+			n++;
+		}
+	/* the forward segments, then the backward ones: a split into two halves (split_parts) */
+	for (uint32_t i = 0; i < entry->n_instrs && 2 * half < total; i++)
+		if (shs__layer_segment(m, i, &layers)) {
+			half += layers;
+			k++;
+		}
+	return total >= 2 && 2 * half == total && k < n ? half : 0;
 }
 
 void shs__spans_add(shs__spans *s, uint32_t instr, int64_t layers, double start, double end)
@@ -223,6 +234,8 @@ typedef struct pipe_ctx {
 	double rest;          /* the replicated step's time after its stream's end */
 	double bytes;         /* the stage-to-stage activation of the whole batch, per device */
 	bool blocking;        /* synchronous sends */
+	double gather_s;      /* the replicated step's weight gathers (FSDP's), link seconds */
+	bool gather_blocks;   /* ... which block the stream */
 } pipe_ctx;
 
 /* One configuration: m micro-batches, v chunks a stage, schedule s; what it gives. */
@@ -247,6 +260,33 @@ static double stage_bytes(const pipe_ctx *x, const pipe_try *t, uint32_t chunks)
 	return state / x->p + act * chunks;
 }
 
+/* The replicated step gathers each weight FSDP splits over the batch axes (data, fsdp, context)
+ * where it is used, once a step; a pipeline runs the layers once per micro-batch and gathers
+ * them again each time (MaxText's pipeline unless pipeline_fsdp_ag_once). */
+static void gathers(pipe_ctx *x)
+{
+	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
+	uint32_t batch = shs__axes_mask(&x->c->mesh, "data,fsdp,context");
+
+	for (uint32_t k = 0; k < x->ev->n_colls; k++) {
+		const shs_eval_coll *s = &x->ev->colls[k];
+		if (!s->weight || s->kind != SHS_PCOLL_ALL_GATHER || !(s->axes_mask & batch))
+			continue;
+		x->gather_s += s->time_s;
+		x->gather_blocks |= !s->overlapped || (s->axes_mask & blocking);
+	}
+}
+
+/* What a pass adds for gathering its chunk's weights again (g seconds of links), beyond the
+ * once a step the replicated step counts: where the gathers overlap, what the pass's own
+ * compute (t) does not hide; where they block, all of it. */
+static double regather(const pipe_ctx *x, double g, double t, int64_t m)
+{
+	double again = (double)(m - 1) / (double)m;
+
+	return again * (x->gather_blocks ? g : fmax(0, g - t));
+}
+
 /* Simulates configuration *t (m, v, s set) and fills in the rest. SHS_OK, SHS_EINVAL (a
  * configuration the schedule cannot run) or SHS_ENOMEM. */
 static int try_config(const pipe_ctx *x, pipe_try *t, shs_err *e)
@@ -263,9 +303,13 @@ static int try_config(const pipe_ctx *x, pipe_try *t, shs_err *e)
 	t->bytes = x->bytes / mb;
 	t->hop = shs_coll_time(x->c, SHS_PCOLL_PERMUTE, 1u << x->axis, t->bytes);
 	double acc = accumulation_s(x->c, x->o, x->ev->grads_bytes, t->m) / n_virtual;
+	/* the gathers: half of them before forward passes, half before backward ones */
+	double g = x->gather_s / 2 / (double)n_virtual;
 	for (uint32_t k = 0; k < n_virtual; k++) {
 		fwd[k] = x->pt.fwd * share;
 		bwd[k] = (x->pt.bwd + x->extra) * share + acc;
+		fwd[k] += regather(x, g, fwd[k], t->m);
+		bwd[k] += regather(x, g, bwd[k], t->m);
 		send[k] = t->hop;
 	}
 	fwd[0] += x->pt.pre / mb;
@@ -405,6 +449,7 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	if (x.axis < 0)
 		return SHS_OK;
 	x.p = (uint32_t)c->mesh.sizes[x.axis];
+	gathers(&x);
 	if ((rc = split_parts(spans, &x.pt, e)))
 		return rc;
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;

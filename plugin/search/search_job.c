@@ -112,8 +112,19 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		r->warn_user = j;
 		rc = shs_plan_make(s->h, s->m, r, p, &j->e);
 	}
-	if (rc == SHS_OK)
+	if (rc == SHS_OK) {
 		rc = evaluate(s, *p, &j->cluster, ev, &o.remat, &j->e);
+		/* a pipeline the evaluator cannot model (weights gathered per micro-batch):
+		 * the candidate is left out, not the search */
+		if (rc == SHS_EINVAL && has_axis(&j->cluster.mesh, "stage")) {
+			shs_plan_free(*p);
+			*p = NULL;
+			j->n--;
+			j->skipped++;
+			free(r);
+			return SHS_OK;
+		}
+	}
 	if (rc == SHS_OK)
 		rc = shs__search_refine(s->h, s->m, &j->cluster, &o, false, *p, ev, &evaluated,
 					&exact, &j->e);

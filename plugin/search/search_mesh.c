@@ -138,15 +138,22 @@ static uint32_t meshes_of(int64_t n, int64_t p, const shs__search_model *model, 
 	return count;
 }
 
-/* Every stage count: the divisors p of n and of the model's layers (1: no pipeline). */
-static uint32_t staged(int64_t n, const shs__search_model *model, bool prune,
-		       char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t cap)
+/* Every stage count: the divisors p of n and of the model's layers (1: no pipeline); for each,
+ * the meshes whose batch axes do not over-split the batch, or, a batch too small for any
+ * split, all of them. */
+static uint32_t staged(int64_t n, const shs__search_model *model, char (*out)[SHS_SEARCH_TEXT],
+		       int64_t (*sizes)[SHS_SEARCH_AXES], uint32_t cap)
 {
 	uint32_t count = 0;
 
-	for (int64_t p = 1; p <= n; p++)
-		if (n % p == 0 && (p == 1 || (model->layers > 0 && model->layers % p == 0)))
-			count = meshes_of(n / p, p, model, prune, out, sizes, cap, count);
+	for (int64_t p = 1; p <= n; p++) {
+		uint32_t before = count;
+		if (n % p || (p > 1 && !(model->layers > 0 && model->layers % p == 0)))
+			continue;
+		count = meshes_of(n / p, p, model, true, out, sizes, cap, count);
+		if (count == before)
+			count = meshes_of(n / p, p, model, false, out, sizes, cap, count);
+	}
 	return count;
 }
 
@@ -154,8 +161,5 @@ uint32_t shs__search_meshes(int64_t n, const shs__search_model *model,
 			    char (*out)[SHS_SEARCH_TEXT], int64_t (*sizes)[SHS_SEARCH_AXES],
 			    uint32_t cap)
 {
-	uint32_t count = staged(n, model, true, out, sizes, cap);
-
-	/* a batch too small for any split leaves them all */
-	return count ? count : staged(n, model, false, out, sizes, cap);
+	return staged(n, model, out, sizes, cap);
 }
