@@ -1,4 +1,4 @@
-/* Pipeline stages in the evaluator: a stage mesh axis splits the layers, schedules micro-batches. */
+/* Pipeline stages in the evaluator and the search: a stage axis splits the layers. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +72,8 @@ static shs_eval pipelined(bool scan, shs_pipe_schedule s, int64_t m, uint32_t v)
  * within 1 %, and their memory agrees within 1 %. */
 static void test_forms_agree(void)
 {
-	shs_eval a = pipelined(true, SHS_PIPE_1F1B, 8, 1), b = pipelined(false, SHS_PIPE_1F1B, 8, 1);
+	shs_eval a = pipelined(true, SHS_PIPE_1F1B, 8, 1);
+	shs_eval b = pipelined(false, SHS_PIPE_1F1B, 8, 1);
 	shs_module *sm = model(true, NULL), *um = model(false, NULL);
 	shs_eval sw, uw;
 	shs_err e = { 0 };
@@ -227,6 +228,7 @@ CU_TestInfo stages_tests[] = {
 	{ "more micro-batches and chunks, a smaller bubble", test_bubble_shrinks },
 	{ "GPipe holds m micro-batches, 1F1B p", test_gpipe_holds_more },
 	{ "layers that do not split are refused", test_uneven_refused },
-	{ "the search pipelines where it pays, not on one slice", test_search_pipelines_where_it_pays },
+	{ "the search pipelines where it pays, not on one slice",
+	  test_search_pipelines_where_it_pays },
 	CU_TEST_INFO_NULL,
 };

@@ -2,25 +2,24 @@
  *
  * With a mesh axis named "stage" of size p, nothing is split over that axis: the plan runs every
  * layer on each device for its replica's whole batch, and the schedule that set the step time
- * recorded, on its stream's clock, each layer segment of the entry (shs__spans). The first half
- * of the layers is the forward pass, the second the backward; what runs before them is the
- * embedding's forward, between them the loss head's forward and backward (a third and two
- * thirds: the book's 2 N P forward and 4 N P backward FLOPs), after them the rest of the step
- * (embedding gradient, optimizer). The layers go to p stages of v chunks each, L / (p v) layers
- * a chunk, Megatron-LM's assignment (virtual stage c p + s is chunk c of device s); each pass
- * is a micro-batch's share (1 / m) of its layers' time, the recomputation with the backward
- * passes, which also add their micro-batch's weight gradients into the step's (HBM traffic the
- * whole-batch step does not have); the embedding rides on the first virtual stage, the head on the last, and the
- * imbalance they cause is the schedule's. Activations and gradients between virtual stages
- * cross the stage axis's links (a permute of one micro-batch's layer input at its sharding),
- * synchronous where the stage axis blocks (--blocking, --no-overlap).
- * Weights a plan gathers over the batch axes (FSDP) are gathered again for every
- * micro-batch's pass, exposed
- * where the pass does not hide them. The schedule's makespan (pipeline.c), then each stage's
- * share (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
- * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for
- * each chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs,
- * compute, collectives) are a p-th of the replicated step's. */
+ * recorded, on its stream's clock, each layer segment of the entry (shs__spans). The first half of
+ * the layers is the forward pass, the second the backward; what runs before them is the
+ * embedding's forward, between them the loss head's forward and backward (a third and two thirds:
+ * the book's 2 N P forward and 4 N P backward FLOPs), after them the rest of the step (embedding
+ * gradient, optimizer). The layers go to p stages of v chunks each, L / (p v) layers a chunk,
+ * Megatron-LM's assignment (virtual stage c p + s is chunk c of device s); each pass is a micro-
+ * batch's share (1 / m) of its layers' time, the recomputation with the backward passes, which
+ * also add their micro-batch's weight gradients into the step's (HBM traffic the whole-batch step
+ * does not have); the embedding rides on the first virtual stage, the head on the last, and the
+ * imbalance they cause is the schedule's. Activations and gradients between virtual stages cross
+ * the stage axis's links (a permute of one micro-batch's layer input at its sharding), synchronous
+ * where the stage axis blocks (--blocking, --no-overlap). Weights a plan gathers over axes that
+ * split the batch (FSDP) are gathered again for every micro-batch's pass, exposed where the
+ * pass does not hide them. The schedule's makespan (pipeline.c), then each stage's share (1 / p) of the rest, is
+ * the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
+ * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for each
+ * chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs, compute,
+ * collectives) are a p-th of the replicated step's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,24 +112,31 @@ void shs__spans_free(shs__spans *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The local bytes of value v of the entry under plan p (its first leaf). */
+/* The local bytes of value v of the entry under plan p (its first leaf), and into *batch the
+ * mesh axes that split its first dim. */
 static double local_bytes(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
-			  uint32_t v)
+			  uint32_t v, uint32_t *batch)
 {
 	const shs_instr *in = m->comps[m->entry]->instrs[v];
 	const shs_decision *d = &p->d[m->entry][v];
 	const shs_shape *leaves[SHS_MAX_VALUE_LEAVES];
 	uint32_t n = shs_shape_leaf_list(&in->shape, leaves, SHS_MAX_VALUE_LEAVES);
 
-	return n && d->set && d->n_leaves ? shs_spec_local_bytes(&d->leaves[0], leaves[0], mesh) :
-					    0;
+	*batch = 0;
+	if (!n || !d->set || !d->n_leaves)
+		return 0;
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (shs_spec_dim_of(&d->leaves[0], a) == 0)
+			*batch |= 1u << a;
+	return shs_spec_local_bytes(&d->leaves[0], leaves[0], mesh);
 }
 
-/* The activation a stage hands the next, per device, for the whole batch: the first layer
- * segment's input (a call's first operand; the largest element a loop carries from trip to
- * trip that is neither a weight nor a stack its trips fill or read a slot of). */
-static double boundary_bytes(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
-			     const shs_weights *w, uint32_t instr, double *out, shs_err *e)
+/* The activation a stage hands the next, per device, for the whole batch, into *out: the
+ * first layer segment's input (a call's first operand; the largest element a loop carries
+ * from trip to trip that is neither a weight nor a stack its trips fill or read a slot of);
+ * into *batch the mesh axes that split its first dim (the batch: data parallelism's). */
+static int boundary(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
+		    const shs_weights *w, uint32_t instr, double *out, uint32_t *batch, shs_err *e)
 {
 	const shs_computation *entry = m->comps[m->entry];
 	const shs_instr *in = entry->instrs[instr];
@@ -138,8 +144,9 @@ static double boundary_bytes(const shs_module *m, const shs_plan *p, const shs_m
 	int64_t trips;
 
 	*out = 0;
+	*batch = 0;
 	if (in->op == SHS_OP_CALL || !in->n_operands) {
-		*out = in->n_operands ? local_bytes(m, p, mesh, in->operands[0]) : 0;
+		*out = in->n_operands ? local_bytes(m, p, mesh, in->operands[0], batch) : 0;
 		return SHS_OK;
 	}
 	const shs_instr *init = entry->instrs[in->operands[0]];
@@ -148,9 +155,14 @@ static double boundary_bytes(const shs_module *m, const shs_plan *p, const shs_m
 	if (shs__loop_stacks(m, m->entry, instr, &trips, &stacks) != SHS_OK)
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	for (uint32_t k = 0; stacks && k < init->n_operands; k++) {
-		uint32_t v = init->operands[k];
-		if (stacks[k].kind == SHS__STACK_NONE && !shs_is_weight(w, m->entry, v))
-			*out = fmax(*out, local_bytes(m, p, mesh, v));
+		uint32_t v = init->operands[k], axes;
+		double b;
+		if (stacks[k].kind != SHS__STACK_NONE || shs_is_weight(w, m->entry, v))
+			continue;
+		if ((b = local_bytes(m, p, mesh, v, &axes)) > *out) {
+			*out = b;
+			*batch = axes;
+		}
 	}
 	free(stacks);
 	return SHS_OK;
@@ -174,9 +186,9 @@ static int split_parts(const shs__spans *s, parts *out, shs_err *e)
 	while (k < s->n && 2 * half < total)
 		half += s->v[k++].layers;
 	if (total < 2 || 2 * half != total || k == 0 || k == s->n)
-		return shs_seterr(e, SHS_EINVAL, "pipeline stages need the model's layers as calls or "
-				  "loops of the entry computation, as many backward as forward: "
-				  "found %u such segments of %lld layers in all", s->n,
+		return shs_seterr(e, SHS_EINVAL, "pipeline stages need the model's layers as "
+				  "calls or loops of the entry computation, as many backward as "
+				  "forward: found %u such segments of %lld layers in all", s->n,
 				  (long long)total);
 	out->layers = half;
 	out->first = s->v[0].instr;
@@ -260,13 +272,42 @@ static double stage_bytes(const pipe_ctx *x, const pipe_try *t, uint32_t chunks)
 	return state / x->p + act * chunks;
 }
 
-/* The replicated step gathers each weight FSDP splits over the batch axes (data, fsdp, context)
- * where it is used, once a step; a pipeline runs the layers once per micro-batch and gathers
- * them again each time (MaxText's pipeline unless pipeline_fsdp_ag_once). */
-static void gathers(pipe_ctx *x)
+/* The token batch: the entry's first integer parameter of rank 2 or more (its first dim the
+ * sequences), or UINT32_MAX. */
+static uint32_t tokens(const shs_module *m)
+{
+	const shs_computation *entry = m->comps[m->entry];
+
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		if (in->op == SHS_OP_PARAMETER && in->shape.type != SHS_TUPLE &&
+		    in->shape.rank >= 2 && !shs_elem_is_float(in->shape.type))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* The sequences each device's replica works on: the token batch over its split under plan p
+ * (0 when there is none). */
+static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)
+{
+	uint32_t t = tokens(m);
+
+	if (t == UINT32_MAX)
+		return 0;
+	const shs_instr *in = m->comps[m->entry]->instrs[t];
+	const shs_decision *d = &p->d[m->entry][t];
+	int64_t split = d->set && d->n_leaves ? shs_spec_dim_split(&d->leaves[0], 0, mesh) : 1;
+	return (in->shape.dims[0] + split - 1) / (split > 0 ? split : 1);
+}
+
+/* The replicated step gathers each weight split over axes that also split the batch (FSDP's,
+ * batch: those axes) where it is used, once a step; a pipeline runs the layers once per
+ * micro-batch and gathers them again each time (MaxText's pipeline unless
+ * pipeline_fsdp_ag_once). */
+static void gathers(pipe_ctx *x, uint32_t batch)
 {
 	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
-	uint32_t batch = shs__axes_mask(&x->c->mesh, "data,fsdp,context");
 
 	for (uint32_t k = 0; k < x->ev->n_colls; k++) {
 		const shs_eval_coll *s = &x->ev->colls[k];
@@ -345,24 +386,6 @@ static bool better(const pipe_try *a, const pipe_try *b)
 	return a->step < b->step;
 }
 
-/* The sequences each device's replica works on: the token batch (the entry's first integer
- * parameter of rank 2 or more) over its split under plan p; 0 when there is none. */
-static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)
-{
-	const shs_computation *entry = m->comps[m->entry];
-
-	for (uint32_t i = 0; i < entry->n_instrs; i++) {
-		const shs_instr *in = entry->instrs[i];
-		const shs_decision *d = &p->d[m->entry][i];
-		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE ||
-		    in->shape.rank < 2 || shs_elem_is_float(in->shape.type))
-			continue;
-		int64_t split = d->set && d->n_leaves ? shs_spec_dim_split(&d->leaves[0], 0, mesh) : 1;
-		return (in->shape.dims[0] + split - 1) / (split > 0 ? split : 1);
-	}
-	return 0;
-}
-
 /* The best configuration o leaves open into *best: micro-batches (o->microbatches, or each
  * divisor of the replica's batch from p on), chunks (o->virtual_stages, or each divisor of a
  * stage's layers up to SHS_MAX_VIRTUAL_STAGES, interleaved, whose micro-batches come in
@@ -435,6 +458,11 @@ static void adopt(const pipe_ctx *x, const pipe_try *t, shs_eval *ev)
 	ev->fits = t->fits;
 	ev->mfu = ev->step_time_s > 0 ? ev->model_flops / (ev->step_time_s * peak) : 0;
 	ev->hfu = ev->step_time_s > 0 ? ev->flops / (ev->step_time_s * peak) : 0;
+	/* the devices idle in the bubble longer than they wait for collectives: what bounds the
+	 * step (at least 2 % of the compute, as a communication bound) */
+	double idle = t->bubble_s - t->wait;
+	if (idle > ev->exposed_comm_s && idle >= 0.02 * ev->compute_s)
+		ev->bound = "pipeline bubble";
 }
 
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
@@ -449,13 +477,16 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	if (x.axis < 0)
 		return SHS_OK;
 	x.p = (uint32_t)c->mesh.sizes[x.axis];
-	gathers(&x);
 	if ((rc = split_parts(spans, &x.pt, e)))
 		return rc;
+	uint32_t batch_axes;
+	if ((rc = boundary(m, p, &c->mesh, w, x.pt.first, &x.bytes, &batch_axes, e)))
+		return rc;
+	gathers(&x, batch_axes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
 	if (x.pt.layers % ((int64_t)x.p * v))
-		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld layers do not split evenly into %u "
-				  "stages of %u chunks", (long long)x.pt.layers, x.p, v);
+		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld layers do not split evenly into "
+				  "%u stages of %u chunks", (long long)x.pt.layers, x.p, v);
 	if (x.o->microbatches > UINT32_MAX)
 		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld micro-batches are too many",
 				  (long long)x.o->microbatches);
@@ -464,8 +495,6 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	/* the stage axis's collectives block the stream: the sends are synchronous */
 	x.blocking = x.o->no_overlap ||
 		     (shs__axes_mask(&c->mesh, x.o->blocking) & (1u << x.axis));
-	if ((rc = boundary_bytes(m, p, &c->mesh, w, x.pt.first, &x.bytes, e)))
-		return rc;
 	if ((rc = choose(&x, replica_batch(m, p, &c->mesh), &best, e)))
 		return rc;
 	adopt(&x, &best, ev);

@@ -80,13 +80,15 @@ static void make_order(const pipe *q, uint32_t s, pass *o)
 		warm = (q->p - s - 1) * 2 + (q->v - 1) * q->p < total ?
 			       (q->p - s - 1) * 2 + (q->v - 1) * q->p : total;
 	for (uint32_t k = 0; k < total; k++) { /* past the warm-up, a backward after each forward */
-		o[n++] = kind == SHS_PIPE_1F1B ? (pass){ false, 0, k } : interleaved_pass(q, k, false);
+		o[n++] = kind == SHS_PIPE_1F1B ? (pass){ false, 0, k } :
+						 interleaved_pass(q, k, false);
 		if (k >= warm)
 			o[n++] = kind == SHS_PIPE_1F1B ? (pass){ true, 0, k - warm } :
 							 interleaved_pass(q, k - warm, true);
 	}
 	for (uint32_t k = total - warm; k < total; k++)
-		o[n++] = kind == SHS_PIPE_1F1B ? (pass){ true, 0, k } : interleaved_pass(q, k, true);
+		o[n++] = kind == SHS_PIPE_1F1B ? (pass){ true, 0, k } :
+						 interleaved_pass(q, k, true);
 }
 
 /* Time of the transfer over boundary k (arr: send_fwd or send_bwd; NULL: free). */
@@ -184,8 +186,8 @@ static int run(pipe *q, shs_pipe_out *out, shs_err *e)
 	free(cursor);
 	if (left) {
 		free(now);
-		return shs_seterr(e, SHS_EINVAL, "pipeline: the %s schedule deadlocks with %u stages, "
-				  "%u chunks and %u micro-batches",
+		return shs_seterr(e, SHS_EINVAL, "pipeline: the %s schedule deadlocks with %u "
+				  "stages, %u chunks and %u micro-batches",
 				  shs_pipe_schedule_name(q->in->schedule), q->p, q->v, q->m);
 	}
 	out->makespan = 0;
@@ -225,8 +227,8 @@ static int check(const shs_pipe_in *in, shs_err *e)
 		if (!(in->fwd[k] >= 0) || !(in->bwd[k] >= 0) ||
 		    (edge && in->send_fwd && !(in->send_fwd[k] >= 0)) ||
 		    (edge && in->send_bwd && !(in->send_bwd[k] >= 0)))
-			return shs_seterr(e, SHS_EINVAL, "pipeline: virtual stage %u has a negative "
-					  "or undefined time", k);
+			return shs_seterr(e, SHS_EINVAL, "pipeline: virtual stage %u has a "
+					  "negative or undefined time", k);
 	}
 	return SHS_OK;
 }
@@ -281,7 +283,8 @@ int shs_pipe_simulate(const shs_pipe_in *in, shs_pipe_out *out, shs_err *e)
 	if (!rc)
 		rc = run(&q, out, e);
 	if (!rc) {
-		out->wait_s = in->send_fwd || in->send_bwd ? fmax(0, out->wait_s + out->makespan) : 0;
+		out->wait_s = in->send_fwd || in->send_bwd ? fmax(0, out->wait_s + out->makespan)
+							   : 0;
 		for (uint32_t s = 0; s < q.p; s++) {
 			double busy = 0;
 			for (uint32_t c = 0; c < q.v; c++)

@@ -43,8 +43,8 @@ static uint32_t seedings_of(const shs_mesh *mesh, seeding out[SHS__SEARCH_SEEDIN
 		 : (tensor ? "tp" : "dp"), suffix, pp);
 	if (fsdp) {
 		out[n] = (seeding){ .kind = kind, .state_only = true };
-		snprintf(out[n++].name, sizeof(out[0].name), "%s%s%s", tensor ? "zero1+tp" : "zero1",
-			 suffix, pp);
+		snprintf(out[n++].name, sizeof(out[0].name), "%s%s%s",
+			 tensor ? "zero1+tp" : "zero1", suffix, pp);
 	}
 	return n;
 }

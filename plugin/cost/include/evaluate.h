@@ -97,7 +97,8 @@ typedef struct shs_eval_pipeline {
 	shs_pipe_schedule schedule;
 	double bubble;              /* the schedule's idle share of the busiest stage's passes */
 	double bubble_s;            /* ... in seconds */
-	double p2p_bytes;           /* one micro-batch's activation between two stages, per device */
+	double p2p_bytes;           /* one micro-batch's activation between two stages, per
+				     * device */
 	double p2p_s;               /* one such transfer over the stage axis's links */
 	double p2p_exposed_s;       /* what the transfers add to the step (the schedule's waits) */
 	double stage_post_s;        /* per stage after its passes: the step's work outside the layer
@@ -145,7 +146,9 @@ typedef struct shs_eval {
 	const char *bound;                /* what the critical path waited on most: "communication"
 					   * when the stream's waits are 2 % of the compute time or
 					   * more, else "memory bandwidth" when HBM-bound instructions
-					   * take longer than FLOP-bound ones, else "compute" */
+					   * take longer than FLOP-bound ones, else "compute"; with
+					   * pipeline stages "pipeline bubble" when the stages idle
+					   * longer than that */
 	/* memory per device */
 	double memory_bytes;              /* peak live bytes */
 	double state_bytes;               /* the entry parameters (weights, mu, nu, step, batch) */

@@ -38,8 +38,8 @@ typedef struct shs_pipe_in {
 				 * one micro-batch's activation to the next virtual stage */
 	const double *send_bwd; /* ... and its gradient back from k + 1 to k (NULL: free) */
 	bool blocking;          /* a device waits for its send to finish before its next pass
-				 * (synchronous point-to-point: Megatron-LM's batch_isend_irecv, then
-				 * wait and torch.cuda.synchronize, p2p_communication.py) */
+				 * (synchronous point-to-point: Megatron-LM's batch_isend_irecv,
+				 * then wait and torch.cuda.synchronize, p2p_communication.py) */
 } shs_pipe_in;
 
 /* What the schedule gives, per device where an array (p entries each, malloc'ed: free with

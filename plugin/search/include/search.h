@@ -11,7 +11,7 @@
 #include "host.h"
 #include "plan.h"
 
-enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 16, SHS_SEARCH_AXES = 6 };
+enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 24, SHS_SEARCH_AXES = 6 };
 
 /* Step times within this relative difference are equally fast. */
 #define SHS_SEARCH_TIE 1e-6
