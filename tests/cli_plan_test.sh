@@ -137,6 +137,12 @@ has "$tmp/out" '"first_stage_in_flight": 4'
 expect 2 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
 	--microbatches 4 --virtual-stages 2
 has "$tmp/err" "2 layers do not split evenly into 2 stages of 2 chunks"
+# the search with stages tries more meshes: the stage counts dividing the layers as well
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 --json -o "$tmp/l8s-st.pb"
+flat=$(sed -nE 's/^  "meshes": ([0-9]+),$/\1/p' "$tmp/out")
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 --stages --json -o "$tmp/l8s-st.pb"
+staged=$(sed -nE 's/^  "meshes": ([0-9]+),$/\1/p' "$tmp/out")
+[ -n "$flat" ] && [ "${staged:-0}" -gt "$flat" ] && ok || bad "--stages tried $staged meshes, $flat without"
 expect 2 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
 	--pipeline zero-bubble
 has "$tmp/err" "takes 1f1b, gpipe or interleaved"

@@ -8,7 +8,7 @@
 #include "report.h"
 #include "report_sequence.h"
 
-enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64 };
+enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64, SHOWN_CHUNKS = 8 };
 
 static const double GIB = 1024.0 * 1024.0 * 1024.0;
 
@@ -172,6 +172,23 @@ static void experts_print(FILE *out, const shs_search_result *r)
 }
 
 /* "micro-batches   8 of 16 sequences: ..." with each count tried. */
+/* A pipelined plan: the module written is not the pipelined program; which layers each stage
+ * holds (Megatron-LM's assignment: virtual stage c p + s is chunk c of stage s). */
+static void stages_print(FILE *out, const shs_eval_pipeline *p)
+{
+	uint32_t n;
+
+	if (!p->stages || !p->chunks || !(n = p->layers_per_stage / p->chunks))
+		return;
+	fprintf(out, "stages          not in the module written, which runs every layer on every "
+		"device: a framework that pipelines runs them, stage s holding the layers of chunks "
+		"c p + s (%u each); stage 0:", n);
+	for (uint32_t c = 0; c < p->chunks && c < SHOWN_CHUNKS; c++)
+		fprintf(out, "%s %u-%u", c ? "," : "", c * p->stages * n,
+			c * p->stages * n + n - 1);
+	fprintf(out, "%s\n", p->chunks > SHOWN_CHUNKS ? ", ..." : "");
+}
+
 static void microbatches_print(FILE *out, const shs_search_result *r)
 {
 	if (r->microbatches > 1)
@@ -219,6 +236,8 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
 	       ev->hbm_bytes / GIB, shs_eval_fit_text(ev));
 	shs_offload_print(out, ev);
+	shs_pipeline_print(out, ev);
+	stages_print(out, &ev->pipe);
 	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);

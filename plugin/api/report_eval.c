@@ -7,9 +7,9 @@
 
 enum { TEXT_CAP = 256 };
 
-/* The pipeline line: stages, schedule, bubble, stage-to-stage transfers, memory per stage. */
-static void pipeline_print(FILE *out, const shs_eval_pipeline *p)
+void shs_pipeline_print(FILE *out, const shs_eval *ev)
 {
+	const shs_eval_pipeline *p = &ev->pipe;
 	double gib = 1024.0 * 1024.0 * 1024.0;
 
 	if (!p->stages)
@@ -74,7 +74,7 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
 		ev->hbm_bytes / gib, shs_eval_fit_text(ev), ev->params_bytes / gib,
 		ev->grads_bytes / gib, ev->optimizer_bytes / gib);
 	shs_offload_print(out, ev);
-	pipeline_print(out, &ev->pipe);
+	shs_pipeline_print(out, ev);
 	for (uint32_t k = 0; k < ev->n_colls && k < max_colls; k++) {
 		const shs_eval_coll *s = &ev->colls[k];
 		shs_axes_text(&c->mesh, s->axes_mask, axes, sizeof(axes));

@@ -131,6 +131,10 @@ static void test_bad_input(void)
 	expect_failure(good.data, good.len, "devices=16", "no hardware");
 	expect_failure(good.data, good.len, "hardware=tpu9;devices=16", "tpu9");
 	expect_failure(good.data, good.len, "hardware=v5p;devices=16;mesh=fsdp=5", "fsdp=5");
+	/* pipeline stages: the pass would have to write the pipelined program */
+	expect_failure(good.data, good.len, "hardware=h100;devices=16;stages", "pipeline stages");
+	expect_failure(good.data, good.len, "hardware=h100;devices=16;mesh=stage=2,data=8",
+		       "not written as a pipelined program");
 	CU_ASSERT_NOT_EQUAL(shs_pass_run(good.data, good.len, NULL, NULL, NULL, NULL), 0);
 	free(good.data);
 }

@@ -39,6 +39,10 @@ void shs_eval_report_print(FILE *out, const shs_cluster *c, const shs_eval *ev,
  * policy offload), else nothing. */
 void shs_offload_print(FILE *out, const shs_eval *ev);
 
+/* "pipeline  N stages of L layers ..." when ev pipelines (a stage mesh axis): the schedule,
+ * micro-batches, bubble, stage-to-stage transfers and the end stages' memory; else nothing. */
+void shs_pipeline_print(FILE *out, const shs_eval *ev);
+
 /* ev as a new JSON object (caller releases; NULL when out of memory): step_time_s, compute_s,
  * remat_s, offload_bytes, offload_s, offload_exposed_s, comm_s, exposed_comm_s by axis and in all, bound, mfu, hfu, model_flops_per_device,
  * flops_per_device,
