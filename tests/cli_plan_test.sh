@@ -137,6 +137,19 @@ has "$tmp/out" '"first_stage_in_flight": 4'
 expect 2 "$ss" evaluate "$tmp/l8.hlo" --hardware h100 --devices 16 --mesh stage=2,data=8 --plan dp \
 	--microbatches 4 --virtual-stages 2
 has "$tmp/err" "2 layers do not split evenly into 2 stages of 2 chunks"
+# --export megatron: Megatron-LM's arguments for the searched plan; the micro-batch size times
+# the data parallelism (devices / (tensor x pipeline x context)) is at most the batch
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-mg.pb" \
+	--export megatron "$tmp/l8s.args"
+has "$tmp/l8s.args" "--tensor-model-parallel-size "
+has "$tmp/l8s.args" "--global-batch-size 8"
+awk 'BEGIN { c = 1 } /^--tensor-model-parallel-size/ { t = $2 }
+	/^--pipeline-model-parallel-size/ { p = $2 } /^--context-parallel-size/ { c = $2 }
+	/^--micro-batch-size/ { b = $2 } END { exit !(t >= 1 && p >= 1 && b >= 1 && 8 % b == 0 &&
+	(16 / (t * p * c)) * b <= 8) }' "$tmp/l8s.args" && ok || bad "export megatron: $(cat "$tmp/l8s.args")"
+expect 2 "$ss" annotate "$tmp/l8s.pb" --mesh fsdp=8 --plan fsdp -o "$tmp/x.pb" --export megatron "$tmp/x.args"
+has "$tmp/err" "--export needs a search"
+expect 2 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/x.pb" --export jax "$tmp/x.args"
 # the search with stages tries more meshes: the stage counts dividing the layers as well
 expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 --json -o "$tmp/l8s-st.pb"
 flat=$(sed -nE 's/^  "meshes": ([0-9]+),$/\1/p' "$tmp/out")

@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "cli_options.h"
+#include "export.h"
+#include "file_write.h"
 #include "report.h"
 #include "run.h"
 
@@ -48,6 +50,9 @@ static const char usage_tail[] =
 	"                        its micro-batches and chunks chosen too); the module written is\n"
 	"                        then not a pipelined program: the report gives the stages\n"
 	"  --json                the search's report as one JSON object\n"
+	"  --export megatron F   also write the plan as Megatron-LM's arguments to F (tensor,\n"
+	"                        pipeline and virtual stages, micro- and global batch, sequence\n"
+	"                        parallelism, recomputation, the distributed optimizer)\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
 	"  --force               allow OUT to be the same file as IN\n"
@@ -59,6 +64,7 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in, *out;
+	const char *export_file; /* --export megatron FILE, or NULL */
 	shs_format format;
 	bool force, json, quiet;
 	shs_run_options o;
@@ -81,6 +87,15 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	if (!strcmp(o, "--force") || !strcmp(o, "--json") || !strcmp(o, "--quiet")) {
 		*(!strcmp(o, "--force") ? &a->force : !strcmp(o, "--json") ? &a->json :
 					  &a->quiet) = true;
+		return 1;
+	}
+	if (!strcmp(o, "--export")) {
+		if (*k + 2 >= argc || strcmp(argv[*k + 1], "megatron")) {
+			shs_cli_usage_error("annotate", "--export takes megatron and a file");
+			return -1;
+		}
+		a->export_file = argv[*k + 2];
+		*k += 2;
 		return 1;
 	}
 	if (strcmp(o, "-o") && strcmp(o, "--format"))
@@ -127,6 +142,9 @@ static int parse(int argc, char **argv, args *a)
 		return shs_cli_usage_error("annotate", "needs IN and -o OUT");
 	if (!a->o.plan && !a->o.spec.hardware)
 		return shs_cli_usage_error("annotate", "needs --hardware (to search) or --plan");
+	if (a->export_file && a->o.plan)
+		return shs_cli_usage_error("annotate", "--export needs a search (--hardware, no "
+					   "--plan)");
 	if (!a->force && shs_cli_same_file(a->in, a->out))
 		return shs_cli_usage_error("annotate", "%s: refusing to overwrite the input "
 					   "(use --force)", a->out);
@@ -163,13 +181,27 @@ static void report(const args *a, const shs_run *r, const shs_module *m, double 
 		shs_report_print(stdout, m, &r->search, load_s);
 }
 
-/* The run's plan in m written to OUT, and what it was: the search's report or a summary. */
+/* The run's plan in m written to OUT (and its export, made first: a plan the framework cannot
+ * run writes neither), and what it was: the search's report or a summary. */
 static int finish(const args *a, const shs_run *r, shs_module *m, double load_s, shs_err *e)
 {
+	char *text = NULL, why[SHS_FILE_WHY_MAX];
+
+	if (a->export_file && shs_export_megatron(m, &r->search, &text, e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		return shs_cli_exit(e->code);
+	}
 	if (shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		free(text);
 		return SHS_EXIT_FAIL;
 	}
+	if (text && shs_file_write(a->export_file, text, strlen(text), why, sizeof(why))) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->export_file, why);
+		free(text);
+		return SHS_EXIT_FAIL;
+	}
+	free(text);
 	if (!r->searched)
 		summary(a, r->plan, m);
 	else

@@ -86,6 +86,18 @@ static attention_count count_attention(const shs_module *m, const shs_plan *p)
 	return n;
 }
 
+uint32_t shs_sequence_axes(const shs_module *m, const shs_plan *p)
+{
+	uint32_t c, i, mask = 0;
+
+	if (!p || !residual(m, p, &c, &i))
+		return 0;
+	for (uint32_t a = 0; a < p->mesh.n_axes; a++)
+		if (shs_spec_dim_of(&p->d[c][i].leaves[0], a) == 1)
+			mask |= 1u << a;
+	return mask;
+}
+
 void shs_sequence_report_print(FILE *out, const shs_module *m, const shs_plan *p)
 {
 	uint32_t c, i;

@@ -16,6 +16,11 @@
  * their shard alone. Nothing when m has no such value. */
 void shs_sequence_report_print(FILE *out, const shs_module *m, const shs_plan *p);
 
+/* The mesh axes plan p splits the residual stream's sequence over (sequence parallelism, as
+ * Megatron-LM's --sequence-parallel splits it over tensor, or context parallelism), as a mask;
+ * 0 when it splits none or there is no residual stream. */
+uint32_t shs_sequence_axes(const shs_module *m, const shs_plan *p);
+
 /* The same as {"split_over": [axes], "sharding": "[{...}, ...]", "kind": "none" | "tensor
  * (sequence parallelism)" | "context", "attention": {"ring": n, "gather": n, "local": n}} set
  * as "sequence" on o (which it returns); o unchanged when m has no such value or out of memory.

@@ -1,0 +1,102 @@
+/* annotate --export megatron: the plan as Megatron-LM's arguments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "report_sequence.h"
+
+/* The size of the mesh axis named name, 1 when there is none. */
+static int64_t axis(const shs_mesh *mesh, const char *name)
+{
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (!strcmp(mesh->names[a], name))
+			return mesh->sizes[a];
+	return 1;
+}
+
+/* The bit of the mesh axis named name, 0 when there is none. */
+static uint32_t axis_bit(const shs_mesh *mesh, const char *name)
+{
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (!strcmp(mesh->names[a], name))
+			return 1u << a;
+	return 0;
+}
+
+/* The recomputation arguments of a remat policy (megatron/training/arguments.py:
+ * --recompute-granularity full|selective, --recompute-method, --recompute-num-layers). */
+static void recompute(FILE *f, shs_remat remat)
+{
+	switch (remat) {
+	case SHS_REMAT_FULL:
+		fputs("--recompute-granularity full\n--recompute-method uniform\n"
+		      "--recompute-num-layers 1\n", f);
+		break;
+	case SHS_REMAT_ATTENTION:
+		fputs("--recompute-granularity selective\n", f);
+		break;
+	case SHS_REMAT_DOTS:
+		fputs("# remat dots (matmul outputs kept, the rest recomputed) has no Megatron-LM "
+		      "argument; the nearest:\n--recompute-granularity selective\n", f);
+		break;
+	case SHS_REMAT_OFFLOAD:
+		fputs("# remat offload (saved activations in host memory) has no Megatron-LM "
+		      "argument here\n", f);
+		break;
+	default:
+		break;
+	}
+}
+
+int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **text,
+			shs_err *e)
+{
+	const shs_mesh *mesh = &r->cluster.mesh;
+	int64_t t = axis(mesh, "tensor"), p = axis(mesh, "stage"), cp = axis(mesh, "context");
+	int64_t ep = axis(mesh, "expert"), fsdp = axis(mesh, "fsdp");
+	int64_t dp = axis(mesh, "data") * fsdp * ep;
+	int64_t g = r->sequences, micro = r->eval.pipe.stages ? r->eval.pipe.microbatches :
+					  (r->microbatches > 1 ? r->microbatches : 1);
+	size_t len = 0;
+	FILE *f;
+
+	*text = NULL;
+	if (p > 1 && r->zero_stage >= 3)
+		return shs_seterr(e, SHS_EINVAL, "export megatron: the plan shards weights over "
+				  "fsdp beside pipeline stages, which Megatron-LM refuses "
+				  "(--use-torch-fsdp2 is not supported with pipeline parallelism)");
+	if (g <= 0 || g % (dp * micro))
+		return shs_seterr(e, SHS_EINVAL, "export megatron: %lld sequences do not split "
+				  "into %lld data-parallel replicas of %lld micro-batches",
+				  (long long)g, (long long)dp, (long long)micro);
+	if (!(f = open_memstream(text, &len)))
+		return shs_seterr(e, SHS_ENOMEM, "export megatron: out of memory");
+	fprintf(f, "# Megatron-LM arguments for the plan shardsearch found: %s (%s), %.4g s a "
+		"step predicted; data parallelism %lld (world size / (tensor x pipeline x "
+		"context))\n", r->best.mesh, r->best.plan, r->eval.step_time_s, (long long)dp);
+	fprintf(f, "--tensor-model-parallel-size %lld\n--pipeline-model-parallel-size %lld\n",
+		(long long)t, (long long)p);
+	if (p > 1 && r->eval.pipe.chunks > 1)
+		fprintf(f, "--num-layers-per-virtual-pipeline-stage %u\n",
+			r->eval.pipe.layers_per_stage / r->eval.pipe.chunks);
+	if (cp > 1)
+		fprintf(f, "--context-parallel-size %lld\n", (long long)cp);
+	if (ep > 1)
+		fprintf(f, "--expert-model-parallel-size %lld\n", (long long)ep);
+	fprintf(f, "--micro-batch-size %lld\n--global-batch-size %lld\n",
+		(long long)(g / (dp * micro)), (long long)g);
+	if (t > 1 && (shs_sequence_axes(m, r->plan) & axis_bit(mesh, "tensor")))
+		fputs("--sequence-parallel\n", f);
+	recompute(f, r->best.remat);
+	if (r->zero_stage >= 3)
+		fputs("--use-torch-fsdp2\n", f);
+	else if (r->zero_stage >= 1)
+		fputs("--use-distributed-optimizer\n", f);
+	if (fclose(f)) {
+		free(*text);
+		*text = NULL;
+		return shs_seterr(e, SHS_ENOMEM, "export megatron: out of memory");
+	}
+	return SHS_OK;
+}

@@ -1,0 +1,19 @@
+/* The searched plan in a framework's own words (Megatron-LM's arguments), for annotate --export. */
+#ifndef SHS_EXPORT_H
+#define SHS_EXPORT_H
+
+#include "ir.h"
+#include "search.h"
+#include "status.h"
+
+/* Megatron-LM's command-line arguments for search result r on module m: the parallel sizes
+ * (tensor, pipeline with its virtual stages, context, expert; data parallelism is what the
+ * world size leaves), micro- and global batch, sequence parallelism, recomputation and the
+ * optimizer's sharding, one per line after a comment that names the plan. *text is malloc'ed
+ * (caller frees). SHS_OK; SHS_EINVAL with the reason when Megatron-LM cannot run the plan
+ * (FSDP beside pipeline stages, which its arguments.py refuses; a batch the data parallelism
+ * does not divide); SHS_ENOMEM. */
+int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **text,
+			shs_err *e);
+
+#endif
