@@ -150,6 +150,24 @@ static void test_gpipe_holds_more(void)
 	shs_eval_free(&gpipe);
 }
 
+/* A stage's layers by name, for the report: an unrolled layer's computation, a scanned loop's
+ * trip; none past the forward pass's layers. */
+static void test_layer_names(void)
+{
+	shs_module *u = model(false, NULL), *sc = model(true, NULL);
+	char name[64];
+
+	CU_ASSERT_EQUAL(shs_eval_pipeline_layers(u), 8);
+	CU_ASSERT_EQUAL(shs_eval_pipeline_layers(sc), 8);
+	CU_ASSERT_TRUE(shs_eval_layer_name(u, 3, name, sizeof(name)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(name, "layers_3.fwd"));
+	CU_ASSERT_TRUE(shs_eval_layer_name(sc, 3, name, sizeof(name)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(name, " trip 3"));
+	CU_ASSERT_FALSE(shs_eval_layer_name(u, 8, name, sizeof(name)));
+	shs_module_free(u);
+	shs_module_free(sc);
+}
+
 /* Layers the stages cannot split evenly are refused with the reason. */
 static void test_uneven_refused(void)
 {
@@ -228,6 +246,7 @@ CU_TestInfo stages_tests[] = {
 	{ "more micro-batches and chunks, a smaller bubble", test_bubble_shrinks },
 	{ "GPipe holds m micro-batches, 1F1B p", test_gpipe_holds_more },
 	{ "layers that do not split are refused", test_uneven_refused },
+	{ "a stage's layers by name", test_layer_names },
 	{ "the search pipelines where it pays, not on one slice",
 	  test_search_pipelines_where_it_pays },
 	CU_TEST_INFO_NULL,

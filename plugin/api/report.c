@@ -8,7 +8,7 @@
 #include "report.h"
 #include "report_sequence.h"
 
-enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64, SHOWN_CHUNKS = 8 };
+enum { RUNNERS_UP = 5, TEXT_CAP = 256, MAX_STRATEGIES = 64, SHOWN_STAGES = 4 };
 
 static const double GIB = 1024.0 * 1024.0 * 1024.0;
 
@@ -172,21 +172,63 @@ static void experts_print(FILE *out, const shs_search_result *r)
 }
 
 /* "micro-batches   8 of 16 sequences: ..." with each count tried. */
-/* A pipelined plan: the module written is not the pipelined program; which layers each stage
- * holds (Megatron-LM's assignment: virtual stage c p + s is chunk c of stage s). */
-static void stages_print(FILE *out, const shs_eval_pipeline *p)
+/* The first and last forward layer of chunk c of stage s (Megatron-LM's assignment: virtual
+ * stage c p + s), by name, into first and last (TEXT_CAP bytes each). */
+static void chunk_layers(const shs_module *m, const shs_eval_pipeline *p, uint32_t s,
+			 uint32_t c, char *first, char *last)
 {
-	uint32_t n;
+	uint32_t n = p->layers_per_stage / p->chunks;
+	int64_t k = ((int64_t)c * p->stages + s) * n;
 
-	if (!p->stages || !p->chunks || !(n = p->layers_per_stage / p->chunks))
+	if (!shs_eval_layer_name(m, k, first, TEXT_CAP))
+		snprintf(first, TEXT_CAP, "layer %lld", (long long)k);
+	if (!shs_eval_layer_name(m, k + n - 1, last, TEXT_CAP))
+		snprintf(last, TEXT_CAP, "layer %lld", (long long)(k + n - 1));
+}
+
+/* A pipelined plan: the module written is not the pipelined program; the forward layers each
+ * stage holds, by name (its first SHOWN_STAGES stages). */
+static void stages_print(FILE *out, const shs_module *m, const shs_eval_pipeline *p)
+{
+	char first[TEXT_CAP], last[TEXT_CAP];
+
+	if (!p->stages || !p->chunks || !(p->layers_per_stage / p->chunks))
 		return;
 	fprintf(out, "stages          not in the module written, which runs every layer on every "
-		"device: a framework that pipelines runs them, stage s holding the layers of chunks "
-		"c p + s (%u each); stage 0:", n);
-	for (uint32_t c = 0; c < p->chunks && c < SHOWN_CHUNKS; c++)
-		fprintf(out, "%s %u-%u", c ? "," : "", c * p->stages * n,
-			c * p->stages * n + n - 1);
-	fprintf(out, "%s\n", p->chunks > SHOWN_CHUNKS ? ", ..." : "");
+		"device; for a framework that pipelines, the forward layers of");
+	for (uint32_t s = 0; s < p->stages && s < SHOWN_STAGES; s++) {
+		fprintf(out, "%s stage %u:", s ? ";" : "", s);
+		for (uint32_t c = 0; c < p->chunks; c++) {
+			chunk_layers(m, p, s, c, first, last);
+			fprintf(out, "%s %s", c ? "," : "", first);
+			if (strcmp(first, last))
+				fprintf(out, " .. %s", last);
+		}
+	}
+	fprintf(out, "%s\n", p->stages > SHOWN_STAGES ? "; ..." : "");
+}
+
+/* [[{"first": name, "last": name} per chunk] per stage], or null without stages. */
+static json_t *stages_json(const shs_module *m, const shs_eval_pipeline *p)
+{
+	char first[TEXT_CAP], last[TEXT_CAP];
+	json_t *a;
+
+	if (!p->stages || !p->chunks || !(p->layers_per_stage / p->chunks))
+		return json_null();
+	a = json_array();
+	for (uint32_t s = 0; s < p->stages; s++) {
+		json_t *chunks = json_array();
+		for (uint32_t c = 0; c < p->chunks; c++) {
+			json_t *o = json_object();
+			chunk_layers(m, p, s, c, first, last);
+			json_object_set_new(o, "first", json_string(first));
+			json_object_set_new(o, "last", json_string(last));
+			json_array_append_new(chunks, o);
+		}
+		json_array_append_new(a, chunks);
+	}
+	return a;
 }
 
 static void microbatches_print(FILE *out, const shs_search_result *r)
@@ -237,7 +279,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	       ev->hbm_bytes / GIB, shs_eval_fit_text(ev));
 	shs_offload_print(out, ev);
 	shs_pipeline_print(out, ev);
-	stages_print(out, &ev->pipe);
+	stages_print(out, m, &ev->pipe);
 	fprintf(out, "exposed comm    %.4g s:", ev->exposed_comm_s);
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		fprintf(out, " %s %.4g s", r->cluster.mesh.names[a], ev->exposed_by_axis[a]);
@@ -337,6 +379,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_set_new(o, "layout", json_string(r->best.mesh));
 	json_object_set_new(o, "plan", json_string(r->best.plan));
 	json_object_set_new(o, "gathers_hidden", json_boolean(r->best.gathers_hidden));
+	json_object_set_new(o, "stage_layers", stages_json(m, &r->eval.pipe));
 	json_object_set_new(o, "remat", json_string(shs_remat_name(r->best.remat)));
 	json_object_update(o, ev); /* the evaluation: step time, memory, collectives, ... */
 	json_decref(ev);

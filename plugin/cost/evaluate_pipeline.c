@@ -21,6 +21,7 @@
  * chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs, compute,
  * collectives) are a p-th of the replicated step's. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,29 @@ int64_t shs_eval_pipeline_layers(const shs_module *m)
 			k++;
 		}
 	return total >= 2 && 2 * half == total && k < n ? half : 0;
+}
+
+bool shs_eval_layer_name(const shs_module *m, int64_t k, char *buf, size_t cap)
+{
+	const shs_computation *entry = m->comps[m->entry];
+	int64_t first = 0, layers, half = shs_eval_pipeline_layers(m);
+
+	if (k < 0 || k >= half)
+		return false;
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		if (!shs__layer_segment(m, i, &layers))
+			continue;
+		if (k < first + layers) {
+			const shs_instr *in = entry->instrs[i];
+			if (in->op == SHS_OP_CALL)
+				snprintf(buf, cap, "%s", m->comps[in->called[0]]->name);
+			else
+				snprintf(buf, cap, "%s trip %lld", in->name, (long long)(k - first));
+			return true;
+		}
+		first += layers;
+	}
+	return false;
 }
 
 void shs__spans_add(shs__spans *s, uint32_t instr, int64_t layers, double start, double end)

@@ -180,6 +180,11 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
  * matmul: forward and backward), or 0 when there are none or an odd number. */
 int64_t shs_eval_pipeline_layers(const shs_module *m);
 
+/* The name of forward layer k (0-based) of m into buf (cap bytes): the called computation's
+ * name for an unrolled layer ("layers_3.fwd.5"), "WHILE trip j" for a loop's j-th trip; false
+ * when m has no such layer. */
+bool shs_eval_layer_name(const shs_module *m, int64_t k, char *buf, size_t cap);
+
 /* Frees what shs_evaluate allocated in ev (not ev itself). */
 void shs_eval_free(shs_eval *ev);
 
