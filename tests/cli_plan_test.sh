@@ -150,6 +150,12 @@ awk 'BEGIN { c = 1 } /^--tensor-model-parallel-size/ { t = $2 }
 expect 2 "$ss" annotate "$tmp/l8s.pb" --mesh fsdp=8 --plan fsdp -o "$tmp/x.pb" --export megatron "$tmp/x.args"
 has "$tmp/err" "--export needs a search"
 expect 2 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/x.pb" --export jax "$tmp/x.args"
+# --export maxtext: its ici_* and dcn_* degrees multiply to the device count
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-mx.pb" \
+	--export maxtext "$tmp/l8s.yml"
+has "$tmp/l8s.yml" "ici_fsdp_parallelism: "
+awk -F': ' 'BEGIN { n = 1 } /^(ici|dcn)_.*_parallelism: / { n *= $2 } END { exit n != 16 }' \
+	"$tmp/l8s.yml" && ok || bad "export maxtext degrees: $(cat "$tmp/l8s.yml")"
 # the search with stages tries more meshes: the stage counts dividing the layers as well
 expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 --json -o "$tmp/l8s-st.pb"
 flat=$(sed -nE 's/^  "meshes": ([0-9]+),$/\1/p' "$tmp/out")

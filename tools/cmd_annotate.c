@@ -53,6 +53,9 @@ static const char usage_tail[] =
 	"  --export megatron F   also write the plan as Megatron-LM's arguments to F (tensor,\n"
 	"                        pipeline and virtual stages, micro- and global batch, sequence\n"
 	"                        parallelism, recomputation, the distributed optimizer)\n"
+	"  --export maxtext F    ... or as a MaxText config fragment (ici_* and dcn_*\n"
+	"                        parallelism, per_device_batch_size, remat_policy, gradient\n"
+	"                        accumulation, the pipeline's micro-batches, layers and repeats)\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
 	"  --force               allow OUT to be the same file as IN\n"
@@ -64,7 +67,8 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in, *out;
-	const char *export_file; /* --export megatron FILE, or NULL */
+	const char *export_file; /* --export megatron|maxtext FILE, or NULL */
+	bool maxtext;            /* ... which: MaxText's config (else Megatron-LM's arguments) */
 	shs_format format;
 	bool force, json, quiet;
 	shs_run_options o;
@@ -90,10 +94,13 @@ static int own_option(int argc, char **argv, int *k, args *a)
 		return 1;
 	}
 	if (!strcmp(o, "--export")) {
-		if (*k + 2 >= argc || strcmp(argv[*k + 1], "megatron")) {
-			shs_cli_usage_error("annotate", "--export takes megatron and a file");
+		if (*k + 2 >= argc || (strcmp(argv[*k + 1], "megatron") &&
+					strcmp(argv[*k + 1], "maxtext"))) {
+			shs_cli_usage_error("annotate", "--export takes megatron or maxtext, and a "
+					    "file");
 			return -1;
 		}
+		a->maxtext = !strcmp(argv[*k + 1], "maxtext");
 		a->export_file = argv[*k + 2];
 		*k += 2;
 		return 1;
@@ -187,7 +194,8 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 {
 	char *text = NULL, why[SHS_FILE_WHY_MAX];
 
-	if (a->export_file && shs_export_megatron(m, &r->search, &text, e) != SHS_OK) {
+	if (a->export_file && (a->maxtext ? shs_export_maxtext(m, &r->search, &text, e) :
+					    shs_export_megatron(m, &r->search, &text, e)) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
 		return shs_cli_exit(e->code);
 	}

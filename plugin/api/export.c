@@ -1,8 +1,9 @@
-/* annotate --export megatron: the plan as Megatron-LM's arguments. */
+/* annotate --export megatron|maxtext: the plan as Megatron-LM's arguments or MaxText's config. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "export.h"
 #include "report_sequence.h"
 
@@ -97,6 +98,80 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
 		free(*text);
 		*text = NULL;
 		return shs_seterr(e, SHS_ENOMEM, "export megatron: out of memory");
+	}
+	return SHS_OK;
+}
+
+/* Of mesh axis k's size, the part over the data-center network or the GPU scale-out network
+ * (MaxText's dcn_* parallelism); the rest is over ICI or NVLink (ici_*). */
+static int64_t dcn_part(const shs_cluster *c, uint32_t k)
+{
+	int64_t n = 1;
+
+	for (uint32_t p = 0; p < c->n_phys; p++)
+		if ((c->phys[p].kind == SHS_PHYS_DCN || c->phys[p].kind == SHS_PHYS_NET) &&
+		    (c->span[k] & (1u << p)) && c->part[k][p] > 0)
+			n *= c->part[k][p];
+	return n;
+}
+
+/* MaxText's remat_policy for a remat policy (base.yml's list: minimal saves the matmuls'
+ * outputs, minimal_offloaded offloads them, full recomputes). */
+static const char *maxtext_remat(shs_remat remat)
+{
+	switch (remat) {
+	case SHS_REMAT_DOTS:
+		return "'minimal'";
+	case SHS_REMAT_OFFLOAD:
+		return "'minimal_offloaded'";
+	case SHS_REMAT_FULL:
+		return "'full'";
+	default:
+		return "'minimal' # nothing recomputed: MaxText has no such policy; minimal is nearest";
+	}
+}
+
+int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **text,
+		       shs_err *e)
+{
+	static const char *const ours[] = { "data", "fsdp", "context", "tensor", "expert",
+					    "stage" };
+	static const char *const theirs[] = { "data", "fsdp", "sequence", "tensor", "expert",
+					      "pipeline" };
+	const shs_cluster *c = &r->cluster;
+	size_t len = 0;
+	FILE *f;
+
+	(void)m;
+	*text = NULL;
+	if (!(f = open_memstream(text, &len)))
+		return shs_seterr(e, SHS_ENOMEM, "export maxtext: out of memory");
+	fprintf(f, "# MaxText config for the plan shardsearch found: %s (%s), %.4g s a step "
+		"predicted\n", r->best.mesh, r->best.plan, r->eval.step_time_s);
+	for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++) {
+		int64_t size = 1, dcn = 1;
+		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
+			if (!strcmp(c->mesh.names[a], ours[k])) {
+				size = c->mesh.sizes[a];
+				dcn = dcn_part(c, a);
+			}
+		fprintf(f, "ici_%s_parallelism: %lld\ndcn_%s_parallelism: %lld\n", theirs[k],
+			(long long)(size / dcn), theirs[k], (long long)dcn);
+	}
+	if (r->sequences > 0)
+		fprintf(f, "per_device_batch_size: %g\n",
+			(double)r->sequences / (double)c->devices);
+	fprintf(f, "remat_policy: %s\n", maxtext_remat(r->best.remat));
+	if (!r->eval.pipe.stages && r->microbatches > 1)
+		fprintf(f, "gradient_accumulation_steps: %lld\n", (long long)r->microbatches);
+	if (r->eval.pipe.stages && r->eval.pipe.chunks)
+		fprintf(f, "num_pipeline_microbatches: %lld\nnum_layers_per_pipeline_stage: %u\n"
+			"num_pipeline_repeats: %u\n", (long long)r->eval.pipe.microbatches,
+			r->eval.pipe.layers_per_stage / r->eval.pipe.chunks, r->eval.pipe.chunks);
+	if (fclose(f)) {
+		free(*text);
+		*text = NULL;
+		return shs_seterr(e, SHS_ENOMEM, "export maxtext: out of memory");
 	}
 	return SHS_OK;
 }

@@ -1,4 +1,5 @@
-/* The searched plan in a framework's own words (Megatron-LM's arguments), for annotate --export. */
+/* The searched plan in a framework's own words (Megatron-LM's arguments, a MaxText config
+ * fragment), for annotate --export. */
 #ifndef SHS_EXPORT_H
 #define SHS_EXPORT_H
 
@@ -15,5 +16,14 @@
  * does not divide); SHS_ENOMEM. */
 int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **text,
 			shs_err *e);
+
+/* A MaxText config fragment (YAML, MaxText/configs/base.yml's keys) for search result r on
+ * module m: ici_* and dcn_* parallelism for data, fsdp, sequence (the context axis), tensor,
+ * expert and pipeline (the stage axis), each axis's part over DCN or the GPU scale-out network
+ * as dcn_*; per_device_batch_size; remat_policy; gradient_accumulation_steps; and with stages
+ * num_pipeline_microbatches, num_layers_per_pipeline_stage and num_pipeline_repeats (the
+ * chunks). *text is malloc'ed (caller frees). SHS_OK or SHS_ENOMEM. */
+int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **text,
+		       shs_err *e);
 
 #endif
