@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "evaluate.h"
+#include "export.h"
 #include "hardware.h"
 #include "plan.h"
 #include "search.h"
@@ -226,6 +227,18 @@ static void test_search_pipelines_where_it_pays(void)
 	CU_ASSERT(one_nic.eval.pipe.stages > 1);
 	CU_ASSERT(one_nic.eval.fits);
 	CU_ASSERT(one_nic.eval.step_time_s < flat.eval.step_time_s);
+	/* Megatron-LM's arguments for it: the pipeline's size, its micro-batch size from the
+	 * schedule's micro-batches, the global batch */
+	char *args = NULL, want[64];
+	shs_err e = { 0 };
+	SHS_ASSERT_OK(shs_export_megatron(m, &one_nic, &args, &e), &e);
+	snprintf(want, sizeof(want), "--pipeline-model-parallel-size %u\n",
+		 one_nic.eval.pipe.stages);
+	CU_ASSERT_PTR_NOT_NULL(strstr(args, want));
+	CU_ASSERT_PTR_NOT_NULL(strstr(args, "--global-batch-size 2304\n"));
+	if (one_nic.eval.pipe.chunks > 1)
+		CU_ASSERT_PTR_NOT_NULL(strstr(args, "--num-layers-per-virtual-pipeline-stage"));
+	free(args);
 	shs_hw_catalog_builtin(&cat);
 	search_stages(s, &cat, &slice, true, &on_slice);
 	search_stages(s, &cat, &slice, false, &slice_flat);

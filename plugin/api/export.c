@@ -5,6 +5,7 @@
 
 #include "cluster.h"
 #include "export.h"
+#include "microbatch.h"
 #include "report_sequence.h"
 
 /* The size of the mesh axis named name, 1 when there is none. */
@@ -57,7 +58,7 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
 	int64_t t = axis(mesh, "tensor"), p = axis(mesh, "stage"), cp = axis(mesh, "context");
 	int64_t ep = axis(mesh, "expert"), fsdp = axis(mesh, "fsdp");
 	int64_t dp = axis(mesh, "data") * fsdp * ep;
-	int64_t g = r->sequences, micro = r->eval.pipe.stages ? r->eval.pipe.microbatches :
+	int64_t g = r->sequences > 0 ? r->sequences : shs_microbatch_batch(m), micro = r->eval.pipe.stages ? r->eval.pipe.microbatches :
 					  (r->microbatches > 1 ? r->microbatches : 1);
 	size_t len = 0;
 	FILE *f;
@@ -142,7 +143,6 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
 	size_t len = 0;
 	FILE *f;
 
-	(void)m;
 	*text = NULL;
 	if (!(f = open_memstream(text, &len)))
 		return shs_seterr(e, SHS_ENOMEM, "export maxtext: out of memory");
@@ -158,9 +158,9 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
 		fprintf(f, "ici_%s_parallelism: %lld\ndcn_%s_parallelism: %lld\n", theirs[k],
 			(long long)(size / dcn), theirs[k], (long long)dcn);
 	}
-	if (r->sequences > 0)
-		fprintf(f, "per_device_batch_size: %g\n",
-			(double)r->sequences / (double)c->devices);
+	int64_t g = r->sequences > 0 ? r->sequences : shs_microbatch_batch(m);
+	if (g > 0)
+		fprintf(f, "per_device_batch_size: %g\n", (double)g / (double)c->devices);
 	fprintf(f, "remat_policy: %s\n", maxtext_remat(r->best.remat));
 	if (!r->eval.pipe.stages && r->microbatches > 1)
 		fprintf(f, "gradient_accumulation_steps: %lld\n", (long long)r->microbatches);
