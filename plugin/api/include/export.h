@@ -9,7 +9,8 @@
 
 /* Megatron-LM's command-line arguments for search result r on module m: the parallel sizes
  * (tensor, pipeline with its virtual stages, context, expert; data parallelism is what the
- * world size leaves), micro- and global batch, sequence parallelism, recomputation and the
+ * world size leaves), micro- and global batch (r->sequences, else m's data: shs_microbatch_batch),
+ * sequence parallelism, recomputation and the
  * optimizer's sharding, one per line after a comment that names the plan. *text is malloc'ed
  * (caller frees). SHS_OK; SHS_EINVAL with the reason when Megatron-LM cannot run the plan
  * (FSDP beside pipeline stages, which its arguments.py refuses; a batch the data parallelism
