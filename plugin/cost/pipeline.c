@@ -7,9 +7,9 @@
  * activation from the virtual stage before, a backward's gradient from the one after (the last
  * virtual stage's backward follows its own forward). A transfer starts when its pass ends and
  * its link (one per boundary and direction) is free; a synchronous send (blocking) keeps its
- * device until it has gone. The bubble is then what the makespan adds
- * to the busiest device's compute: (p - 1) / (m v) for uniform stages and free transfers, as
- * the schedule gives it, not as a formula. */
+ * device until it has gone. The bubble is then what the makespan adds to the busiest device's
+ * compute: (p - 1) / (m v) for uniform stages and free transfers, as the schedule gives it, not
+ * as a formula. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
