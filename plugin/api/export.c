@@ -11,19 +11,9 @@
 /* The size of the mesh axis named name, 1 when there is none. */
 static int64_t axis(const shs_mesh *mesh, const char *name)
 {
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		if (!strcmp(mesh->names[a], name))
-			return mesh->sizes[a];
-	return 1;
-}
+	int a = shs_mesh_axis(mesh, name);
 
-/* The bit of the mesh axis named name, 0 when there is none. */
-static uint32_t axis_bit(const shs_mesh *mesh, const char *name)
-{
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		if (!strcmp(mesh->names[a], name))
-			return 1u << a;
-	return 0;
+	return a >= 0 ? mesh->sizes[a] : 1;
 }
 
 /* The recomputation arguments of a remat policy (megatron/training/arguments.py:
@@ -88,7 +78,7 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
 		fprintf(f, "--expert-model-parallel-size %lld\n", (long long)ep);
 	fprintf(f, "--micro-batch-size %lld\n--global-batch-size %lld\n",
 		(long long)(g / (dp * micro)), (long long)g);
-	if (t > 1 && (shs_sequence_axes(m, r->plan) & axis_bit(mesh, "tensor")))
+	if (t > 1 && (shs_sequence_axes(m, r->plan) & (1u << shs_mesh_axis(mesh, "tensor"))))
 		fputs("--sequence-parallel\n", f);
 	recompute(f, r->best.remat);
 	if (r->zero_stage >= 3)
@@ -149,12 +139,8 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
 	fprintf(f, "# MaxText config for the plan shardsearch found: %s (%s), %.4g s a step "
 		"predicted\n", r->best.mesh, r->best.plan, r->eval.step_time_s);
 	for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++) {
-		int64_t size = 1, dcn = 1;
-		for (uint32_t a = 0; a < c->mesh.n_axes; a++)
-			if (!strcmp(c->mesh.names[a], ours[k])) {
-				size = c->mesh.sizes[a];
-				dcn = dcn_part(c, a);
-			}
+		int a = shs_mesh_axis(&c->mesh, ours[k]);
+		int64_t size = a >= 0 ? c->mesh.sizes[a] : 1, dcn = a >= 0 ? dcn_part(c, a) : 1;
 		fprintf(f, "ici_%s_parallelism: %lld\ndcn_%s_parallelism: %lld\n", theirs[k],
 			(long long)(size / dcn), theirs[k], (long long)dcn);
 	}

@@ -294,10 +294,9 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
  * its micro-batches are the pipeline's, not a rewrite of the module. */
 static bool pipelined(const shs_run *r)
 {
-	for (uint32_t a = 0; r->has_cluster && a < r->cluster.mesh.n_axes; a++)
-		if (!strcmp(r->cluster.mesh.names[a], "stage") && r->cluster.mesh.sizes[a] > 1)
-			return true;
-	return false;
+	int a = r->has_cluster ? shs_mesh_axis(&r->cluster.mesh, "stage") : -1;
+
+	return a >= 0 && r->cluster.mesh.sizes[a] > 1;
 }
 
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)

@@ -32,10 +32,9 @@
 /* The index of the mesh axis named "stage" with more than one device, or -1. */
 static int stage_axis(const shs_mesh *mesh)
 {
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		if (!strcmp(mesh->names[a], "stage") && mesh->sizes[a] > 1)
-			return (int)a;
-	return -1;
+	int a = shs_mesh_axis(mesh, "stage");
+
+	return a >= 0 && mesh->sizes[a] > 1 ? a : -1;
 }
 
 static bool holds_matmul(const shs_module *m, uint32_t c, uint32_t depth)

@@ -8,9 +8,6 @@
  * every sharded dim divides by its axes' sizes (unless padded). */
 bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
 
-/* Mesh axis index of name, or -1. */
-int shs__mesh_axis(const shs_mesh *mesh, const char *name);
-
 /* Appends axis to dim d of s (no check). */
 void shs__spec_add(shs_pspec *s, uint32_t d, int axis);
 

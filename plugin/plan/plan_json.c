@@ -51,7 +51,7 @@ static int load_dim(shs_plan_request *r, shs_pspec *spec, uint32_t d, const json
 			   "axis names", pattern);
 	for (size_t k = 0; k < n; k++) {
 		const json_t *a = json_is_array(v) ? json_array_get(v, k) : v;
-		int ax = json_is_string(a) ? shs__mesh_axis(&r->mesh, json_string_value(a)) : -1;
+		int ax = json_is_string(a) ? shs_mesh_axis(&r->mesh, json_string_value(a)) : -1;
 		if (ax < 0)
 			return bad(e, path, "rule '%s' names an axis the mesh does not have",
 				   pattern);

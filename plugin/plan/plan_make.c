@@ -652,7 +652,7 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
 		  shs_err *e)
 {
-	int stage = shs__mesh_axis(&r->mesh, "stage");
+	int stage = shs_mesh_axis(&r->mesh, "stage");
 	shs_plan_request *flat;
 	int rc;
 

@@ -302,7 +302,7 @@ typedef enum pad_mode {
 static void try_axis(const seeding *s, shs_pspec *spec, const shs_shape *a, int d,
 		     const char *name, pad_mode mode)
 {
-	int ax = shs__mesh_axis(&s->r->mesh, name);
+	int ax = shs_mesh_axis(&s->r->mesh, name);
 	shs_pspec t = *spec;
 	int64_t before, after;
 

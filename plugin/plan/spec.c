@@ -115,7 +115,7 @@ void shs_spec_mark_padded(shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 			s->padded = true;
 }
 
-int shs__mesh_axis(const shs_mesh *mesh, const char *name)
+int shs_mesh_axis(const shs_mesh *mesh, const char *name)
 {
 	for (uint32_t k = 0; k < mesh->n_axes; k++)
 		if (!strcmp(mesh->names[k], name))

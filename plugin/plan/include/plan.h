@@ -126,6 +126,9 @@ void shs_spec_mark_padded(shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 /* The dim of s that holds mesh axis a, or -1. */
 int shs_spec_dim_of(const shs_pspec *s, uint32_t a);
 
+/* The index of mesh axis name, or -1 when the mesh has none. */
+int shs_mesh_axis(const shs_mesh *mesh, const char *name);
+
 /* The named form of n specs, "[{fsdp}, {}]" each, comma-separated for tuples. Returns a new
  * string (caller frees) or NULL when out of memory. */
 char *shs_specs_text(const shs_mesh *mesh, const shs_pspec *s, uint32_t n);
