@@ -56,6 +56,7 @@ typedef struct evaluator {
 	double trips;       /* of the loop whose body is being walked (1: none) */
 	uint32_t blocking;  /* mesh axes whose collectives block the stream (o->blocking) */
 	shs__spans spans;   /* the entry's layer segments on the schedule that set the step */
+	bool staged;        /* the mesh has pipeline stages: the spans are wanted */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -355,7 +356,8 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			} else if (in->n_called) {
 				walk(x, in->called[0], count, depth + 1);
 			}
-			if (depth == 0 && c == x->m->entry && shs__layer_segment(x->m, i, &layers))
+			if (x->staged && depth == 0 && c == x->m->entry &&
+			    shs__layer_segment(x->m, i, &layers))
 				shs__spans_add(&x->spans, i, layers, start, x->ev->step_time_s);
 			seg.first_coll = x->n_colls;
 		}
@@ -517,6 +519,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	x.peak = c->hw.flops[SHS_HW_BF16];
 	x.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	x.blocking = shs__axes_mask(&c->mesh, x.o->blocking);
+	x.staged = shs_mesh_axis(&c->mesh, "stage") >= 0;
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);
@@ -544,7 +547,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 		adopt_sites(&x);
 		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
 			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, x.sunk,
-					      &x.spans, out, e);
+					      x.staged ? &x.spans : NULL, out, e);
 	}
 	out->model_flops = shs__model_flops(m, p, &c->mesh) / (double)c->devices;
 	if (out->model_flops < 0 && rc == SHS_OK)
