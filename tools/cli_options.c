@@ -48,7 +48,8 @@ const char shs_cli_eval_usage[] =
 
 const char shs_cli_plan_usage[] =
 	"  --mesh AXIS=N,...     the device mesh: named logical axes and sizes, major first\n"
-	"                        (data, fsdp, tensor, context, expert), e.g. fsdp=16,tensor=4\n"
+	"                        (data, fsdp, tensor, context, expert; stage: pipeline stages),\n"
+	"                        e.g. fsdp=16,tensor=4\n"
 	"  --plan NAME|FILE      dp, fsdp, tp, fsdp+tp, or a plan file (.json: mesh, base, rules,\n"
 	"                        activations)\n"
 	"  --plugins DIR         also load the strategy plugins in DIR (repeatable); the built-in\n"
