@@ -236,6 +236,19 @@ double shs_comp_dot_flops(const shs_module *m, const shs_computation *c, uint32_
 	return flops;
 }
 
+uint32_t shs_token_param(const shs_module *m)
+{
+	const shs_computation *entry = shs_module_entry(m);
+
+	for (uint32_t i = 0; entry && i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		if (in->op == SHS_OP_PARAMETER && in->shape.type != SHS_TUPLE &&
+		    in->shape.rank >= 2 && !shs_elem_is_float(in->shape.type))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
 int64_t shs_entry_param_bytes(const shs_module *m)
 {
 	const shs_computation *c = shs_module_entry(m);

@@ -31,6 +31,10 @@ double shs_dot_flops(const shs_computation *c, const shs_instr *i);
  * is linear in the module's size. -1 when out of memory or c is not in m. */
 double shs_comp_dot_flops(const shs_module *m, const shs_computation *c, uint32_t *unknown_loops);
 
+/* The token batch: the index of the entry's first parameter that is an integer array of rank 2
+ * or more (dim 0 the sequences, dim 1 their tokens), or UINT32_MAX when there is none. */
+uint32_t shs_token_param(const shs_module *m);
+
 /* Bytes of the entry computation's parameters (their full logical shapes). -1 on overflow. */
 int64_t shs_entry_param_bytes(const shs_module *m);
 

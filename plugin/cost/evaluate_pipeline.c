@@ -15,8 +15,8 @@
  * the stage axis's links (a permute of one micro-batch's layer input at its sharding), synchronous
  * where the stage axis blocks (--blocking, --no-overlap). Weights a plan gathers over axes that
  * split the batch (FSDP) are gathered again for every micro-batch's pass, exposed where the
- * pass does not hide them. The schedule's makespan (pipeline.c), then each stage's share (1 / p) of the rest, is
- * the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
+ * pass does not hide them. The schedule's makespan (pipeline.c), then each stage's share
+ * (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
  * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for each
  * chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs, compute,
  * collectives) are a p-th of the replicated step's. */
@@ -295,26 +295,11 @@ static double stage_bytes(const pipe_ctx *x, const pipe_try *t, uint32_t chunks)
 	return state / x->p + act * chunks;
 }
 
-/* The token batch: the entry's first integer parameter of rank 2 or more (its first dim the
- * sequences), or UINT32_MAX. */
-static uint32_t tokens(const shs_module *m)
-{
-	const shs_computation *entry = m->comps[m->entry];
-
-	for (uint32_t i = 0; i < entry->n_instrs; i++) {
-		const shs_instr *in = entry->instrs[i];
-		if (in->op == SHS_OP_PARAMETER && in->shape.type != SHS_TUPLE &&
-		    in->shape.rank >= 2 && !shs_elem_is_float(in->shape.type))
-			return i;
-	}
-	return UINT32_MAX;
-}
-
 /* The sequences each device's replica works on: the token batch over its split under plan p
  * (0 when there is none). */
 static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)
 {
-	uint32_t t = tokens(m);
+	uint32_t t = shs_token_param(m);
 
 	if (t == UINT32_MAX)
 		return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "evaluate.h"
 #include "search_internal.h"
 
@@ -35,15 +36,16 @@ shs__search_model shs__search_model_of(const shs_module *m)
 	const shs_computation *entry = shs_module_entry(m);
 	shs__search_model out = { 0 };
 	char path[SHS_PATH_CAP];
+	uint32_t tokens = shs_token_param(m);
 
+	if (tokens != UINT32_MAX) {
+		out.batch = entry->instrs[tokens]->shape.dims[0];
+		out.seq = entry->instrs[tokens]->shape.dims[1];
+	}
 	for (uint32_t i = 0; i < entry->n_instrs; i++) {
 		const shs_instr *in = entry->instrs[i];
 		if (in->op != SHS_OP_PARAMETER || in->shape.type == SHS_TUPLE || !in->shape.rank)
 			continue;
-		if (!out.batch && in->shape.rank >= 2 && !shs_elem_is_float(in->shape.type)) {
-			out.batch = in->shape.dims[0];
-			out.seq = in->shape.dims[1];
-		}
 		shs_param_path(in, path, sizeof(path));
 		if (!out.experts && shs_param_path_has_segment(path, "moe") &&
 		    shs_param_path_has_segment(path, "gate") &&
