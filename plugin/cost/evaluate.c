@@ -57,6 +57,7 @@ typedef struct evaluator {
 	uint32_t blocking;  /* mesh axes whose collectives block the stream (o->blocking) */
 	shs__spans spans;   /* the entry's layer segments on the schedule that set the step */
 	bool staged;        /* the mesh has pipeline stages: the spans are wanted */
+	bool events;        /* the event schedule sets the step (and records the spans) */
 	shs_err *e;
 	int rc;
 } evaluator;
@@ -356,7 +357,7 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 			} else if (in->n_called) {
 				walk(x, in->called[0], count, depth + 1);
 			}
-			if (x->staged && depth == 0 && c == x->m->entry &&
+			if (x->staged && !x->events && depth == 0 && c == x->m->entry &&
 			    shs__layer_segment(x->m, i, &layers))
 				shs__spans_add(&x->spans, i, layers, start, x->ev->step_time_s);
 			seg.first_coll = x->n_colls;
@@ -520,6 +521,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	x.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	x.blocking = shs__axes_mask(&c->mesh, x.o->blocking);
 	x.staged = shs_mesh_axis(&c->mesh, "stage") >= 0;
+	x.events = !x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS;
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);
@@ -545,7 +547,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	}
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
-		if (!x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS)
+		if (x.events)
 			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, x.sunk,
 					      x.staged ? &x.spans : NULL, out, e);
 	}
