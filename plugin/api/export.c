@@ -16,6 +16,12 @@ static int64_t axis(const shs_mesh *mesh, const char *name)
 	return a >= 0 ? mesh->sizes[a] : 1;
 }
 
+/* The step's sequences: the search's count, or m's data's (a search called directly). */
+static int64_t global_batch(const shs_module *m, const shs_search_result *r)
+{
+	return r->sequences > 0 ? r->sequences : shs_microbatch_batch(m);
+}
+
 /* The recomputation arguments of a remat policy (megatron/training/arguments.py:
  * --recompute-granularity full|selective, --recompute-method, --recompute-num-layers). */
 static void recompute(FILE *f, shs_remat remat)
@@ -48,8 +54,9 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
 	int64_t t = axis(mesh, "tensor"), p = axis(mesh, "stage"), cp = axis(mesh, "context");
 	int64_t ep = axis(mesh, "expert"), fsdp = axis(mesh, "fsdp");
 	int64_t dp = axis(mesh, "data") * fsdp * ep;
-	int64_t g = r->sequences > 0 ? r->sequences : shs_microbatch_batch(m), micro = r->eval.pipe.stages ? r->eval.pipe.microbatches :
-					  (r->microbatches > 1 ? r->microbatches : 1);
+	int64_t g = global_batch(m, r);
+	int64_t micro = r->eval.pipe.stages ? r->eval.pipe.microbatches :
+					      (r->microbatches > 1 ? r->microbatches : 1);
 	size_t len = 0;
 	FILE *f;
 
@@ -118,7 +125,8 @@ static const char *maxtext_remat(shs_remat remat)
 	case SHS_REMAT_FULL:
 		return "'full'";
 	default:
-		return "'minimal' # nothing recomputed: MaxText has no such policy; minimal is nearest";
+		return "'minimal' # nothing recomputed: MaxText has no such policy; minimal is "
+		       "nearest";
 	}
 }
 
@@ -144,7 +152,7 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
 		fprintf(f, "ici_%s_parallelism: %lld\ndcn_%s_parallelism: %lld\n", theirs[k],
 			(long long)(size / dcn), theirs[k], (long long)dcn);
 	}
-	int64_t g = r->sequences > 0 ? r->sequences : shs_microbatch_batch(m);
+	int64_t g = global_batch(m, r);
 	if (g > 0)
 		fprintf(f, "per_device_batch_size: %g\n", (double)g / (double)c->devices);
 	fprintf(f, "remat_policy: %s\n", maxtext_remat(r->best.remat));

@@ -114,8 +114,9 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 	}
 	if (rc == SHS_OK) {
 		rc = evaluate(s, *p, &j->cluster, ev, &o.remat, &j->e);
-		/* a pipeline the evaluator cannot model (weights gathered per micro-batch):
-		 * the candidate is left out, not the search */
+		/* a pipeline the evaluator refuses (layers the stages cannot split, no
+		 * micro-batch count and chunks that suit them): the candidate is left out,
+		 * not the search */
 		if (rc == SHS_EINVAL && has_axis(&j->cluster.mesh, "stage")) {
 			shs_plan_free(*p);
 			*p = NULL;
