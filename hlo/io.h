@@ -37,6 +37,18 @@ int shs_proto_load(const uint8_t *buf, size_t len, const char *origin, shs_modul
 int shs_proto_save(const shs_module *m, bool as_hlo_proto, uint8_t **out,
 		   size_t *out_len, shs_err *e) SHS_MUST_USE;
 
+/* Whether a text header attribute (by name) is module configuration, which HloModuleProto has
+ * no field for (allow_spmd_sharding_propagation_to_parameters / _output,
+ * alias_passthrough_params): shs_proto_save leaves it out, as XLA does. name: borrowed, valid
+ * until this returns. */
+bool shs_header_attr_is_config(const char *name);
+
+/* Calls note(name, ctx) for each header attribute of m that shs_proto_save leaves out because
+ * it is module configuration: num_partitions, replica_count and those above. m: borrowed, valid
+ * until this returns. */
+void shs_proto_config_attrs(const shs_module *m, void (*note)(const char *name, void *ctx),
+			    void *ctx);
+
 /* Parses HLO text text[0..len). origin names the input in messages, which read
  * "origin:LINE:COL: what is wrong". On success *out is a new module; caller frees with
  * shs_module_free(). Returns SHS_OK, SHS_EPARSE, SHS_ENOMEM, SHS_EUNSUPPORTED (valid syntax this

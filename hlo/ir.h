@@ -156,6 +156,9 @@ typedef struct shs_instr {
 	const char *comparison_type;      /* "TOTALORDER", ... or NULL */
 	const char *custom_call_target;
 	bool custom_call_has_side_effect;
+	bool layout_constrained;          /* custom call: operand_layout_constraints given */
+	uint32_t n_operand_layouts;
+	shs_shape *operand_layouts;       /* its shapes, with layouts (may be none) */
 	const char *fusion_kind;          /* "kLoop", ... */
 	shs_bytes backend_config;
 	int64_t channel_id;

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "io.h"
 #include "ir.h"
 
 /* Where the comparison is, for the message. */
@@ -367,15 +368,37 @@ static bool cmp_frontend(const eq_ctx *e, const shs_attr_kv *x, uint32_t nx,
 	return true;
 }
 
-static bool cmp_raw(const eq_ctx *e, const shs_raw_attr *x, uint32_t nx, const shs_raw_attr *y,
-		    uint32_t ny)
+/* Raw attributes that do not tell two modules apart: on an instruction, an empty replica_groups or
+ * source_target_pairs, which XLA prints for every collective that has none; in the header,
+ * module configuration, which protobuf does not hold (as num_partitions). */
+static bool ignored(const shs_raw_attr *r, bool header)
 {
-	if (nx != ny)
-		return fail_i64(e, "raw attribute counts", nx, ny);
-	for (uint32_t k = 0; k < nx; k++)
-		if (!cmp_str(e, "raw attribute names", x[k].name, y[k].name) ||
-		    !cmp_str(e, "raw attribute values", x[k].value, y[k].value))
+	if (header)
+		return shs_header_attr_is_config(r->name);
+	return r->value && !strcmp(r->value, "{}") && r->name &&
+	       (!strcmp(r->name, "replica_groups") || !strcmp(r->name, "source_target_pairs"));
+}
+
+static bool cmp_raw(const eq_ctx *e, const shs_raw_attr *x, uint32_t nx, const shs_raw_attr *y,
+		    uint32_t ny, bool header)
+{
+	uint32_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < nx && ignored(&x[i], header))
+			i++;
+		while (j < ny && ignored(&y[j], header))
+			j++;
+		if (i == nx || j == ny)
+			break;
+		if (!cmp_str(e, "raw attribute names", x[i].name, y[j].name) ||
+		    !cmp_str(e, "raw attribute values", x[i].value, y[j].value))
 			return false;
+		i++;
+		j++;
+	}
+	if (i != nx || j != ny)
+		return fail_i64(e, "raw attribute counts", nx, ny);
 	return true;
 }
 
@@ -485,6 +508,21 @@ static bool cmp_structs(const eq_ctx *e, const shs_instr *x, const shs_instr *y)
 	       (!x->conv || cmp_conv(e, x->conv, y->conv));
 }
 
+/* A custom call's operand_layout_constraints. */
+static bool cmp_operand_layouts(const eq_ctx *e, const shs_instr *x, const shs_instr *y)
+{
+	if (x->layout_constrained != y->layout_constrained)
+		return fail_i64(e, "layout constraints", x->layout_constrained,
+				y->layout_constrained);
+	if (x->n_operand_layouts != y->n_operand_layouts)
+		return fail_i64(e, "operand layout counts", x->n_operand_layouts,
+				y->n_operand_layouts);
+	for (uint32_t k = 0; k < x->n_operand_layouts; k++)
+		if (!cmp_shape(e, "operand layouts", &x->operand_layouts[k], &y->operand_layouts[k]))
+			return false;
+	return true;
+}
+
 static bool cmp_instr(eq_ctx *e, const shs_instr *x, const shs_instr *y)
 {
 	e->i = x;
@@ -503,11 +541,12 @@ static bool cmp_instr(eq_ctx *e, const shs_instr *x, const shs_instr *y)
 			&y->dynamic_slice_sizes) &&
 	       cmp_slices(e, x, y) && cmp_window(e, x, y) && cmp_padding(e, x, y) &&
 	       cmp_precision(e, x, y) && cmp_strings(e, x, y) && cmp_structs(e, x, y) &&
+	       cmp_operand_layouts(e, x, y) &&
 	       cmp_sharding(e, x->sharding, y->sharding) &&
 	       cmp_metadata(e, x->metadata, y->metadata) &&
 	       cmp_frontend(e, x->frontend_attrs, x->n_frontend_attrs, y->frontend_attrs,
 			    y->n_frontend_attrs) &&
-	       cmp_raw(e, x->raw_attrs, x->n_raw_attrs, y->raw_attrs, y->n_raw_attrs) &&
+	       cmp_raw(e, x->raw_attrs, x->n_raw_attrs, y->raw_attrs, y->n_raw_attrs, false) &&
 	       cmp_bytes(e, "unknown protobuf fields", &x->unknown, &y->unknown);
 }
 
@@ -570,7 +609,7 @@ static bool cmp_module_fields(const eq_ctx *e, const shs_module *x, const shs_mo
 	       cmp_aliases(e, x, y) &&
 	       cmp_frontend(e, x->frontend_attrs, x->n_frontend_attrs, y->frontend_attrs,
 			    y->n_frontend_attrs) &&
-	       cmp_raw(e, x->raw_attrs, x->n_raw_attrs, y->raw_attrs, y->n_raw_attrs) &&
+	       cmp_raw(e, x->raw_attrs, x->n_raw_attrs, y->raw_attrs, y->n_raw_attrs, true) &&
 	       cmp_bytes(e, "unknown protobuf fields", &x->unknown, &y->unknown) &&
 	       cmp_bytes(e, "unknown HloProto fields", &x->wrapper_unknown, &y->wrapper_unknown);
 }
@@ -578,7 +617,8 @@ static bool cmp_module_fields(const eq_ctx *e, const shs_module *x, const shs_mo
 /* Values that mean the same compare equal: NULL and "" strings (proto3), no metadata and empty
  * metadata, feature/batch group count 0 and 1, no operand precisions and all DEFAULT, the main
  * execution thread as NULL, "" or "main", frontend attributes in any order (a map), alias kinds
- * undefined and may-alias. The text style, num_partitions / replica_count and from_hlo_proto
+ * undefined and may-alias, a collective's empty replica groups and none. The text style, the
+ * header's module configuration (num_partitions, replica_count, allow_spmd_*) and from_hlo_proto
  * are not compared. */
 bool shs_module_equal(const shs_module *x, const shs_module *y, shs_buf *why)
 {

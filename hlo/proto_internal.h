@@ -201,6 +201,11 @@ void shs__op_table_init(shs__op_table *t);
 int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
 		    const Xla__HloInstructionProto *p, shs_instr *in);
 
+/* Those fields of p back into in's raw text attributes, as XLA prints them and in its order
+ * (in->op set). The attributes: copied; caller frees with shs_module_free(c->m). p: borrowed,
+ * valid until this returns. */
+int shs__raw_from_proto(const shs__pl *c, const Xla__HloInstructionProto *p, shs_instr *in);
+
 /* ProgramShapeProto -> a new shs_program_shape. *out: caller frees with shs_module_free(c->m).
  * p: borrowed, valid until this returns. */
 int shs__program_shape_from(const shs__pl *c, const Xla__ProgramShapeProto *p,
@@ -257,6 +262,11 @@ int shs__ps_attrs(const shs__ps *c, uint32_t n, const shs_attr_kv *kv,
 /* One instruction; sets c->instr to it for messages. *out: caller frees with shs_arena_free(c->a);
  * the strings and arrays it shares with in: borrowed, valid until in is freed. */
 int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **out);
+
+/* The raw text attributes of in that HloInstructionProto has fields for (hlo/raw_attrs.h) into
+ * p; SHS_EUNSUPPORTED for one it has none for. What p gains: caller frees with
+ * shs_arena_free(c->a); arrays it shares with in: borrowed, valid until in is freed. */
+int shs__raw_to_proto(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p);
 
 /* A shape, a program shape: *out: caller frees with shs_arena_free(c->a); what it shares with s or
  * ps: borrowed, valid until they are freed. */

@@ -308,10 +308,33 @@ static int lists_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_i
 	return SHS_OK;
 }
 
+/* A custom call's constrain_layout and operand shapes (HloInstruction::CreateFromProto). */
+static int operand_layouts_from(const shs__pl *c, const Xla__HloInstructionProto *p,
+				shs_instr *in)
+{
+	uint32_t n = (uint32_t)p->n_operand_shapes_with_layout;
+	int rc = SHS_OK;
+
+	in->layout_constrained = true;
+	if (!n)
+		return SHS_OK;
+	if (!(in->operand_layouts = shs_arena_calloc(c->a, n, sizeof(*in->operand_layouts))))
+		return shs__pl_nomem(c);
+	for (uint32_t i = 0; rc == SHS_OK && i < n; i++)
+		rc = shs__shape_from(c, p->operand_shapes_with_layout[i], &in->operand_layouts[i],
+				     0);
+	in->n_operand_layouts = n;
+	return rc;
+}
+
 /* Sharding, the literal, frontend attributes and unknown fields. */
 static int extras_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_instr *in)
 {
 	int rc;
+
+	if (in->op == SHS_OP_CUSTOM_CALL && p->constrain_layout &&
+	    (rc = operand_layouts_from(c, p, in)) != SHS_OK)
+		return rc;
 
 	if (p->sharding) {
 		rc = shs__sharding_from_proto(c->a, c->scratch, p->sharding, &in->sharding, c->e);
@@ -357,5 +380,7 @@ int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
 		rc = structs_from(c, p, in);
 	if (rc == SHS_OK)
 		rc = extras_from(c, p, in);
+	if (rc == SHS_OK)
+		rc = shs__raw_from_proto(c, p, in);
 	return rc;
 }

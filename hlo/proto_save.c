@@ -267,15 +267,43 @@ static int host_shape_to(shs__ps *c, Xla__ProgramShapeProto **out)
 	return rc == SHS_OK ? shs__program_shape_to(c, &derived, out) : rc;
 }
 
+/* Header attributes XLA keeps in the module's configuration (HloModuleConfig), which
+ * HloModuleProto has no field for: HloModule::ToProto leaves them out (xla/hlo/ir/hlo_module.cc),
+ * as it does num_partitions and replica_count. */
+bool shs_header_attr_is_config(const char *name)
+{
+	static const char *const config[] = { "allow_spmd_sharding_propagation_to_parameters",
+					      "allow_spmd_sharding_propagation_to_output",
+					      "alias_passthrough_params" };
+
+	for (size_t k = 0; name && k < sizeof(config) / sizeof(config[0]); k++)
+		if (!strcmp(name, config[k]))
+			return true;
+	return false;
+}
+
+void shs_proto_config_attrs(const shs_module *m, void (*note)(const char *name, void *ctx),
+			    void *ctx)
+{
+	if (m->replica_count > 0)
+		note("replica_count", ctx);
+	if (m->num_partitions > 0)
+		note("num_partitions", ctx);
+	for (uint32_t i = 0; i < m->n_raw_attrs; i++)
+		if (shs_header_attr_is_config(m->raw_attrs[i].name))
+			note(m->raw_attrs[i].name, ctx);
+}
+
 static int module_to(shs__ps *c, Xla__HloModuleProto *p)
 {
 	const shs_module *m = c->m;
 	int rc;
 
-	if (m->n_raw_attrs)
-		return shs__ps_fail(c, SHS_EUNSUPPORTED,
-				    "header attribute '%s' is kept only as HLO text and cannot be "
-				    "written as protobuf", m->raw_attrs[0].name);
+	for (uint32_t i = 0; i < m->n_raw_attrs; i++)
+		if (!shs_header_attr_is_config(m->raw_attrs[i].name))
+			return shs__ps_fail(c, SHS_EUNSUPPORTED,
+					    "header attribute '%s' is kept only as HLO text and "
+					    "cannot be written as protobuf", m->raw_attrs[i].name);
 	if (!m->n_comps || m->entry >= m->n_comps)
 		return shs__ps_fail(c, SHS_EINVAL,
 				    "entry index %u is out of range (%u computations)", m->entry,

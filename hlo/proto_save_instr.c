@@ -287,9 +287,31 @@ static int structs_to(const shs__ps *c, const shs_instr *in, Xla__HloInstruction
 	return rc;
 }
 
+/* A layout-constrained custom call: constrain_layout and its operand shapes (HloCustomCallInstruction::
+ * ToProto). */
+static int operand_layouts_to(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p)
+{
+	int rc = SHS_OK;
+
+	p->constrain_layout = true;
+	if (!in->n_operand_layouts)
+		return SHS_OK;
+	p->operand_shapes_with_layout = shs_arena_calloc(c->a, in->n_operand_layouts,
+							 sizeof(*p->operand_shapes_with_layout));
+	if (!p->operand_shapes_with_layout)
+		return shs__ps_nomem(c);
+	for (uint32_t i = 0; rc == SHS_OK && i < in->n_operand_layouts; i++)
+		rc = shs__shape_to(c, &in->operand_layouts[i], &p->operand_shapes_with_layout[i], 0);
+	p->n_operand_shapes_with_layout = in->n_operand_layouts;
+	return rc;
+}
+
 static int extras_to(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p)
 {
 	int rc = SHS_OK;
+
+	if (in->layout_constrained && (rc = operand_layouts_to(c, in, p)) != SHS_OK)
+		return rc;
 
 	if (in->metadata) {
 		p->metadata = shs__ps_new_msg(c, &xla__op_metadata__descriptor);
@@ -324,10 +346,6 @@ int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **ou
 	int rc;
 
 	c->instr = in;
-	if (in->n_raw_attrs)
-		return shs__ps_fail(c, SHS_EUNSUPPORTED,
-				    "attribute '%s' is kept only as HLO text and cannot be written "
-				    "as protobuf", in->raw_attrs[0].name);
 	if ((unsigned)in->op >= SHS_OP_COUNT)
 		return shs__ps_fail(c, SHS_EINVAL, "invalid opcode %d", (int)in->op);
 	p = shs__ps_new_msg(c, &xla__hlo_instruction_proto__descriptor);
@@ -342,6 +360,8 @@ int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **ou
 		rc = structs_to(c, in, p);
 	if (rc == SHS_OK)
 		rc = extras_to(c, in, p);
+	if (rc == SHS_OK)
+		rc = shs__raw_to_proto(c, in, p);
 	return rc;
 }
 

@@ -1,4 +1,5 @@
 /* HLO text parser: instruction attributes, and the frontend and raw ones modules have too. */
+#include "raw_attrs.h"
 #include "text_parse.h"
 
 #include <string.h>
@@ -141,7 +142,7 @@ int shs__parse_raw_attr(shs__parser *p, const char *what, uint32_t *n, shs_raw_a
 	X(TO_APPLY, "to_apply") X(CALLS, "calls") X(CONDITION, "condition") X(BODY, "body")  \
 	X(BRANCHES, "branch_computations") X(TRUE_COMP, "true_computation")                  \
 	X(FALSE_COMP, "false_computation") X(SELECT, "select") X(SCATTER, "scatter")         \
-	X(CALLED_COMPS, "called_computations")
+	X(CALLED_COMPS, "called_computations") X(OPERAND_LAYOUTS, "operand_layout_constraints")
 
 enum attr_id {
 #define SHS_ATTR_ENUM(e, name) A_##e,
@@ -627,6 +628,31 @@ static int parse_call_attr(shs__parser *p, attr_state *st, int id)
 	return shs__parse_comp_list(p, &list->n, &list->v);
 }
 
+/* operand_layout_constraints={shape, ...}: a custom call's operand shapes with their layouts. */
+static int parse_operand_layouts(shs__parser *p, shs_instr *ins)
+{
+	shs_shape *shapes = NULL;
+	uint32_t n = 0;
+	int rc;
+
+	if ((rc = shs__expect(p, SHS_TOK_LBRACE, "'{' to open the operand layouts")))
+		return rc;
+	while (!shs__at(p, SHS_TOK_RBRACE)) {
+		if (n && (rc = shs__expect(p, SHS_TOK_COMMA, "',' or '}' in the operand layouts")))
+			return rc;
+		if ((rc = shs__grow_array(p, (void **)&shapes, n, sizeof(*shapes))))
+			return rc;
+		memset(&shapes[n], 0, sizeof(shapes[n]));
+		if ((rc = shs__parse_shape(p, &shapes[n++], 0)))
+			return rc;
+	}
+	shs__next(p);
+	ins->layout_constrained = true;
+	ins->n_operand_layouts = n;
+	ins->operand_layouts = shapes;
+	return SHS_OK;
+}
+
 static int parse_modelled_attr(shs__parser *p, shs_instr *ins, uint32_t index, attr_state *st,
 			       int id)
 {
@@ -652,9 +678,29 @@ static int parse_modelled_attr(shs__parser *p, shs_instr *ins, uint32_t index, a
 	case A_FRONTEND_ATTRIBUTES:
 		return shs__parse_frontend_attrs(p, &ins->n_frontend_attrs, &ins->frontend_attrs);
 	case A_OPERAND_PRECISION: return parse_precision(p, ins);
+	case A_OPERAND_LAYOUTS: return parse_operand_layouts(p, ins);
 	case A_CONTROL: return shs__parse_control(p, ins, index);
 	default: return parse_call_attr(p, st, id);
 	}
+}
+
+/* An attribute the IR keeps as text; a value XLA's protobuf has a field for is checked and kept
+ * as XLA prints it. */
+static int parse_instr_raw_attr(shs__parser *p, shs_instr *ins)
+{
+	size_t off = shs__lex_skip_blanks(&p->lx, p->lx.tok.off + p->lx.tok.len);
+	shs_raw_attr *r;
+	char why[160];
+	int rc = shs__parse_raw_attr(p, "attribute", &ins->n_raw_attrs, &ins->raw_attrs);
+
+	if (rc)
+		return rc;
+	r = &ins->raw_attrs[ins->n_raw_attrs - 1];
+	rc = shs__raw_canonical(p->a, shs__raw_kind_of(r->name), r->value, &r->value, why,
+				sizeof(why));
+	if (rc == SHS_ENOMEM)
+		return shs__oom(p);
+	return rc ? shs__fail_at(p, off + 1, "%s: %s", r->name, why) : SHS_OK;
 }
 
 /* One `name=value` after an instruction. */
@@ -667,7 +713,7 @@ static int parse_attr(shs__parser *p, shs_instr *ins, uint32_t index, attr_state
 	if (name.kind != SHS_TOK_IDENT)
 		return shs__fail(p, "expected an attribute name");
 	if (!shs__names_find(&p->attrs, p->lx.src + name.off, name.len, &id))
-		return shs__parse_raw_attr(p, "attribute", &ins->n_raw_attrs, &ins->raw_attrs);
+		return parse_instr_raw_attr(p, ins);
 	/* iota_dimension fills dimensions: it counts as the same attribute */
 	bit = id == A_IOTA_DIMENSION ? A_DIMENSIONS : id;
 	if (st->seen >> bit & 1)
@@ -745,9 +791,9 @@ int shs__parse_instr_attrs(shs__parser *p, shs_instr *ins, uint32_t index)
 		if ((rc = parse_attr(p, ins, index, &st)))
 			return rc;
 	}
-	if ((rc = set_called(p, ins, &st)))
+	if ((rc = set_called(p, ins, &st)) || (rc = add_op_defaults(p, ins)))
 		return rc;
-	return add_op_defaults(p, ins);
+	return shs__raw_finish(p->a, ins) ? shs__oom(p) : SHS_OK;
 }
 
 int shs__attr_keywords(shs__parser *p)

@@ -398,6 +398,16 @@ static void put_opcode_attrs(const shs__printer *p, const shs_instr *in)
 	if (in->custom_call_target || in->op == SHS_OP_CUSTOM_CALL)
 		attr_string(p, "custom_call_target",
 			    in->custom_call_target ? in->custom_call_target : "");
+	if (in->layout_constrained) {
+		attr(p, "operand_layout_constraints");
+		shs_buf_putc(p->b, '{');
+		for (uint32_t i = 0; i < in->n_operand_layouts; i++) {
+			if (i)
+				shs_buf_puts(p->b, ", ");
+			shs_shape_print(p->b, &in->operand_layouts[i], true);
+		}
+		shs_buf_putc(p->b, '}');
+	}
 	if (in->custom_call_has_side_effect)
 		attr_true(p, "custom_call_has_side_effect");
 	if (in->is_stable)

@@ -215,7 +215,7 @@ static void raw_attrs_are_unsupported(void)
 {
 	shs_module *m = rich_module();
 	shs_instr *in = m->comps[1]->instrs[2];
-	shs_raw_attr raw = { "replica_groups", "{{0,1}}" };
+	shs_raw_attr raw = { "frobnicate", "{{0,1}}" }; /* no field of HloInstructionProto */
 	uint8_t *out = NULL;
 	size_t len = 0;
 	shs_err e = { 0 };
@@ -224,7 +224,7 @@ static void raw_attrs_are_unsupported(void)
 	in->n_raw_attrs = 1;
 	SHS_ASSERT_INT_EQ(shs_proto_save(m, false, &out, &len, &e), SHS_EUNSUPPORTED);
 	CU_ASSERT_PTR_NULL(out);
-	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "replica_groups"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "frobnicate"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, in->name));
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "'main'"));
 	shs_module_free(m);

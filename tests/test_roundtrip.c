@@ -139,6 +139,58 @@ static void files_round_trip(void)
 	shs_module_free(c);
 }
 
+/* Instructions of m whose raw attribute name has value value (any value when NULL). */
+static int count_raw(const shs_module *m, const char *name, const char *value)
+{
+	int n = 0;
+
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
+			const shs_instr *in = m->comps[c]->instrs[i];
+
+			for (uint32_t k = 0; k < in->n_raw_attrs; k++)
+				n += !strcmp(in->raw_attrs[k].name, name) &&
+				     (!value || !strcmp(in->raw_attrs[k].value, value));
+		}
+	return n;
+}
+
+/* MaxText on 4 GPUs after SPMD partitioning: its replica groups (iota form), the context-parallel
+ * rings of collective-permutes and Transformer Engine's layout-constrained FFI custom calls are
+ * written as protobuf fields and read back; the module round-trips like the others. */
+static void partitioned_round_trips(void)
+{
+	const char *path = shs_test_hlo_path("partitioned/hlo_llama3_8b_cp_bf16_1x4.hlo");
+	shs_module *m = NULL, *back = NULL;
+	uint8_t *pb = NULL;
+	size_t len = 0;
+	int constrained = 0;
+	shs_err e = { 0 };
+
+	round_trip_file(path);
+	SHS_ASSERT_OK(shs_module_load_file(path, SHS_FORMAT_AUTO, &m, &e), &e);
+	SHS_ASSERT_OK(shs_proto_save(m, false, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "partitioned.pb", &back, &e), &e);
+	SHS_ASSERT_INT_EQ(count_raw(back, "replica_groups", "[1,4]<=[4]"), 68);
+	SHS_ASSERT_INT_EQ(count_raw(back, "use_global_device_ids", "true"), 68);
+	SHS_ASSERT_INT_EQ(count_raw(back, "source_target_pairs", "{{0,1},{1,2},{2,3},{3,0}}"), 11);
+	SHS_ASSERT_INT_EQ(count_raw(back, "api_version", "API_VERSION_TYPED_FFI"), 12);
+	for (uint32_t c = 0; c < back->n_comps; c++)
+		for (uint32_t i = 0; i < back->comps[c]->n_instrs; i++) {
+			const shs_instr *in = back->comps[c]->instrs[i];
+
+			if (in->layout_constrained) {
+				constrained++;
+				SHS_ASSERT_INT_EQ(in->n_operand_layouts, in->n_operands);
+				CU_ASSERT_PTR_NOT_NULL(in->operand_layouts[0].layout);
+			}
+		}
+	SHS_ASSERT_INT_EQ(constrained, 12);
+	free(pb);
+	shs_module_free(back);
+	shs_module_free(m);
+}
+
 /* The generated flash-attention module (LLaMA-3 8B with 2 layers, scanned and unrolled, both
  * kernels) verifies and survives text and protobuf round trips; it holds one forward and one
  * backward kernel per layer body with their backend_config. */
@@ -200,6 +252,8 @@ CU_TestInfo roundtrip_tests[] = {
 	{ "generated flash attention: verifies, text and protobuf round trips",
 	  generated_flash_round_trips },
 	{ "every shared module round-trips through text and protobuf", corpus_round_trips },
+	{ "a partitioned module: replica groups, permutes, FFI calls in protobuf",
+	  partitioned_round_trips },
 	{ "HloProto and bare HloModuleProto are kept apart", hlo_proto_wrapper_kept },
 	{ "files round-trip by extension", files_round_trip },
 	CU_TEST_INFO_NULL,

@@ -24,7 +24,19 @@ static const char usage[] =
 	"                        and signatures (percent); default: as IN\n"
 	"  --no-verify           skip the verifier\n"
 	"  --force               allow OUT to be the same file as IN\n"
+	"  --verbose             say what protobuf output leaves out: the header's module\n"
+	"                        configuration (num_partitions, replica_count,\n"
+	"                        allow_spmd_sharding_propagation_to_*), which XLA keeps in\n"
+	"                        HloModuleConfig rather than HloModuleProto\n"
 	"  --help                this text\n";
+
+/* Names a header attribute that protobuf output leaves out (ctx: the output path). */
+static void note_dropped(const char *name, void *ctx)
+{
+	fprintf(stderr, "shardsearch: note: %s: header attribute '%s' is module configuration, "
+		"which HloModuleProto does not hold: left out, as XLA leaves it out\n",
+		(const char *)ctx, name);
+}
 
 int shs_cmd_convert(int argc, char **argv)
 {
@@ -32,7 +44,7 @@ int shs_cmd_convert(int argc, char **argv)
 	shs_format from = SHS_FORMAT_AUTO, to = SHS_FORMAT_AUTO;
 	int wrapper = -1; /* -1: as the input */
 	const char *style = NULL;
-	bool verify = true, force = false;
+	bool verify = true, force = false, verbose = false;
 	shs_module *m;
 	shs_err e = { 0 };
 	int rc;
@@ -63,6 +75,8 @@ int shs_cmd_convert(int argc, char **argv)
 			verify = false;
 		} else if (!strcmp(a, "--force")) {
 			force = true;
+		} else if (!strcmp(a, "--verbose")) {
+			verbose = true;
 		} else if (a[0] == '-' && a[1]) {
 			return shs_cli_usage_error("convert", "unknown option '%s'", a);
 		} else if (!in) {
@@ -96,6 +110,8 @@ int shs_cmd_convert(int argc, char **argv)
 	rc = shs_module_save_file(m, out, to, &e);
 	if (rc != SHS_OK)
 		fprintf(stderr, "shardsearch: %s\n", e.msg);
+	else if (verbose && to == SHS_FORMAT_PROTO)
+		shs_proto_config_attrs(m, note_dropped, (void *)out);
 	shs_module_free(m);
 	return rc == SHS_OK ? SHS_EXIT_OK : SHS_EXIT_FAIL;
 }

@@ -1,0 +1,391 @@
+/* Raw text attributes with a protobuf field: their values parsed and printed as XLA prints them
+ * (collective_device_list.cc, hlo_instructions.cc), and their order. */
+#include "raw_attrs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shs_limits.h"
+
+/* XLA's print order (HloCollectiveInstruction, HloAllReduceInstructionBase,
+ * HloCollectivePermuteInstruction, HloCustomCallInstruction::PrintExtraAttributesImpl). */
+static const char *const kind_names[SHS__RAW_KINDS] = {
+	[SHS__RAW_REPLICA_GROUPS] = "replica_groups",
+	[SHS__RAW_CONSTRAIN_LAYOUT] = "constrain_layout",
+	[SHS__RAW_USE_GLOBAL_IDS] = "use_global_device_ids",
+	[SHS__RAW_SOURCE_TARGET] = "source_target_pairs",
+	[SHS__RAW_API_VERSION] = "api_version",
+	[SHS__RAW_IS_COMPOSITE] = "is_composite",
+};
+
+/* CustomCallApiVersion (xla/service/hlo.proto). */
+static const char *const api_versions[] = {
+	"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+	"API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI",
+};
+
+enum { API_VERSION_ORIGINAL = 1 };
+
+shs__raw_kind shs__raw_kind_of(const char *name)
+{
+	for (int k = 0; name && k < SHS__RAW_KINDS; k++)
+		if (!strcmp(name, kind_names[k]))
+			return (shs__raw_kind)k;
+	return SHS__RAW_OTHER;
+}
+
+bool shs__op_has_replica_groups(shs_opcode op)
+{
+	switch (op) {
+	case SHS_OP_ALL_GATHER: case SHS_OP_ALL_GATHER_START: case SHS_OP_ALL_REDUCE:
+	case SHS_OP_ALL_REDUCE_START: case SHS_OP_REDUCE_SCATTER: case SHS_OP_ALL_TO_ALL:
+	case SHS_OP_RAGGED_ALL_TO_ALL: case SHS_OP_COLLECTIVE_BROADCAST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool shs__op_has_pairs(shs_opcode op)
+{
+	return op == SHS_OP_COLLECTIVE_PERMUTE || op == SHS_OP_COLLECTIVE_PERMUTE_START;
+}
+
+int shs__api_version_of(const char *name)
+{
+	for (size_t k = 0; name && k < sizeof(api_versions) / sizeof(api_versions[0]); k++)
+		if (!strcmp(name, api_versions[k]))
+			return (int)k;
+	return -1;
+}
+
+const char *shs__api_version_name(int v)
+{
+	return v >= 0 && (size_t)v < sizeof(api_versions) / sizeof(api_versions[0])
+		? api_versions[v] : NULL;
+}
+
+/* ---- A small scanner over one value ---------------------------------------------------------- */
+
+typedef struct scan {
+	const char *s;
+	size_t pos;
+	char *why;
+	size_t cap;
+} scan;
+
+static int fail(scan *c, const char *fmt, ...) SHS_PRINTF(2, 3);
+
+static int fail(scan *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(c->why, c->cap, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < c->cap)
+		snprintf(c->why + n, c->cap - (size_t)n, " (at character %zu)", c->pos + 1);
+	return SHS_EPARSE;
+}
+
+static void blanks(scan *c)
+{
+	while (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' || c->s[c->pos] == '\n')
+		c->pos++;
+}
+
+static bool eat(scan *c, char ch)
+{
+	blanks(c);
+	if (c->s[c->pos] != ch)
+		return false;
+	c->pos++;
+	return true;
+}
+
+static int need(scan *c, char ch)
+{
+	return eat(c, ch) ? SHS_OK : fail(c, "expected '%c'", ch);
+}
+
+static int int64_at(scan *c, int64_t lo, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	blanks(c);
+	if (!(c->s[c->pos] == '-' || (c->s[c->pos] >= '0' && c->s[c->pos] <= '9')))
+		return fail(c, "expected an integer");
+	errno = 0;
+	v = strtoll(c->s + c->pos, &end, 10);
+	if (errno == ERANGE || v < lo)
+		return fail(c, "integer out of range");
+	c->pos = (size_t)(end - c->s);
+	*out = v;
+	return SHS_OK;
+}
+
+/* `{a,b,...}` (possibly empty) into *out. */
+static int int_list(scan *c, shs_arena *a, char open, char close, int64_t lo, shs_i64s *out)
+{
+	int64_t buf[SHS_MAX_RANK * 4];
+	int64_t *v = buf;
+	size_t n = 0, cap = sizeof(buf) / sizeof(buf[0]);
+	int rc = need(c, open);
+
+	if (!rc && !eat(c, close)) {
+		do {
+			if (n == cap) {
+				int64_t *grown = malloc(2 * cap * sizeof(*grown));
+
+				if (!grown)
+					return SHS_ENOMEM;
+				memcpy(grown, v, n * sizeof(*v));
+				if (v != buf)
+					free(v);
+				v = grown;
+				cap *= 2;
+			}
+			rc = int64_at(c, lo, &v[n++]);
+		} while (!rc && eat(c, ','));
+		if (!rc)
+			rc = need(c, close);
+	}
+	if (!rc && n > UINT32_MAX)
+		rc = fail(c, "too many entries");
+	if (!rc && n && !(out->v = shs_arena_memdup(a, v, n * sizeof(*v))))
+		rc = SHS_ENOMEM;
+	out->n = (uint32_t)n;
+	if (v != buf)
+		free(v);
+	return rc;
+}
+
+static int64_t product(const shs_i64s *l)
+{
+	int64_t p = 1;
+
+	for (uint32_t k = 0; k < l->n; k++) {
+		if (l->v[k] <= 0 || p > INT64_MAX / l->v[k])
+			return -1;
+		p *= l->v[k];
+	}
+	return p;
+}
+
+/* `[G,S]<=[dims]` and an optional `T(perm)`, checked as XLA's IotaReplicaGroupList checks. */
+static int iota_groups(scan *c, shs_arena *a, shs__groups *out)
+{
+	shs_i64s gs = { 0 };
+	int64_t total;
+	int rc = int_list(c, a, '[', ']', 0, &gs);
+
+	if (!rc && gs.n != 2)
+		rc = fail(c, "the iota form starts [groups,size]");
+	if (!rc && !(eat(c, '<') && c->s[c->pos] == '='))
+		rc = fail(c, "expected '<=' after [groups,size]");
+	if (!rc) {
+		c->pos++;
+		rc = int_list(c, a, '[', ']', 1, &out->reshape);
+	}
+	if (!rc && eat(c, 'T'))
+		rc = int_list(c, a, '(', ')', 0, &out->perm);
+	if (rc)
+		return rc;
+	out->iota = true;
+	out->n_groups = gs.v[0];
+	out->group_size = gs.v[1];
+	total = product(&out->reshape);
+	if (out->reshape.n == 0 || out->reshape.n > SHS_MAX_RANK || total < 0 ||
+	    (out->n_groups && out->group_size > total / out->n_groups) ||
+	    out->n_groups * out->group_size != total)
+		return fail(c, "[%" PRId64 ",%" PRId64 "] groups do not hold the devices of the "
+			    "reshape", out->n_groups, out->group_size);
+	if (out->perm.n && out->perm.n != out->reshape.n)
+		return fail(c, "the transpose has %u entries for %u reshape dimensions",
+			    out->perm.n, out->reshape.n);
+	for (uint32_t i = 0; i < out->perm.n; i++)
+		for (uint32_t j = 0; j < out->perm.n; j++)
+			if (out->perm.v[i] >= out->perm.n || (i != j && out->perm.v[i] == out->perm.v[j]))
+				return fail(c, "the transpose is not a permutation");
+	return SHS_OK;
+}
+
+int shs__groups_parse(shs_arena *a, const char *value, bool pairs, shs__groups *out, char *why,
+		      size_t cap)
+{
+	scan c = { value, 0, why, cap };
+	shs_i64s *groups = NULL;
+	size_t n = 0, room = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	blanks(&c);
+	if (!pairs && value[c.pos] == '[')
+		rc = iota_groups(&c, a, out);
+	else if (!(rc = need(&c, '{')) && !eat(&c, '}')) {
+		do {
+			if (n == room) {
+				shs_i64s *grown;
+
+				room = room ? 2 * room : 8;
+				if (room > UINT32_MAX)
+					return fail(&c, "too many groups");
+				grown = shs_arena_alloc(a, room * sizeof(*grown));
+				if (!grown)
+					return SHS_ENOMEM;
+				if (n)
+					memcpy(grown, groups, n * sizeof(*groups));
+				groups = grown;
+			}
+			memset(&groups[n], 0, sizeof(groups[n]));
+			rc = int_list(&c, a, '{', '}', 0, &groups[n++]);
+			if (!rc && pairs && groups[n - 1].n != 2)
+				rc = fail(&c, "a source-target pair has two entries");
+		} while (!rc && eat(&c, ','));
+		if (!rc)
+			rc = need(&c, '}');
+	}
+	if (rc)
+		return rc;
+	blanks(&c);
+	if (value[c.pos])
+		return fail(&c, "unexpected text after the groups");
+	if (!out->iota) {
+		out->n = (uint32_t)n;
+		out->groups = groups;
+	}
+	return SHS_OK;
+}
+
+static void put_list(shs_buf *b, const shs_i64s *l, char open, char close)
+{
+	shs_buf_putc(b, open);
+	for (uint32_t k = 0; k < l->n; k++) {
+		if (k)
+			shs_buf_putc(b, ',');
+		shs_buf_put_i64(b, l->v[k]);
+	}
+	shs_buf_putc(b, close);
+}
+
+void shs__groups_print(shs_buf *b, const shs__groups *g)
+{
+	if (g->iota) {
+		shs_buf_printf(b, "[%" PRId64 ",%" PRId64 "]<=", g->n_groups, g->group_size);
+		put_list(b, &g->reshape, '[', ']');
+		if (g->perm.n) {
+			shs_buf_putc(b, 'T');
+			put_list(b, &g->perm, '(', ')');
+		}
+		return;
+	}
+	shs_buf_putc(b, '{');
+	for (uint32_t k = 0; k < g->n; k++) {
+		if (k)
+			shs_buf_putc(b, ',');
+		put_list(b, &g->groups[k], '{', '}');
+	}
+	shs_buf_putc(b, '}');
+}
+
+int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const char **canonical,
+		       char *why, size_t cap)
+{
+	shs__groups g;
+	shs_buf b = { 0 };
+	int rc;
+
+	*canonical = value;
+	switch (k) {
+	case SHS__RAW_REPLICA_GROUPS: case SHS__RAW_SOURCE_TARGET:
+		rc = shs__groups_parse(a, value, k == SHS__RAW_SOURCE_TARGET, &g, why, cap);
+		if (rc)
+			return rc;
+		shs__groups_print(&b, &g);
+		if (b.oom)
+			rc = SHS_ENOMEM;
+		else if (strcmp(b.data, value) && !(*canonical = shs_arena_strdup(a, b.data)))
+			rc = SHS_ENOMEM;
+		shs_buf_free(&b);
+		return rc;
+	case SHS__RAW_CONSTRAIN_LAYOUT: case SHS__RAW_USE_GLOBAL_IDS: case SHS__RAW_IS_COMPOSITE:
+		if (strcmp(value, "true") && strcmp(value, "false")) {
+			snprintf(why, cap, "expected true or false, not '%s'", value);
+			return SHS_EPARSE;
+		}
+		return SHS_OK;
+	case SHS__RAW_API_VERSION:
+		if (shs__api_version_of(value) < 0) {
+			snprintf(why, cap, "'%s' is no CustomCallApiVersion", value);
+			return SHS_EPARSE;
+		}
+		return SHS_OK;
+	default:
+		return SHS_OK;
+	}
+}
+
+/* What XLA never prints: a false flag, and the original custom-call API. */
+static bool printed(shs__raw_kind k, const char *value)
+{
+	switch (k) {
+	case SHS__RAW_CONSTRAIN_LAYOUT: case SHS__RAW_USE_GLOBAL_IDS: case SHS__RAW_IS_COMPOSITE:
+		return strcmp(value, "false") != 0;
+	case SHS__RAW_API_VERSION:
+		return shs__api_version_of(value) != API_VERSION_ORIGINAL;
+	default:
+		return true;
+	}
+}
+
+static int rank(const shs_raw_attr *r)
+{
+	shs__raw_kind k = shs__raw_kind_of(r->name);
+
+	return k == SHS__RAW_OTHER ? SHS__RAW_KINDS : (int)k;
+}
+
+/* Whether in lacks the attribute of kind k that XLA always prints for its opcode. */
+static bool missing(const shs_instr *in, shs__raw_kind k)
+{
+	if (k == SHS__RAW_REPLICA_GROUPS ? !shs__op_has_replica_groups(in->op)
+					 : !shs__op_has_pairs(in->op))
+		return false;
+	for (uint32_t i = 0; i < in->n_raw_attrs; i++)
+		if (shs__raw_kind_of(in->raw_attrs[i].name) == k)
+			return false;
+	return true;
+}
+
+int shs__raw_finish(shs_arena *a, shs_instr *in)
+{
+	bool no_groups = missing(in, SHS__RAW_REPLICA_GROUPS);
+	bool no_pairs = missing(in, SHS__RAW_SOURCE_TARGET);
+	uint32_t n = 0, extra = no_groups + no_pairs;
+	shs_raw_attr *out;
+
+	if (!in->n_raw_attrs && !extra)
+		return SHS_OK;
+	out = shs_arena_alloc(a, (in->n_raw_attrs + extra) * sizeof(*out));
+	if (!out)
+		return SHS_ENOMEM;
+	/* a stable selection by rank: few attributes, so a pass per rank is cheap */
+	for (int r = 0; r <= SHS__RAW_KINDS; r++) {
+		if ((r == SHS__RAW_REPLICA_GROUPS && no_groups) ||
+		    (r == SHS__RAW_SOURCE_TARGET && no_pairs))
+			out[n++] = (shs_raw_attr){ kind_names[r], "{}" };
+		for (uint32_t i = 0; i < in->n_raw_attrs; i++)
+			if (rank(&in->raw_attrs[i]) == r &&
+			    printed(shs__raw_kind_of(in->raw_attrs[i].name), in->raw_attrs[i].value))
+				out[n++] = in->raw_attrs[i];
+	}
+	in->raw_attrs = out;
+	in->n_raw_attrs = n;
+	return SHS_OK;
+}
