@@ -201,6 +201,17 @@ void shs__op_table_init(shs__op_table *t);
 int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
 		    const Xla__HloInstructionProto *p, shs_instr *in);
 
+/* p's schedule and buffer donors back into c->m's raw header attributes (is_scheduled=true,
+ * buffer_donor={ ... }). The attributes: copied; caller frees with shs_module_free(c->m). p:
+ * borrowed, valid until this returns. */
+int shs__header_from_proto(const shs__pl *c, const Xla__HloModuleProto *p);
+
+/* *out: p with its instructions in the order s schedules them (p itself when s has no sequence
+ * for it); SHS_EPARSE when the sequence is not a permutation of p's instructions. out's
+ * instruction array: caller frees with shs_module_free(c->m); the rest: borrowed from p. */
+int shs__scheduled(const shs__pl *c, const Xla__HloScheduleProto *s,
+		   const Xla__HloComputationProto *p, Xla__HloComputationProto *out);
+
 /* Those fields of p back into in's raw text attributes, as XLA prints them and in its order
  * (in->op set). The attributes: copied; caller frees with shs_module_free(c->m). p: borrowed,
  * valid until this returns. */
@@ -267,6 +278,11 @@ int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **ou
  * p; SHS_EUNSUPPORTED for one it has none for. What p gains: caller frees with
  * shs_arena_free(c->a); arrays it shares with in: borrowed, valid until in is freed. */
 int shs__raw_to_proto(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p);
+
+/* The module's raw header attributes into p: is_scheduled=true as a schedule of every computation
+ * but fusion bodies in their order, buffer_donor as its entries; module configuration left out;
+ * SHS_EUNSUPPORTED for any other. What p gains: caller frees with shs_arena_free(c->a). */
+int shs__header_to_proto(const shs__ps *c, Xla__HloModuleProto *p);
 
 /* A shape, a program shape: *out: caller frees with shs_arena_free(c->a); what it shares with s or
  * ps: borrowed, valid until they are freed. */

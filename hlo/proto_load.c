@@ -360,6 +360,8 @@ static int module_rest(loader *l, const Xla__HloModuleProto *p)
 	if (rc == SHS_OK)
 		rc = aliases_from(l, p->input_output_alias);
 	if (rc == SHS_OK)
+		rc = shs__header_from_proto(&l->c, p);
+	if (rc == SHS_OK)
 		rc = shs__pl_attrs(&l->c, p->frontend_attributes, &m->n_frontend_attrs,
 				   &m->frontend_attrs);
 	if (rc == SHS_OK)
@@ -382,8 +384,13 @@ static int module_from(loader *l, const Xla__HloModuleProto *p)
 		return shs__pl_nomem(&l->c);
 	shs__op_table_init(&l->ops);
 	rc = comps_skeleton(l, p);
-	for (uint32_t i = 0; rc == SHS_OK && i < m->n_comps; i++)
-		rc = comp_from(l, p->computations[i], m->comps[i]);
+	for (uint32_t i = 0; rc == SHS_OK && i < m->n_comps; i++) {
+		Xla__HloComputationProto in_order;
+
+		rc = shs__scheduled(&l->c, p->schedule, p->computations[i], &in_order);
+		if (rc == SHS_OK)
+			rc = comp_from(l, &in_order, m->comps[i]);
+	}
 	if (rc != SHS_OK)
 		return rc;
 	l->c.comp = l->c.instr = NULL;

@@ -299,11 +299,8 @@ static int module_to(shs__ps *c, Xla__HloModuleProto *p)
 	const shs_module *m = c->m;
 	int rc;
 
-	for (uint32_t i = 0; i < m->n_raw_attrs; i++)
-		if (!shs_header_attr_is_config(m->raw_attrs[i].name))
-			return shs__ps_fail(c, SHS_EUNSUPPORTED,
-					    "header attribute '%s' is kept only as HLO text and "
-					    "cannot be written as protobuf", m->raw_attrs[i].name);
+	if ((rc = shs__header_to_proto(c, p)) != SHS_OK)
+		return rc;
 	if (!m->n_comps || m->entry >= m->n_comps)
 		return shs__ps_fail(c, SHS_EINVAL,
 				    "entry index %u is out of range (%u computations)", m->entry,

@@ -2,13 +2,12 @@
  * (collective_device_list.cc, hlo_instructions.cc), and their order. */
 #include "raw_attrs.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "raw_scan.h"
 #include "shs_limits.h"
 
 /* XLA's print order (HloCollectiveInstruction, HloAllReduceInstructionBase,
@@ -69,103 +68,6 @@ const char *shs__api_version_name(int v)
 		? api_versions[v] : NULL;
 }
 
-/* ---- A small scanner over one value ---------------------------------------------------------- */
-
-typedef struct scan {
-	const char *s;
-	size_t pos;
-	char *why;
-	size_t cap;
-} scan;
-
-static int fail(scan *c, const char *fmt, ...) SHS_PRINTF(2, 3);
-
-static int fail(scan *c, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(c->why, c->cap, fmt, ap);
-	va_end(ap);
-	if (n >= 0 && (size_t)n < c->cap)
-		snprintf(c->why + n, c->cap - (size_t)n, " (at character %zu)", c->pos + 1);
-	return SHS_EPARSE;
-}
-
-static void blanks(scan *c)
-{
-	while (c->s[c->pos] == ' ' || c->s[c->pos] == '\t' || c->s[c->pos] == '\n')
-		c->pos++;
-}
-
-static bool eat(scan *c, char ch)
-{
-	blanks(c);
-	if (c->s[c->pos] != ch)
-		return false;
-	c->pos++;
-	return true;
-}
-
-static int need(scan *c, char ch)
-{
-	return eat(c, ch) ? SHS_OK : fail(c, "expected '%c'", ch);
-}
-
-static int int64_at(scan *c, int64_t lo, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	blanks(c);
-	if (!(c->s[c->pos] == '-' || (c->s[c->pos] >= '0' && c->s[c->pos] <= '9')))
-		return fail(c, "expected an integer");
-	errno = 0;
-	v = strtoll(c->s + c->pos, &end, 10);
-	if (errno == ERANGE || v < lo)
-		return fail(c, "integer out of range");
-	c->pos = (size_t)(end - c->s);
-	*out = v;
-	return SHS_OK;
-}
-
-/* `{a,b,...}` (possibly empty) into *out. */
-static int int_list(scan *c, shs_arena *a, char open, char close, int64_t lo, shs_i64s *out)
-{
-	int64_t buf[SHS_MAX_RANK * 4];
-	int64_t *v = buf;
-	size_t n = 0, cap = sizeof(buf) / sizeof(buf[0]);
-	int rc = need(c, open);
-
-	if (!rc && !eat(c, close)) {
-		do {
-			if (n == cap) {
-				int64_t *grown = malloc(2 * cap * sizeof(*grown));
-
-				if (!grown)
-					return SHS_ENOMEM;
-				memcpy(grown, v, n * sizeof(*v));
-				if (v != buf)
-					free(v);
-				v = grown;
-				cap *= 2;
-			}
-			rc = int64_at(c, lo, &v[n++]);
-		} while (!rc && eat(c, ','));
-		if (!rc)
-			rc = need(c, close);
-	}
-	if (!rc && n > UINT32_MAX)
-		rc = fail(c, "too many entries");
-	if (!rc && n && !(out->v = shs_arena_memdup(a, v, n * sizeof(*v))))
-		rc = SHS_ENOMEM;
-	out->n = (uint32_t)n;
-	if (v != buf)
-		free(v);
-	return rc;
-}
-
 static int64_t product(const shs_i64s *l)
 {
 	int64_t p = 1;
@@ -179,22 +81,22 @@ static int64_t product(const shs_i64s *l)
 }
 
 /* `[G,S]<=[dims]` and an optional `T(perm)`, checked as XLA's IotaReplicaGroupList checks. */
-static int iota_groups(scan *c, shs_arena *a, shs__groups *out)
+static int iota_groups(shs__scan *c, shs_arena *a, shs__groups *out)
 {
 	shs_i64s gs = { 0 };
 	int64_t total;
-	int rc = int_list(c, a, '[', ']', 0, &gs);
+	int rc = shs__scan_ints(c, a, '[', ']', 0, &gs);
 
 	if (!rc && gs.n != 2)
-		rc = fail(c, "the iota form starts [groups,size]");
-	if (!rc && !(eat(c, '<') && c->s[c->pos] == '='))
-		rc = fail(c, "expected '<=' after [groups,size]");
+		rc = shs__scan_fail(c, "the iota form starts [groups,size]");
+	if (!rc && !(shs__scan_eat(c, '<') && c->s[c->pos] == '='))
+		rc = shs__scan_fail(c, "expected '<=' after [groups,size]");
 	if (!rc) {
 		c->pos++;
-		rc = int_list(c, a, '[', ']', 1, &out->reshape);
+		rc = shs__scan_ints(c, a, '[', ']', 1, &out->reshape);
 	}
-	if (!rc && eat(c, 'T'))
-		rc = int_list(c, a, '(', ')', 0, &out->perm);
+	if (!rc && shs__scan_eat(c, 'T'))
+		rc = shs__scan_ints(c, a, '(', ')', 0, &out->perm);
 	if (rc)
 		return rc;
 	out->iota = true;
@@ -204,38 +106,38 @@ static int iota_groups(scan *c, shs_arena *a, shs__groups *out)
 	if (out->reshape.n == 0 || out->reshape.n > SHS_MAX_RANK || total < 0 ||
 	    (out->n_groups && out->group_size > total / out->n_groups) ||
 	    out->n_groups * out->group_size != total)
-		return fail(c, "[%" PRId64 ",%" PRId64 "] groups do not hold the devices of the "
+		return shs__scan_fail(c, "[%" PRId64 ",%" PRId64 "] groups do not hold the devices of the "
 			    "reshape", out->n_groups, out->group_size);
 	if (out->perm.n && out->perm.n != out->reshape.n)
-		return fail(c, "the transpose has %u entries for %u reshape dimensions",
+		return shs__scan_fail(c, "the transpose has %u entries for %u reshape dimensions",
 			    out->perm.n, out->reshape.n);
 	for (uint32_t i = 0; i < out->perm.n; i++)
 		for (uint32_t j = 0; j < out->perm.n; j++)
 			if (out->perm.v[i] >= out->perm.n || (i != j && out->perm.v[i] == out->perm.v[j]))
-				return fail(c, "the transpose is not a permutation");
+				return shs__scan_fail(c, "the transpose is not a permutation");
 	return SHS_OK;
 }
 
 int shs__groups_parse(shs_arena *a, const char *value, bool pairs, shs__groups *out, char *why,
 		      size_t cap)
 {
-	scan c = { value, 0, why, cap };
+	shs__scan c = { value, 0, why, cap };
 	shs_i64s *groups = NULL;
 	size_t n = 0, room = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	blanks(&c);
+	shs__scan_blanks(&c);
 	if (!pairs && value[c.pos] == '[')
 		rc = iota_groups(&c, a, out);
-	else if (!(rc = need(&c, '{')) && !eat(&c, '}')) {
+	else if (!(rc = shs__scan_need(&c, '{')) && !shs__scan_eat(&c, '}')) {
 		do {
 			if (n == room) {
 				shs_i64s *grown;
 
 				room = room ? 2 * room : 8;
 				if (room > UINT32_MAX)
-					return fail(&c, "too many groups");
+					return shs__scan_fail(&c, "too many groups");
 				grown = shs_arena_alloc(a, room * sizeof(*grown));
 				if (!grown)
 					return SHS_ENOMEM;
@@ -244,18 +146,17 @@ int shs__groups_parse(shs_arena *a, const char *value, bool pairs, shs__groups *
 				groups = grown;
 			}
 			memset(&groups[n], 0, sizeof(groups[n]));
-			rc = int_list(&c, a, '{', '}', 0, &groups[n++]);
+			rc = shs__scan_ints(&c, a, '{', '}', 0, &groups[n++]);
 			if (!rc && pairs && groups[n - 1].n != 2)
-				rc = fail(&c, "a source-target pair has two entries");
-		} while (!rc && eat(&c, ','));
+				rc = shs__scan_fail(&c, "a source-target pair has two entries");
+		} while (!rc && shs__scan_eat(&c, ','));
 		if (!rc)
-			rc = need(&c, '}');
+			rc = shs__scan_need(&c, '}');
 	}
 	if (rc)
 		return rc;
-	blanks(&c);
-	if (value[c.pos])
-		return fail(&c, "unexpected text after the groups");
+	if ((rc = shs__scan_end(&c, "the groups")))
+		return rc;
 	if (!out->iota) {
 		out->n = (uint32_t)n;
 		out->groups = groups;
@@ -294,6 +195,14 @@ void shs__groups_print(shs_buf *b, const shs__groups *g)
 	shs_buf_putc(b, '}');
 }
 
+static int check_bool(const char *value, char *why, size_t cap)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "false"))
+		return SHS_OK;
+	snprintf(why, cap, "expected true or false, not '%s'", value);
+	return SHS_EPARSE;
+}
+
 int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const char **canonical,
 		       char *why, size_t cap)
 {
@@ -315,11 +224,7 @@ int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const c
 		shs_buf_free(&b);
 		return rc;
 	case SHS__RAW_CONSTRAIN_LAYOUT: case SHS__RAW_USE_GLOBAL_IDS: case SHS__RAW_IS_COMPOSITE:
-		if (strcmp(value, "true") && strcmp(value, "false")) {
-			snprintf(why, cap, "expected true or false, not '%s'", value);
-			return SHS_EPARSE;
-		}
-		return SHS_OK;
+		return check_bool(value, why, cap);
 	case SHS__RAW_API_VERSION:
 		if (shs__api_version_of(value) < 0) {
 			snprintf(why, cap, "'%s' is no CustomCallApiVersion", value);
@@ -388,4 +293,85 @@ int shs__raw_finish(shs_arena *a, shs_instr *in)
 	in->raw_attrs = out;
 	in->n_raw_attrs = n;
 	return SHS_OK;
+}
+
+/* ---- Header attributes ----------------------------------------------------------------------- */
+
+int shs__donors_parse(shs_arena *a, const char *value, shs__donor **out, uint32_t *n, char *why,
+		      size_t cap)
+{
+	shs__scan c = { value, 0, why, cap };
+	shs__donor *d = NULL;
+	size_t count = 0, room = 0;
+	int rc = shs__scan_need(&c, '{');
+
+	while (!rc && !shs__scan_eat(&c, '}')) {
+		if (count && (rc = shs__scan_need(&c, ',')))
+			break;
+		if (count == room) {
+			shs__donor *grown;
+
+			room = room ? 2 * room : 8;
+			if (room > UINT32_MAX)
+				return shs__scan_fail(&c, "too many buffer donors");
+			if (!(grown = shs_arena_alloc(a, room * sizeof(*grown))))
+				return SHS_ENOMEM;
+			if (count)
+				memcpy(grown, d, count * sizeof(*d));
+			d = grown;
+		}
+		memset(&d[count], 0, sizeof(d[count]));
+		rc = shs__scan_need(&c, '(');
+		if (!rc)
+			rc = shs__scan_int(&c, 0, &d[count].param);
+		if (!rc)
+			rc = shs__scan_need(&c, ',');
+		if (!rc)
+			rc = shs__scan_ints(&c, a, '{', '}', 0, &d[count].index);
+		if (!rc)
+			rc = shs__scan_need(&c, ')');
+		count++;
+	}
+	if (rc)
+		return rc;
+	if ((rc = shs__scan_end(&c, "the buffer donors")))
+		return rc;
+	*out = d;
+	*n = (uint32_t)count;
+	return SHS_OK;
+}
+
+void shs__donors_print(shs_buf *b, const shs__donor *d, uint32_t n)
+{
+	shs_buf_puts(b, "{ ");
+	for (uint32_t k = 0; k < n; k++) {
+		shs_buf_printf(b, "%s(%" PRId64 ", ", k ? ", " : "", d[k].param);
+		put_list(b, &d[k].index, '{', '}');
+		shs_buf_putc(b, ')');
+	}
+	shs_buf_puts(b, " }");
+}
+
+int shs__header_canonical(shs_arena *a, const char *name, const char *value,
+			  const char **canonical, char *why, size_t cap)
+{
+	shs__donor *d;
+	shs_buf b = { 0 };
+	uint32_t n;
+	int rc;
+
+	*canonical = value;
+	if (!strcmp(name, "is_scheduled"))
+		return check_bool(value, why, cap);
+	if (strcmp(name, "buffer_donor"))
+		return SHS_OK;
+	if ((rc = shs__donors_parse(a, value, &d, &n, why, cap)))
+		return rc;
+	shs__donors_print(&b, d, n);
+	if (b.oom)
+		rc = SHS_ENOMEM;
+	else if (strcmp(b.data, value) && !(*canonical = shs_arena_strdup(a, b.data)))
+		rc = SHS_ENOMEM;
+	shs_buf_free(&b);
+	return rc;
 }

@@ -78,4 +78,26 @@ int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const c
  * returns; the attributes it adds: caller frees with a. */
 int shs__raw_finish(shs_arena *a, shs_instr *in);
 
+/* ---- Header attributes ----------------------------------------------------------------------- */
+
+/* One buffer donor: parameter param's buffer at index. */
+typedef struct shs__donor {
+	int64_t param;
+	shs_i64s index;
+} shs__donor;
+
+/* Parses buffer_donor's value `{ (0, {}), (2, {1}) }` into *out[0..*n), allocated in a. Returns
+ * SHS_OK, SHS_EPARSE with the reason in why, or SHS_ENOMEM. value: borrowed, valid until this
+ * returns; *out: caller frees with a. */
+int shs__donors_parse(shs_arena *a, const char *value, shs__donor **out, uint32_t *n, char *why,
+		      size_t cap);
+
+/* Appends donors as XLA prints them (HloBufferDonorConfig::ToShortString, in braces). */
+void shs__donors_print(shs_buf *b, const shs__donor *d, uint32_t n);
+
+/* Checks a header attribute's value (is_scheduled: a bool; buffer_donor: donors) and sets
+ * *canonical to the text XLA prints for it, as shs__raw_canonical. Others are kept as they are. */
+int shs__header_canonical(shs_arena *a, const char *name, const char *value,
+			  const char **canonical, char *why, size_t cap);
+
 #endif

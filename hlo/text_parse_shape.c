@@ -1,4 +1,5 @@
 /* HLO text parser: plain values, shapes and layouts, program shapes and the module attributes. */
+#include "raw_attrs.h"
 #include "text_parse.h"
 
 #include <stdio.h>
@@ -477,6 +478,29 @@ static int header_kind(const shs__parser *p, const shs_tok *t)
 	return -1;
 }
 
+/* A header attribute the IR keeps as text: is_scheduled and buffer_donor checked and kept as XLA
+ * prints them (is_scheduled=false, which XLA never prints, dropped). */
+static int parse_raw_header_attr(shs__parser *p)
+{
+	shs_module *m = p->m;
+	size_t off = shs__lex_skip_blanks(&p->lx, p->lx.tok.off + p->lx.tok.len);
+	shs_raw_attr *r;
+	char why[160];
+	int rc = shs__parse_raw_attr(p, "module attribute", &m->n_raw_attrs, &m->raw_attrs);
+
+	if (rc)
+		return rc;
+	r = &m->raw_attrs[m->n_raw_attrs - 1];
+	rc = shs__header_canonical(p->a, r->name, r->value, &r->value, why, sizeof(why));
+	if (rc == SHS_ENOMEM)
+		return shs__oom(p);
+	if (rc)
+		return shs__fail_at(p, off + 1, "%s: %s", r->name, why);
+	if (!strcmp(r->name, "is_scheduled") && !strcmp(r->value, "false"))
+		m->n_raw_attrs--;
+	return SHS_OK;
+}
+
 int shs__parse_module_attr(shs__parser *p)
 {
 	shs_module *m = p->m;
@@ -486,7 +510,7 @@ int shs__parse_module_attr(shs__parser *p)
 		return shs__fail(p, "expected a module attribute name");
 	kind = header_kind(p, &p->lx.tok);
 	if (kind < 0)
-		return shs__parse_raw_attr(p, "module attribute", &m->n_raw_attrs, &m->raw_attrs);
+		return parse_raw_header_attr(p);
 	if (p->header_seen >> kind & 1)
 		return shs__fail(p, "module attribute given twice");
 	shs__next(p);
