@@ -212,6 +212,12 @@ int shs__header_from_proto(const shs__pl *c, const Xla__HloModuleProto *p);
 int shs__scheduled(const shs__pl *c, const Xla__HloScheduleProto *s,
 		   const Xla__HloComputationProto *p, Xla__HloComputationProto *out);
 
+/* p's statistics, result accuracy and original value as raw attributes appended to out[*n..],
+ * which has room for three more; what XLA does not print (empty, default) is left out. The
+ * values: copied; caller frees with shs_module_free(c->m). */
+int shs__extra_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_raw_attr *out,
+		    uint32_t *n);
+
 /* Those fields of p back into in's raw text attributes, as XLA prints them and in its order
  * (in->op set). The attributes: copied; caller frees with shs_module_free(c->m). p: borrowed,
  * valid until this returns. */
@@ -278,6 +284,11 @@ int shs__instr_to(shs__ps *c, const shs_instr *in, Xla__HloInstructionProto **ou
  * p; SHS_EUNSUPPORTED for one it has none for. What p gains: caller frees with
  * shs_arena_free(c->a); arrays it shares with in: borrowed, valid until in is freed. */
 int shs__raw_to_proto(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p);
+
+/* A statistics, result_accuracy or origin value (kind k of hlo/raw_attrs.h) into its field of p.
+ * What p gains: caller frees with shs_arena_free(c->a). value: borrowed, valid until this
+ * returns. */
+int shs__extra_to(const shs__ps *c, int k, const char *value, Xla__HloInstructionProto *p);
 
 /* The module's raw header attributes into p: is_scheduled=true as a schedule of every computation
  * but fusion bodies in their order, buffer_donor as its entries; module configuration left out;

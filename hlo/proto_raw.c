@@ -87,6 +87,9 @@ static int one_to(const shs__ps *c, const shs_raw_attr *r, Xla__HloInstructionPr
 	case SHS__RAW_CONSTRAIN_LAYOUT: p->constrain_layout = !strcmp(r->value, "true"); break;
 	case SHS__RAW_USE_GLOBAL_IDS: p->use_global_device_ids = !strcmp(r->value, "true"); break;
 	case SHS__RAW_IS_COMPOSITE: p->is_composite = !strcmp(r->value, "true"); break;
+	case SHS__RAW_STATISTICS: case SHS__RAW_RESULT_ACCURACY: case SHS__RAW_ORIGIN:
+		rc = shs__extra_to(c, k, r->value, p);
+		return rc == SHS_OK ? rc : shs__ps_prefix(c, r->name);
 	case SHS__RAW_API_VERSION:
 		p->custom_call_api_version = shs__api_version_of(r->value);
 		if (p->custom_call_api_version < 0)
@@ -184,7 +187,7 @@ static int groups_text(const shs__pl *c, shs_instr *in, uint32_t cap, const char
 
 int shs__raw_from_proto(const shs__pl *c, const Xla__HloInstructionProto *p, shs_instr *in)
 {
-	enum { MOST = 6 }; /* one of each kind */
+	enum { MOST = SHS__RAW_KINDS }; /* one of each kind */
 	bool groups = shs__op_has_replica_groups(in->op) || p->n_replica_groups ||
 		      p->collective_device_list;
 	bool pairs = p->n_source_target_pairs || shs__op_has_pairs(in->op);
@@ -194,7 +197,9 @@ int shs__raw_from_proto(const shs__pl *c, const Xla__HloInstructionProto *p, shs
 	int rc = SHS_OK;
 
 	if (!groups && !constrain && !p->use_global_device_ids && !pairs && !p->is_composite &&
-	    p->custom_call_api_version <= API_VERSION_ORIGINAL)
+	    p->custom_call_api_version <= API_VERSION_ORIGINAL &&
+	    !(p->statistics_viz && p->statistics_viz->n_statistics) && !p->result_accuracy &&
+	    !p->original_value)
 		return SHS_OK;
 	if (p->custom_call_api_version > API_VERSION_ORIGINAL &&
 	    !(api = shs__api_version_name(p->custom_call_api_version)))
@@ -229,5 +234,7 @@ int shs__raw_from_proto(const shs__pl *c, const Xla__HloInstructionProto *p, shs
 		rc = add(c, in, MOST, "api_version", api);
 	if (rc == SHS_OK && p->is_composite)
 		rc = add(c, in, MOST, "is_composite", "true");
+	if (rc == SHS_OK)
+		rc = shs__extra_from(c, p, in->raw_attrs, &in->n_raw_attrs);
 	return rc;
 }

@@ -19,6 +19,9 @@ static const char *const kind_names[SHS__RAW_KINDS] = {
 	[SHS__RAW_SOURCE_TARGET] = "source_target_pairs",
 	[SHS__RAW_API_VERSION] = "api_version",
 	[SHS__RAW_IS_COMPOSITE] = "is_composite",
+	[SHS__RAW_STATISTICS] = "statistics",
+	[SHS__RAW_RESULT_ACCURACY] = "result_accuracy",
+	[SHS__RAW_ORIGIN] = "origin",
 };
 
 /* CustomCallApiVersion (xla/service/hlo.proto). */
@@ -35,6 +38,11 @@ shs__raw_kind shs__raw_kind_of(const char *name)
 		if (!strcmp(name, kind_names[k]))
 			return (shs__raw_kind)k;
 	return SHS__RAW_OTHER;
+}
+
+const char *shs__raw_name(shs__raw_kind k)
+{
+	return (unsigned)k < SHS__RAW_KINDS ? kind_names[k] : NULL;
 }
 
 bool shs__op_has_replica_groups(shs_opcode op)
@@ -225,6 +233,8 @@ int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const c
 		return rc;
 	case SHS__RAW_CONSTRAIN_LAYOUT: case SHS__RAW_USE_GLOBAL_IDS: case SHS__RAW_IS_COMPOSITE:
 		return check_bool(value, why, cap);
+	case SHS__RAW_STATISTICS: case SHS__RAW_RESULT_ACCURACY: case SHS__RAW_ORIGIN:
+		return shs__extra_canonical(a, k, value, canonical, why, cap);
 	case SHS__RAW_API_VERSION:
 		if (shs__api_version_of(value) < 0) {
 			snprintf(why, cap, "'%s' is no CustomCallApiVersion", value);
@@ -245,7 +255,7 @@ static bool printed(shs__raw_kind k, const char *value)
 	case SHS__RAW_API_VERSION:
 		return shs__api_version_of(value) != API_VERSION_ORIGINAL;
 	default:
-		return true;
+		return value[0] != '\0';
 	}
 }
 

@@ -20,6 +20,9 @@ typedef enum shs__raw_kind {
 	SHS__RAW_SOURCE_TARGET,      /* source_target_pairs (52) */
 	SHS__RAW_API_VERSION,        /* custom_call_api_version (77) */
 	SHS__RAW_IS_COMPOSITE,       /* is_composite (89) */
+	SHS__RAW_STATISTICS,         /* statistics_viz (82) */
+	SHS__RAW_RESULT_ACCURACY,    /* result_accuracy (91) */
+	SHS__RAW_ORIGIN,             /* original_value (88) */
 	SHS__RAW_KINDS
 } shs__raw_kind;
 
@@ -38,6 +41,9 @@ typedef struct shs__groups {
 
 /* The kind of the attribute named name. name: borrowed, valid until this returns. */
 shs__raw_kind shs__raw_kind_of(const char *name);
+
+/* The name of kind k (static). */
+const char *shs__raw_name(shs__raw_kind k);
 
 /* Whether XLA prints replica_groups on every instruction of opcode op (its collectives:
  * all-gather, all-reduce, their -start forms, reduce-scatter, all-to-all, ragged-all-to-all,
@@ -71,9 +77,15 @@ const char *shs__api_version_name(int v);
 int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const char **canonical,
 		       char *why, size_t cap);
 
+/* shs__raw_canonical for statistics, result_accuracy and origin (raw_extra.c); *canonical is ""
+ * for a value XLA does not print (no statistics, the default accuracy). */
+int shs__extra_canonical(shs_arena *a, shs__raw_kind k, const char *value,
+			 const char **canonical, char *why, size_t cap);
+
 /* After an instruction's attributes are read: gives a collective without replica_groups the
  * empty list XLA prints ({}), a collective-permute without source_target_pairs likewise, drops
- * what XLA never prints (a false flag, api_version=API_VERSION_ORIGINAL), and orders the raw attributes as XLA prints them (those of no
+ * what XLA never prints (a false flag, api_version=API_VERSION_ORIGINAL, empty statistics, the
+ * default accuracy), and orders the raw attributes as XLA prints them (those of no
  * kind last, in their order). Returns SHS_OK or SHS_ENOMEM. in: borrowed, valid until this
  * returns; the attributes it adds: caller frees with a. */
 int shs__raw_finish(shs_arena *a, shs_instr *in);

@@ -78,18 +78,23 @@ typedef enum raw_slot {
 	RAW_BEFORE_DIMENSIONS, /* collectives: replica_groups, constrain_layout */
 	RAW_OPCODE,            /* everything else: after the opcode's modeled attributes */
 	RAW_AFTER_CALLED,      /* is_composite, after to_apply */
-	RAW_AFTER_CONTROL      /* statistics, after control-predecessors */
+	RAW_AFTER_CONTROL      /* statistics, result_accuracy, origin: after control-predecessors */
 } raw_slot;
 
-static raw_slot raw_slot_of(const char *name)
+static raw_slot raw_slot_of(const char *name, shs_opcode op)
 {
 	static const struct { const char *name; raw_slot slot; } known[] = {
 		{ "replica_groups", RAW_BEFORE_DIMENSIONS },
 		{ "constrain_layout", RAW_BEFORE_DIMENSIONS },
 		{ "is_composite", RAW_AFTER_CALLED },
 		{ "statistics", RAW_AFTER_CONTROL },
+		{ "result_accuracy", RAW_AFTER_CONTROL },
+		{ "origin", RAW_AFTER_CONTROL },
 	};
 
+	/* reduce-scatter prints use_global_device_ids before its dimensions, all-gather after */
+	if (op == SHS_OP_REDUCE_SCATTER && name && !strcmp(name, "use_global_device_ids"))
+		return RAW_BEFORE_DIMENSIONS;
 	for (size_t k = 0; name && k < sizeof(known) / sizeof(known[0]); k++)
 		if (!strcmp(name, known[k].name))
 			return known[k].slot;
@@ -99,7 +104,7 @@ static raw_slot raw_slot_of(const char *name)
 static void put_raw_slot(const shs__printer *p, const shs_instr *in, raw_slot slot)
 {
 	for (uint32_t i = 0; i < in->n_raw_attrs; i++)
-		if (raw_slot_of(in->raw_attrs[i].name) == slot)
+		if (raw_slot_of(in->raw_attrs[i].name, in->op) == slot)
 			shs__put_raw_attrs(p->b, &in->raw_attrs[i], 1);
 }
 

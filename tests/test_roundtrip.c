@@ -191,6 +191,95 @@ static void partitioned_round_trips(void)
 	shs_module_free(m);
 }
 
+/* A module with every attribute of XLA's text that HloModuleProto / HloInstructionProto hold and
+ * the IR keeps as text, each as XLA prints it (issue 18). */
+static const char every_attribute[] =
+	"HloModule every, is_scheduled=true, buffer_donor={ (0, {}) }, "
+	"allow_spmd_sharding_propagation_to_parameters={false,true}, num_partitions=4\n\n"
+	"add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+	"  ROOT s = f32[] add(x, y)\n}\n\n"
+	"comp {\n  a = f32[8] parameter(0)\n  ROOT n = f32[8] negate(a)\n}\n\n"
+	"ENTRY main {\n  p0 = f32[8] parameter(0)\n  p1 = f32[8] parameter(1)\n"
+	"  ar = f32[8] all-reduce(p0), channel_id=1, replica_groups={{0,1},{2,3}}, "
+	"constrain_layout=true, use_global_device_ids=true, to_apply=add\n"
+	"  ag = f32[32] all-gather(p1), channel_id=2, replica_groups=[1,4]<=[2,2]T(1,0), "
+	"dimensions={0}, use_global_device_ids=true\n"
+	"  rs = f32[2] reduce-scatter(p0), channel_id=3, replica_groups=[1,4]<=[4], "
+	"use_global_device_ids=true, dimensions={0}, to_apply=add\n"
+	"  cp = f32[8] collective-permute(ar), channel_id=4, "
+	"source_target_pairs={{0,1},{1,2},{2,3},{3,0}}\n"
+	"  cc = f32[8] custom-call(cp, p1), custom_call_target=\"kernel\", "
+	"operand_layout_constraints={f32[8]{0}, f32[8]{0}}, api_version=API_VERSION_TYPED_FFI\n"
+	"  cl = f32[8] call(cc), to_apply=comp, is_composite=true, "
+	"frontend_attributes={composite.name=\"foo.bar\",composite.version=\"1\"}\n"
+	"  ex = f32[8] exponential(cl), result_accuracy={mode=highest}\n"
+	"  lg = f32[8] log(ex), statistics={visualizing_index=1,stat-0=55.5,stat-1=44.4}, "
+	"result_accuracy={tolerance={atol=1e-05,rtol=0,ulps=2}}\n"
+	"  c = f32[] constant(2), origin={{\"rhs\"}}\n"
+	"  t = (f32[8], f32[32]) tuple(lg, ag), origin={({\"lg\"}, {\"ag\" {0}}, {})}\n"
+	"  ROOT r = (f32[8], f32[32], f32[2], f32[]) tuple(lg, ag, rs, c), "
+	"origin={[synthetic_call]}\n}\n";
+
+/* The value of raw attribute name of instruction instr in the entry, or NULL. */
+static const char *raw_value(const shs_module *m, const char *instr, const char *name)
+{
+	const shs_computation *c = shs_module_entry(m);
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		for (uint32_t k = 0; !strcmp(c->instrs[i]->name, instr) && k < c->instrs[i]->n_raw_attrs;
+		     k++)
+			if (!strcmp(c->instrs[i]->raw_attrs[k].name, name))
+				return c->instrs[i]->raw_attrs[k].value;
+	return NULL;
+}
+
+/* Every such attribute survives text -> proto -> text, and the header's configuration is left
+ * out of protobuf (as XLA leaves it out) and named as such. */
+static void every_attribute_round_trips(void)
+{
+	static const char *const expect[][3] = {
+		{ "ar", "replica_groups", "{{0,1},{2,3}}" }, { "ar", "constrain_layout", "true" },
+		{ "ag", "replica_groups", "[1,4]<=[2,2]T(1,0)" },
+		{ "rs", "use_global_device_ids", "true" },
+		{ "cp", "source_target_pairs", "{{0,1},{1,2},{2,3},{3,0}}" },
+		{ "cc", "api_version", "API_VERSION_TYPED_FFI" }, { "cl", "is_composite", "true" },
+		{ "ex", "result_accuracy", "{mode=highest}" },
+		{ "lg", "result_accuracy", "{tolerance={atol=1e-05,rtol=0,ulps=2}}" },
+		{ "lg", "statistics", "{visualizing_index=1,stat-0=55.5,stat-1=44.4}" },
+		{ "c", "origin", "{{\"rhs\"}}" }, { "t", "origin", "{({\"lg\"}, {\"ag\" {0}}, {})}" },
+		{ "r", "origin", "{[synthetic_call]}" },
+	};
+	const char *path = shs_test_tmp_path("every.hlo");
+	FILE *f = fopen(path, "w");
+	shs_module *m, *back = NULL;
+	uint8_t *pb = NULL;
+	size_t len = 0;
+	shs_err e = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(every_attribute, f);
+	fclose(f);
+	round_trip_file(path);
+	m = shs_test_parse(every_attribute);
+	SHS_ASSERT_OK(shs_proto_save(m, false, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "every.pb", &back, &e), &e);
+	for (size_t k = 0; k < sizeof(expect) / sizeof(expect[0]); k++) {
+		const char *v = raw_value(back, expect[k][0], expect[k][1]);
+
+		if (!v || strcmp(v, expect[k][2]))
+			fprintf(stderr, "\n  %s %s: %s, want %s\n", expect[k][0], expect[k][1],
+				v ? v : "(none)", expect[k][2]);
+		CU_ASSERT_TRUE(v && !strcmp(v, expect[k][2]));
+	}
+	CU_ASSERT_TRUE(shs_module_entry(back)->instrs[6]->layout_constrained);
+	SHS_ASSERT_INT_EQ(back->n_raw_attrs, 2); /* is_scheduled, buffer_donor */
+	SHS_ASSERT_STR_EQ(back->raw_attrs[1].value, "{ (0, {}) }");
+	SHS_ASSERT_INT_EQ(back->num_partitions, 0);
+	free(pb);
+	shs_module_free(back);
+	shs_module_free(m);
+}
+
 /* The generated flash-attention module (LLaMA-3 8B with 2 layers, scanned and unrolled, both
  * kernels) verifies and survives text and protobuf round trips; it holds one forward and one
  * backward kernel per layer body with their backend_config. */
@@ -254,6 +343,7 @@ CU_TestInfo roundtrip_tests[] = {
 	{ "every shared module round-trips through text and protobuf", corpus_round_trips },
 	{ "a partitioned module: replica groups, permutes, FFI calls in protobuf",
 	  partitioned_round_trips },
+	{ "every attribute XLA's protobuf holds round-trips", every_attribute_round_trips },
 	{ "HloProto and bare HloModuleProto are kept apart", hlo_proto_wrapper_kept },
 	{ "files round-trip by extension", files_round_trip },
 	CU_TEST_INFO_NULL,
