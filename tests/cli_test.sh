@@ -64,6 +64,23 @@ expect 2 "$ss" convert "$tmp/mha.pb" "$tmp/mha.pb"
 has "$tmp/err" "overwrite"
 ls -A "$tmp" | grep -q '^\.' && bad "temporary files left behind" || ok
 
+# an already partitioned module (MaxText on 4 GPUs after SPMD partitioning): protobuf holds its
+# replica groups, permutes and FFI calls, --verbose names the configuration protobuf leaves out;
+# annotate and evaluate refuse it (exit 1, nothing written) unless --force
+part="$hlo/partitioned/hlo_llama3_8b_cp_bf16_1x4.hlo"
+expect 0 "$ss" convert "$part" "$tmp/part.pb" --verbose
+has "$tmp/err" "header attribute 'num_partitions' is module configuration"
+expect 0 "$ss" convert "$tmp/part.pb" "$tmp/part.hlo"
+has "$tmp/part.hlo" "replica_groups=[1,4]<=[4]"
+has "$tmp/part.hlo" "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}"
+has "$tmp/part.hlo" "api_version=API_VERSION_TYPED_FFI"
+expect 1 "$ss" annotate "$part" --mesh data=4 --plan dp -o "$tmp/never.hlo"
+has "$tmp/err" "already partitioned"
+[ -e "$tmp/never.hlo" ] && bad "output written for a partitioned module" || ok
+expect 1 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan dp
+has "$tmp/err" "--force"
+expect 0 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan dp --force --quiet
+
 # gen: help, presets, usage errors (exit 2) and rejected values (exit 1)
 presets="llama2-13b llama3-8b llama3-70b llama3-405b gpt3-175b mixtral-8x7b mlp-only"
 expect 0 "$ss" gen --help

@@ -58,7 +58,8 @@ static const char usage_tail[] =
 	"                        accumulation, the pipeline's micro-batches, layers and repeats)\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
-	"  --force               allow OUT to be the same file as IN\n"
+	"  --force               allow OUT to be the same file as IN, and shard a module that is\n"
+	"                        already partitioned (refused otherwise)\n"
 	"  --help                this text\n"
 	"\n"
 	"exit status: 0 success, 1 bad input or a failed operation, 2 bad usage, 3 no plan fits in\n"
@@ -91,6 +92,7 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	if (!strcmp(o, "--force") || !strcmp(o, "--json") || !strcmp(o, "--quiet")) {
 		*(!strcmp(o, "--force") ? &a->force : !strcmp(o, "--json") ? &a->json :
 					  &a->quiet) = true;
+		a->o.force |= a->force;
 		return 1;
 	}
 	if (!strcmp(o, "--export")) {

@@ -30,6 +30,8 @@ static const char usage_mesh[] =
 	"                        e.g. fsdp=16@xy,tensor=4@z; without @ a default layout)\n";
 
 static const char usage_tail[] =
+	"  --force               evaluate a module that is already partitioned (refused\n"
+	"                        otherwise: its shapes are one device's)\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n"
 	"\n"
@@ -69,6 +71,8 @@ static int parse(int argc, char **argv, args *a)
 			continue;
 		if (!strcmp(o, "--json") || !strcmp(o, "--quiet"))
 			*(!strcmp(o, "--json") ? &a->json : &a->quiet) = true;
+		else if (!strcmp(o, "--force"))
+			a->o.force = true;
 		else if (o[0] == '-' && o[1])
 			return shs_cli_usage_error("evaluate", "unknown option '%s'", o);
 		else if (!a->in)

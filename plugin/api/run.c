@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "io.h"
 #include "microbatch.h"
 #include "report.h"
@@ -278,9 +279,28 @@ static int search(shs_run *r, shs_module **m, shs_err *e)
 	return rc;
 }
 
+/* Refuses a module XLA's partitioner has already run on (unless force): sharding it again would
+ * describe devices that each hold a shard as if they held the whole. */
+static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
+{
+	const shs_computation *c = NULL;
+	const shs_instr *w = r->o->force ? NULL : shs_partitioned_witness(m, &c);
+
+	if (!w)
+		return SHS_OK;
+	return shs_seterr(e, SHS_EUNSUPPORTED, "the module is already partitioned: computation "
+			  "'%s' holds %s '%s' (XLA's SPMD partitioner, or shard_map, writes those); "
+			  "give the module before partitioning (XLA's dump of "
+			  "*.before_optimizations), or force (--force) to go on", c->name,
+			  shs_opcode_name(w->op), w->name);
+}
+
 int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 {
-	int rc = r->o->plan ? shs_run_plan(r, *m, e) : search(r, m, e);
+	int rc = unpartitioned(r, *m, e);
+
+	if (rc == SHS_OK)
+		rc = r->o->plan ? shs_run_plan(r, *m, e) : search(r, m, e);
 	const shs_plan *p = r->searched ? r->search.plan : r->plan;
 
 	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */
@@ -309,7 +329,9 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 				  "or device count, and a mesh");
 	if (pipelined(r))
 		o.microbatches = r->o->microbatches;
-	rc = shs_run_plan(r, m, e);
+	rc = unpartitioned(r, m, e);
+	if (rc == SHS_OK)
+		rc = shs_run_plan(r, m, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &o, ev, e) : rc;
 }
 
@@ -320,6 +342,8 @@ int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
 
 	int64_t done = shs_microbatch_count(*m);
 
+	if ((rc = unpartitioned(r, *m, e)) != SHS_OK)
+		return rc;
 	if (r->o->microbatches <= 1 || done == r->o->microbatches || pipelined(r))
 		return SHS_OK;
 	if (done > 1)

@@ -35,6 +35,7 @@ typedef struct shs_run_options {
 	bool exhaustive;           /* exhaustive */
 	bool stages;               /* stages: the search also tries pipeline stages */
 	bool ignore_hints;         /* ignore-hints */
+	bool force;                /* force: work on a module already partitioned */
 	const char *dirs[SHS_OPTIONS_MAX_DIRS + 1]; /* plugins: folders, NULL-terminated */
 	uint32_t n_dirs;
 	const char *files[SHS_OPTIONS_MAX_FILES];   /* plugin: plugin files, in the order given */
