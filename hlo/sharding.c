@@ -6,6 +6,8 @@
 
 #include "ir.h"
 #include "sharding_internal.h"
+#include "sharding_mesh.h"
+#include "sharding_internal.h"
 
 /* ---- Small shared helpers ----------------------------------------------------------------- */
 
@@ -180,6 +182,8 @@ bool shs_sharding_equal(const shs_sharding *x, const shs_sharding *y)
 	case SHS_SHARDING_MAXIMAL:
 		return shs_sharding_device(x, 0) == shs_sharding_device(y, 0) &&
 		       i64_eq(x->tile_dims, x->n_tile_dims, y->tile_dims, y->n_tile_dims);
+	case SHS_SHARDING_NAMED:
+		return x->mesh && y->mesh && shs__mesh_sharding_equal(x->mesh, y->mesh);
 	case SHS_SHARDING_TILED:
 		return i64_eq(x->tile_dims, x->n_tile_dims, y->tile_dims, y->n_tile_dims) &&
 		       x->replicate_on_last_tile_dim == y->replicate_on_last_tile_dim &&
@@ -221,7 +225,7 @@ static bool clone_into(shs_arena *a, shs_sharding *d, const shs_sharding *s)
 	d->iota_perm = shs__dup_array(a, s->iota_perm, s->n_iota, sizeof(*d->iota_perm), &ok);
 	d->last_tile_dims = shs__dup_array(a, s->last_tile_dims, s->n_last_tile_dims,
 					   sizeof(*d->last_tile_dims), &ok);
-	if (!ok)
+	if (!ok || (s->mesh && !(d->mesh = shs__mesh_sharding_clone(a, s->mesh))))
 		return false;
 	d->metadata = NULL;
 	d->tuple = NULL;
@@ -356,6 +360,11 @@ static int check_any(const shs_sharding *s, bool with_rank, uint32_t rank, int64
 		return SHS_OK;
 	case SHS_SHARDING_TILED:
 		return check_tiled(s, with_rank, rank, num_devices, e);
+	case SHS_SHARDING_NAMED:
+		if (!s->mesh || (with_rank && s->mesh->rank > rank))
+			return shs_seterr(e, SHS_EVERIFY, "named sharding: %u dimensions for a "
+					  "rank-%u value", s->mesh ? s->mesh->rank : 0, rank);
+		return SHS_OK;
 	case SHS_SHARDING_REPLICATED:
 	case SHS_SHARDING_MANUAL:
 	case SHS_SHARDING_UNKNOWN:

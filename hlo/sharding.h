@@ -20,8 +20,44 @@ typedef enum shs_sharding_kind {
 	SHS_SHARDING_TILED = 3, /* OpSharding.OTHER */
 	SHS_SHARDING_MANUAL = 4,
 	SHS_SHARDING_UNKNOWN = 5,
-	SHS_SHARDING_UNREDUCED = 6
+	SHS_SHARDING_UNREDUCED = 6,
+	SHS_SHARDING_NAMED = 7  /* XLA's NamedSharding (OpSharding.named_sharding): mesh set */
 } shs_sharding_kind;
+
+/* A mesh axis, or the sub-axis `axis:(pre_size)size` of it (size 0: the whole axis). */
+typedef struct shs_axis_ref {
+	uint32_t axis;
+	int64_t pre_size, size;
+} shs_axis_ref;
+
+/* The axes one dimension is split over, major first; open (`?`): more may be added. */
+typedef struct shs_mesh_dim {
+	uint32_t n;
+	shs_axis_ref *axes;
+	bool open;
+} shs_mesh_dim;
+
+/* XLA's NamedSharding: a mesh of named axes, the axes each dimension is split over and the axes
+ * the value is replicated, unreduced or manual over; or the whole value replicated, unreduced or
+ * manual over the mesh (whole), or maximal on one device (maximal_mesh[device_id=N]). */
+typedef struct shs_mesh_sharding {
+	bool quoted;              /* axis names printed 'quoted' (newer XLA) rather than bare */
+	bool maximal;
+	int64_t device;           /* maximal: the device */
+	uint32_t n_axes;
+	const char **names;
+	int64_t *sizes;
+	uint32_t n_device_ids;    /* the device order, explicit; or iota over iota_dims transposed */
+	int64_t *device_ids;
+	uint32_t n_iota;          /* 0 with no device_ids: the mesh's own order */
+	int64_t *iota_dims;
+	int32_t *iota_perm;
+	shs_sharding_kind whole;  /* REPLICATED, UNREDUCED or MANUAL; TILED: by the lists below */
+	uint32_t rank;
+	shs_mesh_dim *dims;
+	uint32_t n_replicated, n_unreduced, n_manual;
+	shs_axis_ref *replicated, *unreduced, *manual;
+} shs_mesh_sharding;
 
 /* XLA's sharding of one value.
  * - TILED: tile_dims is the tile-assignment array shape (data rank, plus one trailing dim when
@@ -52,6 +88,7 @@ typedef struct shs_sharding {
 	shs_metadata *metadata;
 	uint32_t n_tuple;
 	struct shs_sharding *tuple;
+	shs_mesh_sharding *mesh; /* kind NAMED */
 } shs_sharding;
 
 /* Parses XLA's text form starting at the '{' of s[0..len): `{replicated}`,

@@ -6,6 +6,7 @@
 #include "ir.h"
 #include "proto_internal.h"
 #include "sharding_internal.h"
+#include "sharding_mesh.h"
 
 enum { SHARD_GROUP_AS = 0, SHARD_GROUP_LIKE = 1 };
 
@@ -297,6 +298,8 @@ static int from_proto(const from_ctx *fc, const Xla__OpSharding *p, int depth, s
 		return rc;
 	if (p->type == SHS_SHARDING_TUPLE)
 		return tuple_from_proto(fc, p, depth, s);
+	if (p->named_sharding)
+		return shs__mesh_sharding_from_proto(a, p, s, e);
 	rc = metadata_from_proto(a, p, s, e);
 	if (rc != SHS_OK)
 		return rc;
@@ -438,6 +441,8 @@ static int to_proto(shs_arena *a, const shs_sharding *s, int depth, Xla__OpShard
 	if (depth > SHS_MAX_NESTING)
 		return shs_seterr(e, SHS_EINVAL, "sharding: tuples nested deeper than %d",
 				  SHS_MAX_NESTING);
+	if (s->kind == SHS_SHARDING_NAMED && s->mesh)
+		return shs__mesh_sharding_to_proto(a, s, p, e);
 	if ((unsigned)s->kind > SHS_SHARDING_UNREDUCED)
 		return shs_seterr(e, SHS_EINVAL, "sharding: unknown kind %d", (int)s->kind);
 	p->type = (int32_t)s->kind;

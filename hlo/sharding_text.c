@@ -6,6 +6,7 @@
 #include "ir.h"
 #include "sharding.h"
 #include "sharding_internal.h"
+#include "sharding_mesh.h"
 #include "text_print.h"
 
 enum {
@@ -634,6 +635,8 @@ static int sh_any(sh_parser *p, int depth, shs_sharding *sh)
 	next = shs__skip_space(p->s, p->len, p->pos);
 	if (next < p->len && (p->s[next] == '{' || p->s[next] == '}'))
 		return sh_tuple(p, depth, sh);
+	if (shs__at_mesh_sharding(p->s, p->len, p->pos))
+		return shs__mesh_sharding_parse(p->a, p->s, p->len, &p->pos, sh, p->err_off, p->e);
 	return sh_single(p, sh, open);
 }
 
@@ -743,6 +746,9 @@ void shs_sharding_print(shs_buf *b, const shs_sharding *s)
 		shs_buf_puts(b, "{maximal device=");
 		shs_buf_put_i64(b, s->n_devices ? s->devices[0] : 0);
 		break;
+	case SHS_SHARDING_NAMED:
+		shs__mesh_sharding_print(b, s);
+		return;
 	case SHS_SHARDING_TILED:
 		shs_buf_putc(b, '{');
 		print_tiles(b, s);

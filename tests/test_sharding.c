@@ -695,7 +695,52 @@ static void real_file_shardings_round_trip(void)
 	shs_arena_free(a);
 }
 
+/* XLA's NamedSharding as XLA prints it (openxla named_sharding_test.cc and the newer quoted
+ * names of its parser tests). */
+static const char *const named_strings[] = {
+	"{mesh[a=2,b=4,c=3,d=8], [{c}, {a, b:(2)2, ?}]}",
+	"{mesh[], replicated}",
+	"{mesh[a=2,b=4,c=3,d=8], replicated}",
+	"{mesh[a=2,b=4,c=3,d=8], [], replicated={c}}",
+	"{maximal_mesh[device_id=5]}",
+	"{mesh[a=2,b=4,c=3,d=8], unreduced}",
+	"{mesh[a=2,b=4,c=3,d=8], [], unreduced={d:(4)2}}",
+	"{mesh[a=2,b=4,c=3,d=8], manual}",
+	"{mesh[a=2,b=4,c=3,d=8], [], manual={d:(4)2}}",
+	"{mesh[a=2,b=4,c=4,d=2], device_ids=([4,16]T(1,0)), [{a}]}",
+	"{mesh[a=2,b=4,c=3,d=8], [{a}], replicated={c}, unreduced={d:(4)2}, manual={b:(2)2}}",
+	"{mesh[a=2,b=4,c=3,d=8], [{a}], replicated={c}, unreduced={d:(4)2}, manual={b:(2)2}, "
+	"metadata={{op_name=\"foo\"}, {op_name=\"bar\"}}}",
+	"{mesh['x'=2,'y'=2], [{'y'}, {}], manual={'x'}}",
+	"{mesh['x'=2,'y'=2], device_ids=(0,2,1,3), [{'x'}]}",
+	"{{replicated}, {mesh[a=2,b=4], replicated}, {maximal device=5}, "
+	"{maximal_mesh[device_id=5]}}",
+};
+
+/* Each prints back as read and survives OpSharding's field 14 as the same sharding (an iota
+ * device order comes back as its list, quoted names as bare ones when they need no quotes); a
+ * proto carrying one no longer loads as replicated. */
+static void named_shardings_round_trip(void)
+{
+	shs_arena *a = shs_arena_new(0);
+
+	for (size_t i = 0; i < sizeof(named_strings) / sizeof(named_strings[0]); i++) {
+		shs_sharding *s = parse_ok(a, named_strings[i]);
+		shs_sharding *back = via_wire(a, s);
+
+		assert_prints(s, named_strings[i]);
+		if (!shs_sharding_equal(s, back))
+			fprintf(stderr, "\n  not equal after proto: %s\n", named_strings[i]);
+		CU_ASSERT_TRUE(shs_sharding_equal(s, back));
+		CU_ASSERT_NOT_EQUAL(back->kind, SHS_SHARDING_REPLICATED);
+		for (size_t j = 0; j < i; j++)
+			CU_ASSERT_FALSE(shs_sharding_equal(s, parse_ok(a, named_strings[j])));
+	}
+	shs_arena_free(a);
+}
+
 CU_TestInfo sharding_tests[] = {
+	{ "XLA's named shardings: text and protobuf round trips", named_shardings_round_trip },
 	{ "XLA strings parse and print identically", xla_strings_round_trip },
 	{ "XLA strings survive OpSharding bytes", xla_strings_survive_proto },
 	{ "clone is deep and equal", clone_is_equal_and_deep },
