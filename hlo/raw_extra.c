@@ -253,7 +253,8 @@ static int parse(shs_arena *a, shs__raw_kind k, const char *value, extra *x, cha
 /* Whether node j lies under node i (its path extends i's). */
 static bool under(const onode *i, const onode *j)
 {
-	return j->path.n > i->path.n && !memcmp(i->path.v, j->path.v, i->path.n * sizeof(int64_t));
+	return j->path.n > i->path.n &&
+	       (!i->path.n || !memcmp(i->path.v, j->path.v, i->path.n * sizeof(int64_t)));
 }
 
 /* Prints node k of the pre-order list and its subtree; returns the index after the subtree. */

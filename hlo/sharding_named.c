@@ -297,12 +297,48 @@ static int named_from_devices(const shs_mesh *mesh, const shs_sharding *s, const
 	return rc;
 }
 
+/* XLA's NamedSharding m on mesh: its axes matched by name and size; what mesh cannot say (a
+ * sub-axis, another device order, unreduced or manual axes, a maximal mesh) is SHS_EINVAL. */
+static int mesh_to_named(const shs_mesh *mesh, const shs_mesh_sharding *m, uint32_t rank,
+			 shs_named_sharding *out, shs_err *e)
+{
+	shs_named_sharding nm = { .rank = rank };
+
+	if (m->maximal || m->whole == SHS_SHARDING_UNREDUCED || m->whole == SHS_SHARDING_MANUAL ||
+	    m->n_unreduced || m->n_manual)
+		return shs_seterr(e, SHS_EINVAL, "named sharding: maximal, unreduced or manual");
+	if (m->n_device_ids || m->n_iota)
+		return shs_seterr(e, SHS_EINVAL, "named sharding: its own device order");
+	if (m->whole == SHS_SHARDING_TILED && m->rank > rank)
+		return shs_seterr(e, SHS_EINVAL, "named sharding: %u dimensions for rank %u",
+				  m->rank, rank);
+	for (uint32_t d = 0; m->whole == SHS_SHARDING_TILED && d < m->rank; d++)
+		for (uint32_t k = 0; k < m->dims[d].n; k++) {
+			const shs_axis_ref *r = &m->dims[d].axes[k];
+			uint32_t a = mesh->n_axes;
+
+			for (uint32_t j = 0; j < mesh->n_axes; j++)
+				if (mesh->names[j] && !strcmp(mesh->names[j], m->names[r->axis]))
+					a = j;
+			if (r->size || a == mesh->n_axes || mesh->sizes[a] != m->sizes[r->axis] ||
+			    nm.n_dim_axes[d] >= SHS_MESH_MAX_AXES)
+				return shs_seterr(e, SHS_EINVAL, "named sharding: axis '%s' is not "
+						  "one of the mesh's", m->names[r->axis]);
+			nm.dim_axes[d][nm.n_dim_axes[d]++] = (uint8_t)a;
+		}
+	*out = nm;
+	return check_mesh(mesh, e);
+}
+
 int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
 			  shs_named_sharding *out, shs_err *e)
 {
 	shs_named_sharding nm = { .rank = rank };
 	int64_t n, *y;
 	int rc;
+
+	if (s->kind == SHS_SHARDING_NAMED && s->mesh && rank <= SHS_NAMED_MAX_RANK)
+		return mesh_to_named(mesh, s->mesh, rank, out, e);
 
 	if (s->kind == SHS_SHARDING_REPLICATED && rank <= SHS_NAMED_MAX_RANK) {
 		rc = check_mesh(mesh, e);

@@ -84,7 +84,10 @@ int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
 		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
 			shs_instr *in = comp->instrs[i];
 			const shs_decision *d = &p->d[c][i];
-			if (d->strategy && !strcmp(d->strategy, "hint"))
+			if (d->strategy && !strcmp(d->strategy, "hint") && in->sharding)
+				continue; /* a Sharding custom call's own */
+			if (p->keep_given && c == m->entry && in->sharding &&
+			    (in->op == SHS_OP_PARAMETER || i == comp->root))
 				continue;
 			rc = instr_sharding(p, m, in, d, &in->sharding, e);
 			if (rc != SHS_OK)

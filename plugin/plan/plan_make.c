@@ -6,6 +6,7 @@
 
 #include "io.h"
 #include "propagate_internal.h"
+#include "sdy.h"
 
 enum { MAX_PASSES = 8, MAX_SOURCE_HOPS = 8 };
 
@@ -194,6 +195,24 @@ static int pin_lookups(shs__prop *x, uint32_t c, shs_err *e)
 	return SHS_OK;
 }
 
+/* The sharding a constraint custom call holds: XLA's Sharding (its sharding) or Shardy's
+ * xla.sdy.ShardingConstraint (its xla.sdy.sharding attribute); NULL for any other. */
+static const shs_sharding *constraint(const shs__prop *x, const shs_instr *in)
+{
+	shs_sharding *s = NULL;
+	shs_err why = { 0 };
+
+	if (in->op != SHS_OP_CUSTOM_CALL || !in->custom_call_target)
+		return NULL;
+	if (!strcmp(in->custom_call_target, "Sharding"))
+		return in->sharding;
+	if (strcmp(in->custom_call_target, "xla.sdy.ShardingConstraint"))
+		return NULL;
+	if (shs_stated_sharding(x->m, in, x->p->arena, &s, &why) != SHS_OK)
+		warn(x->r, why.msg);
+	return s;
+}
+
 /* The module's Sharding custom-call hints that fit the mesh. */
 static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 {
@@ -202,14 +221,13 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		char msg[SHS_ERRMSG_MAX + 128];
-		if (x->r->ignore_hints || in->op != SHS_OP_CUSTOM_CALL || !in->sharding ||
-		    !in->custom_call_target || strcmp(in->custom_call_target, "Sharding") ||
-		    in->shape.type == SHS_TUPLE)
+		const shs_sharding *s = constraint(x, in);
+		if (x->r->ignore_hints || !s || in->shape.type == SHS_TUPLE)
 			continue;
 		shs_err why = { 0 };
 		if (!shs__hint_room(x, c))
 			return oom(e);
-		if (shs__spec_from_sharding(&x->r->mesh, in->sharding, in->shape.rank,
+		if (shs__spec_from_sharding(&x->r->mesh, s, in->shape.rank,
 					    &x->hints[c][i], &why) == SHS_OK &&
 		    shs__spec_fits(&x->hints[c][i], &in->shape, &x->r->mesh)) {
 			x->hint_set[c][i] = true;
@@ -611,6 +629,8 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 	if (rc == SHS_OK)
 		rc = seed(&x, e);
 	if (rc == SHS_OK)
+		rc = shs__given_shardings(&x, e);
+	if (rc == SHS_OK)
 		rc = alias_root(&x, e);
 	if (rc == SHS_OK)
 		rc = mark_state(&x, e);
@@ -638,6 +658,7 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 	}
 	if (rc == SHS_OK) {
 		totals(&x);
+		x.p->keep_given = !r->ignore_hints;
 		*out = x.p;
 		x.p = NULL;
 	}

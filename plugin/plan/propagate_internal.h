@@ -139,6 +139,11 @@ bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
 bool shs__same_dims(const shs_shape *a, const shs_shape *b);
 /* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */
 bool shs__hint_room(shs__prop *x, uint32_t c);
+
+/* The shardings the module states on its entry parameters and root, kept (plan_given.c): a
+ * parameter's fixes its decision, the root's pins it (each element of a tuple root its
+ * operand's). Those that do not fit the mesh are warned about. SHS_OK or SHS_ENOMEM. */
+int shs__given_shardings(shs__prop *x, shs_err *e);
 /* Pins the optimizer's update (plan_update.c): each instruction of the state (x->state) to the
  * layout of the state it updates, as the step's aliased outputs require it back, and the
  * gradient's elementwise way into it to the layout its users there share. SHS_OK or

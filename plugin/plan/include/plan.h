@@ -186,6 +186,8 @@ typedef struct shs_plan {
 	uint32_t passes;        /* propagation passes run */
 	double total_cost;
 	uint32_t n_reshards;    /* operand edges whose sharding differs from what the user wants */
+	bool keep_given;        /* annotate keeps the shardings the module gave its entry
+				 * parameters and root (the request did not ignore hints) */
 } shs_plan;
 
 /* Makes the plan r asks for on m by propagation (see propagate.c for the rules): seeds the entry
@@ -201,7 +203,8 @@ void shs_plan_free(shs_plan *p);
 
 /* Writes p into m: every instruction of every computation that is not a reducer (to_apply
  * region of reduce, scatter, ...) gets its sharding in XLA's form, tuples as tuple shardings;
- * the module's num_partitions becomes the device count. Sharding custom-calls keep theirs.
+ * the module's num_partitions becomes the device count. Sharding custom-calls keep theirs, and
+ * so do the entry's parameters and root that had one (keep_given: jit's in and out shardings).
  * Returns SHS_OK, SHS_EINVAL (a spec does not convert) or SHS_ENOMEM. */
 int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e);
 
