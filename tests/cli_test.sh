@@ -81,6 +81,20 @@ expect 1 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan
 has "$tmp/err" "--force"
 expect 0 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan dp --force --quiet
 
+# jit's in and out shardings are kept as given and said so; --ignore-hints drops them
+printf '%s\n' 'HloModule jit_f' '' 'ENTRY main {' \
+	'  p0 = f32[8,16] parameter(0), sharding={devices=[4,1]<=[4]}' \
+	'  p1 = f32[16,32] parameter(1), sharding={devices=[1,4]<=[4]}' \
+	'  d = f32[8,32] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}' \
+	'  ROOT n = f32[8,32] negate(d), sharding={devices=[4,1]<=[4]}' '}' >"$tmp/jit.hlo"
+expect 0 "$ss" annotate "$tmp/jit.hlo" --mesh data=4 --plan dp -o "$tmp/jit-out.hlo" --quiet
+has "$tmp/out" "constraints     3 of the module's kept"
+has "$tmp/jit-out.hlo" "p1 = f32[16,32] parameter(1), sharding={devices=[1,4]<=[4]}"
+expect 0 "$ss" annotate "$tmp/jit.hlo" --mesh data=4 --plan dp -o "$tmp/jit-out.hlo" --quiet \
+	--ignore-hints
+has "$tmp/out" "ignored (--ignore-hints)"
+has "$tmp/jit-out.hlo" "p1 = f32[16,32] parameter(1), sharding={replicated}"
+
 # gen: help, presets, usage errors (exit 2) and rejected values (exit 1)
 presets="llama2-13b llama3-8b llama3-70b llama3-405b gpt3-175b mixtral-8x7b mlp-only"
 expect 0 "$ss" gen --help

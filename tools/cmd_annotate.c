@@ -171,6 +171,7 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 	       "%u propagation passes, %u resharded edges -> %s\n", (unsigned long long)n, a->in,
 	       a->o.plan, a->o.mesh ? a->o.mesh : "(from the plan file)",
 	       (long long)m->num_partitions, p->passes, p->n_reshards, a->out);
+	shs_report_constraints(stdout, p, a->o.ignore_hints);
 }
 
 static double now_s(void)

@@ -258,6 +258,15 @@ static void microbatches_print(FILE *out, const shs_search_result *r)
 	fputc('\n', out);
 }
 
+void shs_report_constraints(FILE *out, const shs_plan *p, bool ignored)
+{
+	if (ignored)
+		fprintf(out, "constraints     the module's ignored (--ignore-hints)\n");
+	else if (p && p->n_given)
+		fprintf(out, "constraints     %u of the module's kept (Sharding and Shardy "
+			"constraints, the entry's parameter and result shardings)\n", p->n_given);
+}
+
 void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s)
 {
 	char describe[TEXT_CAP] = "", why[TEXT_CAP];
@@ -273,6 +282,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 		shs_remat_name(r->best.remat), stage_text[r->zero_stage & 3]);
 	microbatches_print(out, r);
 	experts_print(out, r);
+	shs_report_constraints(out, r->plan, r->hints_ignored);
 	fprintf(out, "step time       %.4g s (%s-bound), MFU %.1f %%, HFU %.1f %% (with "
 		"recomputation)\n", ev->step_time_s, ev->bound, 100 * ev->mfu, 100 * ev->hfu);
 	fprintf(out, "memory          %.2f GiB peak of %.2f GiB HBM (%s)\n", ev->memory_bytes / GIB,
@@ -388,6 +398,9 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	if (r->experts > 0)
 		json_object_set_new(o, "experts", experts_json(r));
 	json_object_set_new(o, "sequences", json_integer(r->sequences));
+	json_object_set_new(o, "constraints_kept",
+			    json_integer(r->plan && !r->hints_ignored ? r->plan->n_given : 0));
+	json_object_set_new(o, "constraints_ignored", json_boolean(r->hints_ignored));
 	json_object_set_new(o, "microbatch_tries", microbatch_tries_json(r));
 	json_object_set_new(o, "microbatch_refused", r->microbatch_refused[0] ?
 			    json_string(r->microbatch_refused) : json_null());

@@ -301,6 +301,7 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 
 	if (rc == SHS_OK)
 		rc = r->o->plan ? shs_run_plan(r, *m, e) : search(r, m, e);
+	r->search.hints_ignored = r->o->ignore_hints;
 	const shs_plan *p = r->searched ? r->search.plan : r->plan;
 
 	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */

@@ -43,6 +43,7 @@ static int pin(shs__prop *x, uint32_t i, const shs_pspec *spec, shs_err *e)
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 	x->hints[c][i] = *spec;
 	x->hint_set[c][i] = x->pinned[c][i] = true;
+	x->p->n_given++;
 	return SHS_OK;
 }
 
@@ -86,6 +87,7 @@ int shs__given_shardings(shs__prop *x, shs_err *e)
 		d->set = d->fixed = true;
 		d->strategy = "given";
 		snprintf(d->label, sizeof(d->label), "the module's sharding");
+		x->p->n_given++;
 	}
 	if (rc != SHS_OK || root->op == SHS_OP_PARAMETER || !(rs = given(x, root)))
 		return rc;

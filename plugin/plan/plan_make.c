@@ -231,6 +231,7 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 					    &x->hints[c][i], &why) == SHS_OK &&
 		    shs__spec_fits(&x->hints[c][i], &in->shape, &x->r->mesh)) {
 			x->hint_set[c][i] = true;
+			x->p->n_given++;
 			continue;
 		}
 		snprintf(msg, sizeof(msg), "%s: its Sharding hint does not fit the mesh (%s); "

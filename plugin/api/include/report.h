@@ -27,6 +27,10 @@ enum { SHS_REPORT_ADVICE_TEXT = 1024 };
  * load_s: how long loading m took. */
 void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s);
 
+/* The line saying what became of the module's sharding constraints under plan p: how many it
+ * kept, or that they were ignored; nothing when it had none. p: borrowed (NULL: none). */
+void shs_report_constraints(FILE *out, const shs_plan *p, bool ignored);
+
 /* The same as a new JSON object (caller releases; NULL when out of memory). */
 json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double load_s);
 

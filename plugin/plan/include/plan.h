@@ -188,6 +188,8 @@ typedef struct shs_plan {
 	uint32_t n_reshards;    /* operand edges whose sharding differs from what the user wants */
 	bool keep_given;        /* annotate keeps the shardings the module gave its entry
 				 * parameters and root (the request did not ignore hints) */
+	uint32_t n_given;       /* the module's constraints the plan keeps: Sharding and Shardy
+				 * constraint calls, entry parameters' and root's shardings */
 } shs_plan;
 
 /* Makes the plan r asks for on m by propagation (see propagate.c for the rules): seeds the entry

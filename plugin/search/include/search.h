@@ -100,6 +100,7 @@ typedef struct shs_search_advice {
 
 typedef struct shs_search_result {
 	shs_plan *plan;            /* the chosen plan (owned; free with shs_search_result_free) */
+	bool hints_ignored;        /* the module's constraints were dropped (ignore_hints) */
 	shs_cluster cluster;       /* its cluster, laid out with its mesh */
 	shs_eval eval;             /* its evaluation (owned) */
 	shs_search_try best;       /* its summary */
