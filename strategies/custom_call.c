@@ -37,7 +37,6 @@
 #include "common.h"
 #include "rule_util.h"
 
-static const char *const cc_opcodes[] = { "custom-call", NULL };
 static const char cc_sharding_target[] = "Sharding";
 
 /* *out = in for the array shape, axes that do not exist or repeat dropped, and marked padded
@@ -450,6 +449,13 @@ static int fa_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 	return 0;
 }
 
+static bool cc_is_sharding(const shs_pinstr *i)
+{
+	return i->custom_call_target && !strcmp(i->custom_call_target, cc_sharding_target) &&
+	       i->n_operands == 1 && ru_is_array(&i->shape) &&
+	       ru_same_dims(&i->operands[0], &i->shape) && i->operands[0].type != SHS_PTYPE_TUPLE;
+}
+
 static int cc_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *api, void *user)
 {
 	const shs_pinstr *i = q->instr;
@@ -459,18 +465,22 @@ static int cc_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 	(void)user;
 	if (fa_match(i, &f))
 		return fa_generate(q, out, api, &f);
-	if (i->custom_call_target && !strcmp(i->custom_call_target, cc_sharding_target) &&
-	    i->n_operands == 1 && ru_is_array(&i->shape) &&
-	    ru_same_dims(&i->operands[0], &i->shape) && i->operands[0].type != SHS_PTYPE_TUPLE)
+	if (cc_is_sharding(i))
 		return cc_sharding(q, out, api);
 	ru_replicated(q, out, api);
 	return 0;
 }
 
+/* The targets this strategy knows: a Sharding hint and flash attention (a tpu_custom_call other
+ * than splash attention is replicated here). Any other custom call is served by no strategy, so
+ * the host names it and its target in a warning and replicates it. */
+static const char *const cc_targets[] = { cc_sharding_target, fa_cudnn_fwd, fa_cudnn_bwd, fa_tpu,
+					  NULL };
+
 static const shs_strategy cc_strategy = {
 	.struct_size = sizeof(shs_strategy),
 	.name = "custom-call.sharding",
-	.opcodes = cc_opcodes,
+	.custom_call_targets = cc_targets,
 	.generate = cc_generate,
 };
 

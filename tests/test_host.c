@@ -590,7 +590,7 @@ static void unserved_warns_once(void)
 	CU_ASSERT_FALSE(c.served);
 	shs_cands_free(&c);
 	SHS_ASSERT_INT_EQ(w.n, 1);
-	SHS_ASSERT_STR_EQ(w.msg[0], "other (custom-call): no strategy; replicated");
+	SHS_ASSERT_STR_EQ(w.msg[0], "other (custom call 'Other'): no strategy for this target; replicated");
 	shs_module_free(m);
 	shs_host_free(h);
 	warnings_free(&w);
@@ -768,7 +768,7 @@ static void query_classes(void)
 		"  b = f32[10,6] add(p1, p0), metadata={op_name=\"layers_1/update/add\"}\n"
 		"  s = f32[10,6] subtract(p0, p1)\n"
 		"  t = f32[6,10] transpose(p0), dimensions={1,0}\n"
-		"  cc = f32[10,6] custom-call(p0), custom_call_target=\"MyOp\"\n"
+		"  cc = f32[10,6] custom-call(p0), custom_call_target=\"Sharding\"\n"
 		"  ROOT r = (f32[10,6], f32[10,6], f32[10,6], f32[6,10], f32[10,6]) "
 		"tuple(a, b, s, t, cc)\n"
 		"}\n";

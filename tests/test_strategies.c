@@ -844,8 +844,19 @@ static void sharding_custom_call_follows_hint(void)
 	fx_ask(&f, "s", NULL, NULL, SHS_PMODE_ENUMERATE);
 	SHS_ASSERT_INT_EQ(f.cands.n, count_2d_specs((const int64_t[]){ 8, 16 },
 						    (const int64_t[]){ 2, 4 }));
-	/* Other targets: replicated. */
-	expect(&f, "o", (const char *[]){ "[data,-]", NULL }, NULL, "[-,-] <- [-,-]\n");
+	/* Other targets: no strategy serves them (the host warns, naming the target, and
+	 * replicates them). */
+	{
+		const shs_computation *c = NULL;
+		const shs_instr *o = fx_find(&f, "o", &c);
+		shs_err e = { 0 };
+
+		shs_cands_free(&f.cands);
+		SHS_ASSERT_OK(shs_host_candidates(f.host, f.m, c, o, &f.mesh, NULL, NULL,
+						  SHS_PMODE_PROPAGATE, &f.cands, &e), &e);
+		CU_ASSERT_FALSE(f.cands.served);
+		CU_ASSERT_EQUAL(f.cands.n, 0);
+	}
 	fx_free(&f);
 }
 

@@ -94,7 +94,13 @@ static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pq
 static void unserved(shs_host *h, const shs_module *m, const shs_computation *c,
 		     const shs_instr *i, const shs_host_iview *v, int why, const char *reason)
 {
-	if (shs__host_first_time(h, m, c, i, why))
+	if (!shs__host_first_time(h, m, c, i, why))
+		return;
+	if (i->op == SHS_OP_CUSTOM_CALL)
+		shs__host_warn(h, "%s (custom call '%s'): %s for this target; replicated",
+			       v->instr.name, i->custom_call_target ? i->custom_call_target : "",
+			       reason);
+	else
 		shs__host_warn(h, "%s (%s): %s; replicated", v->instr.name, v->instr.opcode,
 			       reason);
 }
