@@ -203,6 +203,19 @@ void shs__groups_print(shs_buf *b, const shs__groups *g)
 	shs_buf_putc(b, '}');
 }
 
+int shs__raw_keep_text(shs_arena *a, shs_buf *b, const char *value, const char **canonical)
+{
+	const char *text = b->data ? b->data : "";
+	int rc = SHS_OK;
+
+	if (b->oom)
+		rc = SHS_ENOMEM;
+	else if (strcmp(text, value) && !(*canonical = shs_arena_strdup(a, text)))
+		rc = SHS_ENOMEM;
+	shs_buf_free(b);
+	return rc;
+}
+
 static int check_bool(const char *value, char *why, size_t cap)
 {
 	if (!strcmp(value, "true") || !strcmp(value, "false"))
@@ -225,12 +238,7 @@ int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const c
 		if (rc)
 			return rc;
 		shs__groups_print(&b, &g);
-		if (b.oom)
-			rc = SHS_ENOMEM;
-		else if (strcmp(b.data, value) && !(*canonical = shs_arena_strdup(a, b.data)))
-			rc = SHS_ENOMEM;
-		shs_buf_free(&b);
-		return rc;
+		return shs__raw_keep_text(a, &b, value, canonical);
 	case SHS__RAW_CONSTRAIN_LAYOUT: case SHS__RAW_USE_GLOBAL_IDS: case SHS__RAW_IS_COMPOSITE:
 		return check_bool(value, why, cap);
 	case SHS__RAW_STATISTICS: case SHS__RAW_RESULT_ACCURACY: case SHS__RAW_ORIGIN:
@@ -378,10 +386,5 @@ int shs__header_canonical(shs_arena *a, const char *name, const char *value,
 	if ((rc = shs__donors_parse(a, value, &d, &n, why, cap)))
 		return rc;
 	shs__donors_print(&b, d, n);
-	if (b.oom)
-		rc = SHS_ENOMEM;
-	else if (strcmp(b.data, value) && !(*canonical = shs_arena_strdup(a, b.data)))
-		rc = SHS_ENOMEM;
-	shs_buf_free(&b);
-	return rc;
+	return shs__raw_keep_text(a, &b, value, canonical);
 }

@@ -327,13 +327,7 @@ int shs__extra_canonical(shs_arena *a, shs__raw_kind k, const char *value,
 	if (rc)
 		return rc;
 	print(&b, k, &x);
-	if (b.oom)
-		rc = SHS_ENOMEM;
-	else if (strcmp(b.data ? b.data : "", value) &&
-		 !(*canonical = shs_arena_strdup(a, b.data ? b.data : "")))
-		rc = SHS_ENOMEM;
-	shs_buf_free(&b);
-	return rc;
+	return shs__raw_keep_text(a, &b, value, canonical);
 }
 
 /* ---- IR -> proto ----------------------------------------------------------------------------- */

@@ -36,6 +36,10 @@ bool shs__is_permutation(const int32_t *perm, uint32_t n);
  * with shs_arena_free(a) (or a's owner). src and ok: borrowed, valid until this returns. */
 void *shs__dup_array(shs_arena *a, const void *src, size_t n, size_t sz, bool *ok);
 
+/* Appends `{record, record, ...}`: metadata records as XLA lists them in a sharding. md:
+ * borrowed, valid until this returns. */
+void shs__put_metadata_list(shs_buf *b, const shs_metadata *md, uint32_t n);
+
 /* qsort order of int64_t values, ascending. x and y: borrowed, valid until this returns. */
 int shs__cmp_i64(const void *x, const void *y);
 

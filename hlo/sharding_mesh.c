@@ -447,13 +447,8 @@ void shs__mesh_sharding_print(shs_buf *b, const shs_sharding *sh)
 			}
 	}
 	if (sh->n_metadata) {
-		shs_buf_puts(b, ", metadata={");
-		for (uint32_t k = 0; k < sh->n_metadata; k++) {
-			if (k)
-				shs_buf_puts(b, ", ");
-			shs_metadata_print(b, &sh->metadata[k]);
-		}
-		shs_buf_putc(b, '}');
+		shs_buf_puts(b, ", metadata=");
+		shs__put_metadata_list(b, sh->metadata, sh->n_metadata);
 	}
 	shs_buf_putc(b, '}');
 }

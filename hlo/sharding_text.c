@@ -705,6 +705,17 @@ static void print_last_tile_dims(shs_buf *b, const shs_sharding *s)
 	shs_buf_putc(b, '}');
 }
 
+void shs__put_metadata_list(shs_buf *b, const shs_metadata *md, uint32_t n)
+{
+	shs_buf_putc(b, '{');
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			shs_buf_puts(b, ", ");
+		shs_metadata_print(b, &md[i]);
+	}
+	shs_buf_putc(b, '}');
+}
+
 /* The shard group and metadata that end every non-tuple sharding, and its '}'. */
 static void print_tail(shs_buf *b, const shs_sharding *s)
 {
@@ -716,13 +727,8 @@ static void print_tail(shs_buf *b, const shs_sharding *s)
 		shs_buf_puts(b, " metadata=");
 		shs_metadata_print(b, &s->metadata[0]);
 	} else if (s->n_metadata > 1) {
-		shs_buf_puts(b, " metadata={");
-		for (uint32_t i = 0; i < s->n_metadata; i++) {
-			if (i)
-				shs_buf_puts(b, ", ");
-			shs_metadata_print(b, &s->metadata[i]);
-		}
-		shs_buf_putc(b, '}');
+		shs_buf_puts(b, " metadata=");
+		shs__put_metadata_list(b, s->metadata, s->n_metadata);
 	}
 	shs_buf_putc(b, '}');
 }
