@@ -518,7 +518,8 @@ static bool cmp_operand_layouts(const eq_ctx *e, const shs_instr *x, const shs_i
 		return fail_i64(e, "operand layout counts", x->n_operand_layouts,
 				y->n_operand_layouts);
 	for (uint32_t k = 0; k < x->n_operand_layouts; k++)
-		if (!cmp_shape(e, "operand layouts", &x->operand_layouts[k], &y->operand_layouts[k]))
+		if (!cmp_shape(e, "operand layouts", &x->operand_layouts[k],
+			       &y->operand_layouts[k]))
 			return false;
 	return true;
 }

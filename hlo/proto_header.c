@@ -40,7 +40,8 @@ static int schedule_to(const shs__ps *c, Xla__HloModuleProto *p)
 		if (fused[k])
 			continue;
 		e = shs__ps_new_msg(c, &xla__hlo_schedule_proto__sequences_entry__descriptor);
-		seq = shs__ps_new_msg(c, &xla__hlo_schedule_proto__instruction_sequence__descriptor);
+		seq = shs__ps_new_msg(c,
+				      &xla__hlo_schedule_proto__instruction_sequence__descriptor);
 		if (!e || !seq || !(seq->instruction_ids = shs_arena_alloc(c->a, comp->n_instrs *
 									   sizeof(int64_t)))) {
 			rc = shs__ps_nomem(c);
@@ -198,7 +199,8 @@ int shs__scheduled(const shs__pl *c, const Xla__HloScheduleProto *s,
 		id_at *hit = bsearch(&key, ids, n, sizeof(*ids), cmp_id);
 
 		if (!hit || hit->at == SIZE_MAX)
-			rc = shs__pl_fail(c, SHS_EPARSE, "the schedule names instruction id %lld %s",
+			rc = shs__pl_fail(c, SHS_EPARSE,
+					  "the schedule names instruction id %lld %s",
 					  (long long)key.id, hit ? "twice" : "that is not there");
 		else {
 			order[k] = p->instructions[hit->at];

@@ -287,8 +287,8 @@ static int structs_to(const shs__ps *c, const shs_instr *in, Xla__HloInstruction
 	return rc;
 }
 
-/* A layout-constrained custom call: constrain_layout and its operand shapes (HloCustomCallInstruction::
- * ToProto). */
+/* A layout-constrained custom call: constrain_layout and its operand shapes
+ * (HloCustomCallInstruction::ToProto). */
 static int operand_layouts_to(const shs__ps *c, const shs_instr *in, Xla__HloInstructionProto *p)
 {
 	int rc = SHS_OK;
@@ -301,7 +301,8 @@ static int operand_layouts_to(const shs__ps *c, const shs_instr *in, Xla__HloIns
 	if (!p->operand_shapes_with_layout)
 		return shs__ps_nomem(c);
 	for (uint32_t i = 0; rc == SHS_OK && i < in->n_operand_layouts; i++)
-		rc = shs__shape_to(c, &in->operand_layouts[i], &p->operand_shapes_with_layout[i], 0);
+		rc = shs__shape_to(c, &in->operand_layouts[i], &p->operand_shapes_with_layout[i],
+				   0);
 	p->n_operand_shapes_with_layout = in->n_operand_layouts;
 	return rc;
 }

@@ -114,14 +114,15 @@ static int iota_groups(shs__scan *c, shs_arena *a, shs__groups *out)
 	if (out->reshape.n == 0 || out->reshape.n > SHS_MAX_RANK || total < 0 ||
 	    (out->n_groups && out->group_size > total / out->n_groups) ||
 	    out->n_groups * out->group_size != total)
-		return shs__scan_fail(c, "[%" PRId64 ",%" PRId64 "] groups do not hold the devices of the "
-			    "reshape", out->n_groups, out->group_size);
+		return shs__scan_fail(c, "[%" PRId64 ",%" PRId64 "] groups do not hold the "
+				      "devices of the reshape", out->n_groups, out->group_size);
 	if (out->perm.n && out->perm.n != out->reshape.n)
 		return shs__scan_fail(c, "the transpose has %u entries for %u reshape dimensions",
 			    out->perm.n, out->reshape.n);
 	for (uint32_t i = 0; i < out->perm.n; i++)
 		for (uint32_t j = 0; j < out->perm.n; j++)
-			if (out->perm.v[i] >= out->perm.n || (i != j && out->perm.v[i] == out->perm.v[j]))
+			if (out->perm.v[i] >= out->perm.n ||
+			    (i != j && out->perm.v[i] == out->perm.v[j]))
 				return shs__scan_fail(c, "the transpose is not a permutation");
 	return SHS_OK;
 }
@@ -305,7 +306,8 @@ int shs__raw_finish(shs_arena *a, shs_instr *in)
 			out[n++] = (shs_raw_attr){ kind_names[r], "{}" };
 		for (uint32_t i = 0; i < in->n_raw_attrs; i++)
 			if (rank(&in->raw_attrs[i]) == r &&
-			    printed(shs__raw_kind_of(in->raw_attrs[i].name), in->raw_attrs[i].value))
+			    printed(shs__raw_kind_of(in->raw_attrs[i].name),
+				    in->raw_attrs[i].value))
 				out[n++] = in->raw_attrs[i];
 	}
 	in->raw_attrs = out;

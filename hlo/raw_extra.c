@@ -483,10 +483,12 @@ int shs__extra_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_raw
 
 		memset(&x, 0, sizeof(x));
 		if (kinds[i] == SHS__RAW_STATISTICS && v && v->n_statistics) {
-			if (v->n_statistics > UINT32_MAX ||
-			    !(x.stat_names = shs_arena_alloc(c->a, v->n_statistics * sizeof(char *))) ||
-			    !(x.stat_lens = shs_arena_alloc(c->a, v->n_statistics * sizeof(size_t))) ||
-			    !(x.stat_vals = shs_arena_alloc(c->a, v->n_statistics * sizeof(double))))
+			size_t ns = v->n_statistics;
+
+			if (ns > UINT32_MAX ||
+			    !(x.stat_names = shs_arena_alloc(c->a, ns * sizeof(char *))) ||
+			    !(x.stat_lens = shs_arena_alloc(c->a, ns * sizeof(size_t))) ||
+			    !(x.stat_vals = shs_arena_alloc(c->a, ns * sizeof(double))))
 				return shs__pl_nomem(c);
 			x.vis_index = v->stat_index_to_visualize;
 			for (size_t s = 0; s < v->n_statistics; s++) {

@@ -196,7 +196,8 @@ int shs_stated_sharding(const shs_module *m, const shs_instr *in, shs_arena *a,
 	if (sdy && to_xla_text(m, sdy, &b) != SHS_OK) {
 		shs_buf_free(&b);
 		return shs_seterr(e, SHS_EPARSE, "%s: xla.sdy.sharding '%.80s' is not Shardy's "
-				  "sharding on a mesh of the module's xla.sdy.meshes", in->name, sdy);
+				  "sharding on a mesh of the module's xla.sdy.meshes", in->name,
+				  sdy);
 	}
 	if (b.oom) {
 		shs_buf_free(&b);

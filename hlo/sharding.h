@@ -47,7 +47,7 @@ typedef struct shs_mesh_sharding {
 	uint32_t n_axes;
 	const char **names;
 	int64_t *sizes;
-	uint32_t n_device_ids;    /* the device order, explicit; or iota over iota_dims transposed */
+	uint32_t n_device_ids;    /* the device order: explicit, or iota over iota_dims, permuted */
 	int64_t *device_ids;
 	uint32_t n_iota;          /* 0 with no device_ids: the mesh's own order */
 	int64_t *iota_dims;

@@ -269,8 +269,8 @@ static int metadata_at(mp *p, shs_sharding *sh)
 			return fail(p, "too many metadata records");
 		memset(&buf[n], 0, sizeof(buf[n]));
 		peek(p);
-		rc = shs_metadata_parse(p->a, p->s + p->pos, p->len - p->pos, &used, &buf[n++], &off,
-					p->e);
+		rc = shs_metadata_parse(p->a, p->s + p->pos, p->len - p->pos, &used, &buf[n++],
+					&off, p->e);
 		if (rc) {
 			*p->err_off = p->pos + off;
 			return rc;
@@ -314,8 +314,9 @@ static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 			if (eat_word(p, key)) {
 				found = true;
 				rc = axes_at(p, m, &list, false);
-				*(k == 0 ? &m->n_replicated : k == 1 ? &m->n_unreduced : &m->n_manual) =
-					list.n;
+				*(k == 0   ? &m->n_replicated
+				  : k == 1 ? &m->n_unreduced
+					   : &m->n_manual) = list.n;
 				*(k == 0 ? &m->replicated : k == 1 ? &m->unreduced : &m->manual) =
 					list.axes;
 			} else if (eat_word(p, wholes[k])) {
@@ -335,7 +336,8 @@ bool shs__at_mesh_sharding(const char *s, size_t len, size_t pos)
 
 	pos = shs__skip_space(s, len, pos);
 	for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++)
-		if (pos + strlen(starts[k]) <= len && !memcmp(s + pos, starts[k], strlen(starts[k])))
+		if (pos + strlen(starts[k]) <= len &&
+		    !memcmp(s + pos, starts[k], strlen(starts[k])))
 			return true;
 	return false;
 }

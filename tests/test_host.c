@@ -590,7 +590,8 @@ static void unserved_warns_once(void)
 	CU_ASSERT_FALSE(c.served);
 	shs_cands_free(&c);
 	SHS_ASSERT_INT_EQ(w.n, 1);
-	SHS_ASSERT_STR_EQ(w.msg[0], "other (custom call 'Other'): no strategy for this target; replicated");
+	SHS_ASSERT_STR_EQ(w.msg[0],
+			  "other (custom call 'Other'): no strategy for this target; replicated");
 	shs_module_free(m);
 	shs_host_free(h);
 	warnings_free(&w);

@@ -226,8 +226,8 @@ static const char *raw_value(const shs_module *m, const char *instr, const char 
 	const shs_computation *c = shs_module_entry(m);
 
 	for (uint32_t i = 0; i < c->n_instrs; i++)
-		for (uint32_t k = 0; !strcmp(c->instrs[i]->name, instr) && k < c->instrs[i]->n_raw_attrs;
-		     k++)
+		for (uint32_t k = 0; !strcmp(c->instrs[i]->name, instr) &&
+				     k < c->instrs[i]->n_raw_attrs; k++)
 			if (!strcmp(c->instrs[i]->raw_attrs[k].name, name))
 				return c->instrs[i]->raw_attrs[k].value;
 	return NULL;
@@ -246,7 +246,8 @@ static void every_attribute_round_trips(void)
 		{ "ex", "result_accuracy", "{mode=highest}" },
 		{ "lg", "result_accuracy", "{tolerance={atol=1e-05,rtol=0,ulps=2}}" },
 		{ "lg", "statistics", "{visualizing_index=1,stat-0=55.5,stat-1=44.4}" },
-		{ "c", "origin", "{{\"rhs\"}}" }, { "t", "origin", "{({\"lg\"}, {\"ag\" {0}}, {})}" },
+		{ "c", "origin", "{{\"rhs\"}}" },
+		{ "t", "origin", "{({\"lg\"}, {\"ag\" {0}}, {})}" },
 		{ "r", "origin", "{[synthetic_call]}" },
 	};
 	const char *path = shs_test_tmp_path("every.hlo");

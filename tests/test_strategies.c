@@ -1270,7 +1270,58 @@ static void generated_modules_have_no_refused_candidate(void)
 	}
 }
 
+/* Transformer Engine's fused attention as transformer_engine/jax emits it: Q [B,S,H,D] =
+ * [4,16,8,32], K and V packed [B,S,2,Hkv,D] with 4 KV heads, a bias and the sequence offsets;
+ * O, the softmax statistics [B,H,S,1], the RNG state and a workspace out; a causal mask. The
+ * backward takes Q, K/V, bias, statistics, RNG state, O, dO and the offsets. */
+static const char te_hlo[] =
+	"HloModule m\nENTRY e {\n"
+	"  q = bf16[4,16,8,32] parameter(0)\n  kv = bf16[4,16,2,4,32] parameter(1)\n"
+	"  b = bf16[0] parameter(2)\n  sq = s32[5] parameter(3)\n"
+	"  fwd = (bf16[4,16,8,32], f32[4,8,16,1], u32[2,4], u8[16]) custom-call(q, kv, b, sq), "
+	"custom_call_target=\"te_fused_attn_forward_ffi\", backend_config={mask_type = 2 : i64}\n"
+	"  o = bf16[4,16,8,32] get-tuple-element(fwd), index=0\n"
+	"  st = f32[4,8,16,1] get-tuple-element(fwd), index=1\n"
+	"  rng = u32[2,4] get-tuple-element(fwd), index=2\n"
+	"  bwd = (bf16[4,16,8,32], bf16[4,16,2,4,32], bf16[0], u8[16]) custom-call(q, kv, b, st, "
+	"rng, o, o, sq), custom_call_target=\"te_fused_attn_backward_ffi\", "
+	"backend_config={mask_type = 0 : i64}\n"
+	"  ROOT r = bf16[4,16,8,32] get-tuple-element(bwd), index=0\n}\n";
+
+/* Its arrays are mapped by shape: batch on every one's dim 0, heads on Q's dim 2, the packed
+ * K/V's dim 3 and the statistics' dim 1; the offsets, bias, RNG state and workspace stay
+ * whole; no sequence split. FLOPs: 4 B S H D S, halved by the causal mask, 2.5x backward. */
+static void te_attention_shards_batch_and_heads(void)
+{
+	static const char want_fwd[] = "[data,-,tensor,-] [data,tensor,-,-] [-,-] [-] <- "
+				       "[data,-,tensor,-] [data,-,-,tensor,-] [-] [-]\n";
+	static const char want_bwd[] =
+		"[data,-,tensor,-] [data,-,-,tensor,-] [-] [-] <- [data,-,tensor,-] "
+		"[data,-,-,tensor,-] [-] [data,tensor,-,-] [-,-] [data,-,tensor,-] "
+		"[data,-,tensor,-] [-]\n";
+	const double fwd = 4.0 * 4 * 16 * 8 * 32 * 16;
+	fixture f;
+
+	fx_init(&f, te_hlo, "data=2,tensor=4");
+	ask(&f, "fwd", (const char *[]){ "[data,-,tensor,-]", NULL }, NULL);
+	if (strncmp(f.text, want_fwd, strlen(want_fwd)))
+		fprintf(stderr, "\n  got %s  want first %s", f.text, want_fwd);
+	CU_ASSERT_EQUAL(strncmp(f.text, want_fwd, strlen(want_fwd)), 0);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, fwd * 0.5 / 8, 1e-6);
+	/* the assignments: data and tensor each on no slot, batch or heads, not both on heads
+	 * (8 does not divide the 4 KV heads) nor both on batch: 3 x 3 - 2 */
+	SHS_ASSERT_INT_EQ(f.cands.n, 7);
+	ask(&f, "bwd", (const char *[]){ "", "[data,-,-,tensor,-]", NULL }, NULL);
+	if (strncmp(f.text, want_bwd, strlen(want_bwd)))
+		fprintf(stderr, "\n  got %s  want first %s", f.text, want_bwd);
+	CU_ASSERT_EQUAL(strncmp(f.text, want_bwd, strlen(want_bwd)), 0);
+	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, 2.5 * fwd / 8, 1e-6);
+	fx_free(&f);
+}
+
 CU_TestInfo strategies_tests[] = {
+	{ "Transformer Engine's attention: batch and heads, mapped by shape",
+	  te_attention_shards_batch_and_heads },
 	{ "elementwise: one candidate per distinct hint", ew_one_candidate_per_hint },
 	{ "elementwise: hint axes that do not divide are padded when they shrink it",
 	  ew_pads_axes_that_do_not_divide },

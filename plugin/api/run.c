@@ -289,8 +289,8 @@ static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
 	if (!w)
 		return SHS_OK;
 	return shs_seterr(e, SHS_EUNSUPPORTED, "the module is already partitioned: computation "
-			  "'%s' holds %s '%s' (XLA's SPMD partitioner, or shard_map, writes those); "
-			  "give the module before partitioning (XLA's dump of "
+			  "'%s' holds %s '%s' (XLA's SPMD partitioner, or shard_map, writes "
+			  "those); give the module before partitioning (XLA's dump of "
 			  "*.before_optimizations), or force (--force) to go on", c->name,
 			  shs_opcode_name(w->op), w->name);
 }
