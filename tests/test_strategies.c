@@ -1317,6 +1317,22 @@ static void te_attention_shards_batch_and_heads(void)
 	CU_ASSERT_EQUAL(strncmp(f.text, want_bwd, strlen(want_bwd)), 0);
 	CU_ASSERT_DOUBLE_EQUAL(f.cands.v[0].flops, 2.5 * fwd / 8, 1e-6);
 	fx_free(&f);
+	/* the calls of the partitioned MaxText module (13 and 16 operands, KV packed) too */
+	{
+		size_t len = 0;
+		char *text = (char *)shs_test_read_file(
+			shs_test_hlo_path("partitioned/hlo_llama3_8b_cp_bf16_1x4.hlo"), &len);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+		fx_init(&f, text, "data=2,tensor=2");
+		fx_ask(&f, "te_fused_attn_forward_ffi.10", NULL, NULL, SHS_PMODE_ENUMERATE);
+		CU_ASSERT_TRUE(f.cands.n > 1);
+		CU_ASSERT_EQUAL(strncmp(f.cands.v[0].label, "flash", 5), 0);
+		fx_ask(&f, "te_fused_attn_backward_ffi.12", NULL, NULL, SHS_PMODE_ENUMERATE);
+		CU_ASSERT_TRUE(f.cands.n > 1);
+		fx_free(&f);
+		free(text);
+	}
 }
 
 CU_TestInfo strategies_tests[] = {
