@@ -149,7 +149,35 @@ awk 'BEGIN { c = 1 } /^--tensor-model-parallel-size/ { t = $2 }
 	(16 / (t * p * c)) * b <= 8) }' "$tmp/l8s.args" && ok || bad "export megatron: $(cat "$tmp/l8s.args")"
 expect 2 "$ss" annotate "$tmp/l8s.pb" --mesh fsdp=8 --plan fsdp -o "$tmp/x.pb" --export megatron "$tmp/x.args"
 has "$tmp/err" "--export needs a search"
-expect 2 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/x.pb" --export jax "$tmp/x.args"
+expect 2 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/x.pb" \
+	--export torch "$tmp/x.args"
+# --export jax: Python that parses, whose PartitionSpecs are the annotated weights' shardings
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-jx.pb" --json \
+	--export jax "$tmp/l8s.py"
+has "$tmp/l8s.py" "mesh = Mesh(devices, ("
+has "$tmp/l8s.py" "param_specs = {"
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/l8s.py" "$tmp/out" <<'PY' && ok || bad "export jax: $(head -c 600 "$tmp/l8s.py")"
+import ast, json, sys
+tree = ast.parse(open(sys.argv[1]).read())
+weights = json.load(open(sys.argv[2]))["weights"]
+specs = next(n.value for n in tree.body
+             if isinstance(n, ast.Assign) and n.targets[0].id == "param_specs")
+def axes(a):
+    if isinstance(a, ast.Constant):
+        return [] if a.value is None else [a.value]
+    return [e.value for e in a.elts]
+seen = 0
+for key, call in zip(specs.keys, specs.values):
+    got = "[" + ", ".join("{" + ",".join(axes(a)) + "}" for a in call.args) + "]"
+    want = weights[key.value]["sharding"]
+    assert got == want, (key.value, got, want)
+    seen += 1
+assert seen == len(weights) and seen > 0
+PY
+else
+	grep -q "^    'train_step/params/" "$tmp/l8s.py" && ok || bad "export jax: no weight specs"
+fi
 # --export maxtext: its ici_* and dcn_* degrees multiply to the device count
 expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-mx.pb" \
 	--export maxtext "$tmp/l8s.yml"

@@ -56,6 +56,8 @@ static const char usage_tail[] =
 	"  --export maxtext F    ... or as a MaxText config fragment (ici_* and dcn_*\n"
 	"                        parallelism, per_device_batch_size, remat_policy, gradient\n"
 	"                        accumulation, the pipeline's micro-batches, layers and repeats)\n"
+	"  --export jax F        ... or as JAX code: the device mesh (mesh_utils) with the plan's\n"
+	"                        axis names and a PartitionSpec per weight path\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
 	"  --force               allow OUT to be the same file as IN, and shard a module that is\n"
@@ -68,8 +70,8 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in, *out;
-	const char *export_file; /* --export megatron|maxtext FILE, or NULL */
-	bool maxtext;            /* ... which: MaxText's config (else Megatron-LM's arguments) */
+	const char *export_file; /* --export megatron|maxtext|jax FILE, or NULL */
+	const char *export_kind; /* ... which */
 	shs_format format;
 	bool force, json, quiet;
 	shs_run_options o;
@@ -97,12 +99,13 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	}
 	if (!strcmp(o, "--export")) {
 		if (*k + 2 >= argc || (strcmp(argv[*k + 1], "megatron") &&
-					strcmp(argv[*k + 1], "maxtext"))) {
-			shs_cli_usage_error("annotate", "--export takes megatron or maxtext, and a "
-					    "file");
+					strcmp(argv[*k + 1], "maxtext") &&
+					strcmp(argv[*k + 1], "jax"))) {
+			shs_cli_usage_error("annotate", "--export takes megatron, maxtext or jax, "
+					    "and a file");
 			return -1;
 		}
-		a->maxtext = !strcmp(argv[*k + 1], "maxtext");
+		a->export_kind = argv[*k + 1];
 		a->export_file = argv[*k + 2];
 		*k += 2;
 		return 1;
@@ -191,14 +194,24 @@ static void report(const args *a, const shs_run *r, const shs_module *m, double 
 		shs_report_print(stdout, m, &r->search, load_s);
 }
 
+/* The plan in the words of framework kind (megatron, maxtext, jax). */
+static int export(const char *kind, const shs_module *m, const shs_search_result *r,
+		  char **text, shs_err *e)
+{
+	if (!strcmp(kind, "maxtext"))
+		return shs_export_maxtext(m, r, text, e);
+	if (!strcmp(kind, "jax"))
+		return shs_export_jax(m, r, text, e);
+	return shs_export_megatron(m, r, text, e);
+}
+
 /* The run's plan in m written to OUT (and its export, made first: a plan the framework cannot
  * run writes neither), and what it was: the search's report or a summary. */
 static int finish(const args *a, const shs_run *r, shs_module *m, double load_s, shs_err *e)
 {
 	char *text = NULL, why[SHS_FILE_WHY_MAX];
 
-	if (a->export_file && (a->maxtext ? shs_export_maxtext(m, &r->search, &text, e) :
-					    shs_export_megatron(m, &r->search, &text, e)) != SHS_OK) {
+	if (a->export_file && export(a->export_kind, m, &r->search, &text, e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
 		return shs_cli_exit(e->code);
 	}

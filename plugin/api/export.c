@@ -1,4 +1,5 @@
-/* annotate --export megatron|maxtext: the plan as Megatron-LM's arguments or MaxText's config. */
+/* annotate --export megatron|maxtext|jax: the plan as Megatron-LM's arguments, MaxText's config
+ * or JAX's mesh and PartitionSpecs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "cluster.h"
 #include "export.h"
 #include "microbatch.h"
+#include "report.h"
 #include "report_sequence.h"
 
 /* The size of the mesh axis named name, 1 when there is none. */
@@ -102,6 +104,12 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
 
 /* Of mesh axis k's size, the part over the data-center network or the GPU scale-out network
  * (MaxText's dcn_* parallelism); the rest is over ICI or NVLink (ici_*). */
+/* Where export jax writes, and the plan's mesh (its axis names). */
+typedef struct jax_ctx {
+	FILE *f;
+	const shs_mesh *mesh;
+} jax_ctx;
+
 static int64_t dcn_part(const shs_cluster *c, uint32_t k)
 {
 	int64_t n = 1;
@@ -166,6 +174,77 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
 		free(*text);
 		*text = NULL;
 		return shs_seterr(e, SHS_ENOMEM, "export maxtext: out of memory");
+	}
+	return SHS_OK;
+}
+
+/* One weight's entry of param_specs: 'path': P(None, 'fsdp', ('data', 'tensor')). */
+static void jax_spec(void *user, const char *path, const char *shape, const char *spec,
+		     const shs_pspec *ps)
+{
+	jax_ctx *x = user;
+
+	(void)spec;
+	fprintf(x->f, "    '%s': P(", path);
+	for (uint32_t d = 0; d < (ps ? ps->rank : 0); d++) {
+		const shs_pdim *dim = &ps->dims[d];
+
+		fputs(d ? ", " : "", x->f);
+		if (!dim->n)
+			fputs("None", x->f);
+		for (uint32_t k = 0; k < dim->n; k++)
+			fprintf(x->f, "%s'%s'%s", k ? ", " : dim->n > 1 ? "(" : "",
+				x->mesh->names[dim->axes[k]],
+				k + 1 == dim->n && dim->n > 1 ? ")" : "");
+	}
+	fprintf(x->f, "),  # %s\n", shape);
+}
+
+int shs_export_jax(const shs_module *m, const shs_search_result *r, char **text, shs_err *e)
+{
+	const shs_cluster *c = &r->cluster;
+	jax_ctx x = { .mesh = &r->plan->mesh };
+	bool hybrid = false;
+	size_t len = 0;
+
+	*text = NULL;
+	if (!(x.f = open_memstream(text, &len)))
+		return shs_seterr(e, SHS_ENOMEM, "export jax: out of memory");
+	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+		hybrid |= dcn_part(c, k) > 1;
+	fprintf(x.f, "# JAX sharding for the plan shardsearch found: %s (%s), %.4g s a step "
+		"predicted\nfrom jax.experimental import mesh_utils\n"
+		"from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\n",
+		r->best.mesh, r->best.plan, r->eval.step_time_s);
+	/* the devices ordered as the plan lays its axes out: over ICI (NVLink), and over DCN (the
+	 * scale-out network) for the part of each axis that crosses slices (nodes) */
+	fputs(hybrid ? "devices = mesh_utils.create_hybrid_device_mesh(\n    (" :
+		       "devices = mesh_utils.create_device_mesh((", x.f);
+	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+		fprintf(x.f, "%s%lld", k ? ", " : "",
+			(long long)(c->mesh.sizes[k] / dcn_part(c, k)));
+	fputs(c->mesh.n_axes == 1 ? ",)" : ")", x.f);
+	if (hybrid) {
+		fputs(",\n    (", x.f);
+		for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+			fprintf(x.f, "%s%lld", k ? ", " : "", (long long)dcn_part(c, k));
+		fputs(c->mesh.n_axes == 1 ? ",))" : "))", x.f);
+	} else {
+		fputc(')', x.f);
+	}
+	fputs("\nmesh = Mesh(devices, (", x.f);
+	for (uint32_t k = 0; k < c->mesh.n_axes; k++)
+		fprintf(x.f, "%s'%s'", k ? ", " : "", c->mesh.names[k]);
+	fputs(c->mesh.n_axes == 1 ? ",))\n\n" : "))\n\n", x.f);
+	fputs("# each weight's PartitionSpec, by its path in the module (its op_name)\n"
+	      "param_specs = {\n", x.f);
+	shs_report_weights(m, r, jax_spec, &x);
+	fputs("}\nparam_shardings = {k: NamedSharding(mesh, v) for k, v in param_specs.items()}\n",
+	      x.f);
+	if (fclose(x.f)) {
+		free(*text);
+		*text = NULL;
+		return shs_seterr(e, SHS_ENOMEM, "export jax: out of memory");
 	}
 	return SHS_OK;
 }

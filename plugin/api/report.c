@@ -54,11 +54,7 @@ static void why_loses(const shs_search_result *r, const shs_search_try *t, char 
 			 t->bound, t->exposed_comm_s, b->exposed_comm_s);
 }
 
-/* Calls fn for every float weight parameter of the entry (its path contains "params", as in
- * JAX's and the generator's state): its path, shape text and named sharding. */
-typedef void (*weight_fn)(void *user, const char *path, const char *shape, const char *spec);
-
-static void for_weights(const shs_module *m, const shs_search_result *r, weight_fn fn,
+void shs_report_weights(const shs_module *m, const shs_search_result *r, shs_weight_fn fn,
 			void *user)
 {
 	const shs_computation *c = shs_module_entry(m);
@@ -80,7 +76,8 @@ static void for_weights(const shs_module *m, const shs_search_result *r, weight_
 		/* a weight of a rank over what a spec can split is replicated */
 		spec = d->set && in->shape.rank <= SHS_PLUGIN_MAX_RANK ?
 			       shs_specs_text(&r->plan->mesh, d->leaves, d->n_leaves) : NULL;
-		fn(user, path, shape ? shape : "", spec ? spec : "replicated");
+		fn(user, path, shape ? shape : "", spec ? spec : "replicated",
+		   spec ? &d->leaves[0] : NULL);
 		free(spec);
 		free(shape);
 	}
@@ -114,8 +111,10 @@ static void count_strategies(const shs_plan *p, tally *t)
 		}
 }
 
-static void print_weight(void *user, const char *path, const char *shape, const char *spec)
+static void print_weight(void *user, const char *path, const char *shape, const char *spec,
+			 const shs_pspec *ps)
 {
+	(void)ps;
 	fprintf(user, "  %s  %s  %s\n", path, shape, spec);
 }
 
@@ -310,7 +309,7 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	for (uint32_t k = 0; k < used.n; k++)
 		fprintf(out, " %s %u%s", used.name[k], used.count[k], k + 1 < used.n ? "," : "");
 	fprintf(out, "\nweights\n");
-	for_weights(m, r, print_weight, out);
+	shs_report_weights(m, r, print_weight, out);
 	shs_advice_report_print(out, r);
 	fprintf(out, "runners-up\n");
 	for (uint32_t k = 0; k < n; k++) {
@@ -323,10 +322,12 @@ void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r
 	}
 }
 
-static void json_weight(void *user, const char *path, const char *shape, const char *spec)
+static void json_weight(void *user, const char *path, const char *shape, const char *spec,
+			const shs_pspec *ps)
 {
 	json_t *o = json_object();
 
+	(void)ps;
 	json_object_set_new(o, "shape", json_string(shape));
 	json_object_set_new(o, "sharding", json_string(spec));
 	json_object_set_new(user, path, o);
@@ -371,7 +372,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	for (uint32_t a = 0; a < r->cluster.mesh.n_axes; a++)
 		json_object_set_new(mesh, r->cluster.mesh.names[a],
 				    json_integer(r->cluster.mesh.sizes[a]));
-	for_weights(m, r, json_weight, weights);
+	shs_report_weights(m, r, json_weight, weights);
 	count_strategies(r->plan, &used);
 	for (uint32_t k = 0; k < used.n; k++)
 		json_object_set_new(strategies, used.name[k], json_integer(used.count[k]));

@@ -1,5 +1,5 @@
 /* The searched plan in a framework's own words (Megatron-LM's arguments, a MaxText config
- * fragment), for annotate --export. */
+ * fragment, a JAX mesh and PartitionSpecs), for annotate --export. */
 #ifndef SHS_EXPORT_H
 #define SHS_EXPORT_H
 
@@ -26,5 +26,12 @@ int shs_export_megatron(const shs_module *m, const shs_search_result *r, char **
  * chunks). *text is malloc'ed (caller frees). SHS_OK or SHS_ENOMEM. */
 int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **text,
 		       shs_err *e);
+
+/* A Python snippet for JAX for search result r on module m: the device mesh
+ * (mesh_utils.create_device_mesh, or create_hybrid_device_mesh with the part of each axis that
+ * crosses slices or nodes) named as the plan's axes, and a PartitionSpec per weight path
+ * (param_specs) with their NamedShardings. *text is malloc'ed (caller frees). SHS_OK or
+ * SHS_ENOMEM. */
+int shs_export_jax(const shs_module *m, const shs_search_result *r, char **text, shs_err *e);
 
 #endif

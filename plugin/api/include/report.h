@@ -27,6 +27,16 @@ enum { SHS_REPORT_ADVICE_TEXT = 1024 };
  * load_s: how long loading m took. */
 void shs_report_print(FILE *out, const shs_module *m, const shs_search_result *r, double load_s);
 
+/* What shs_report_weights hands over for one weight: its path, shape text, sharding text and
+ * its spec on the plan's mesh (NULL: replicated). All borrowed, valid until fn returns. */
+typedef void (*shs_weight_fn)(void *user, const char *path, const char *shape, const char *spec,
+			      const shs_pspec *ps);
+
+/* Calls fn for every float weight parameter of m's entry (its path holds "params", as in JAX's
+ * and the generator's state) under r's plan. m and r: borrowed, valid until this returns. */
+void shs_report_weights(const shs_module *m, const shs_search_result *r, shs_weight_fn fn,
+			void *user);
+
 /* The line saying what became of the module's sharding constraints under plan p: how many it
  * kept, or that they were ignored; nothing when it had none. p: borrowed (NULL: none). */
 void shs_report_constraints(FILE *out, const shs_plan *p, bool ignored);
