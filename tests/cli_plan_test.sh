@@ -184,6 +184,26 @@ expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-
 has "$tmp/l8s.yml" "ici_fsdp_parallelism: "
 awk -F': ' 'BEGIN { n = 1 } /^(ici|dcn)_.*_parallelism: / { n *= $2 } END { exit n != 16 }' \
 	"$tmp/l8s.yml" && ok || bad "export maxtext degrees: $(cat "$tmp/l8s.yml")"
+# evaluate on the layout, plan and remat a search reports reproduces its step time, on GPUs and
+# on a TPU slice whose axes share physical axes (fsdp=8@xy,tensor=8@yz)
+# jstr KEY: the string (or bare value) of the top-level KEY of $tmp/out
+jstr() {
+	sed -n -e 's/^  "'"$1"'": "\([^"]*\)",\{0,1\}$/\1/p' \
+		-e 's/^  "'"$1"'": \([^",]*\),\{0,1\}$/\1/p' "$tmp/out" | head -1
+}
+for cl in "h100 --devices 16" "v5p --topology 4x4x4"; do
+	read -r hw flag size <<<"$cl"
+	expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware "$hw" "$flag" "$size" --json -o "$tmp/re.pb"
+	layout=$(jstr layout) plan=$(jstr plan) remat=$(jstr remat) step=$(jstr step_time_s)
+	hidden=()
+	[ "$(jstr gathers_hidden)" = true ] && hidden=(--gathers-hidden)
+	expect 0 "$ss" evaluate "$tmp/l8s.pb" --hardware "$hw" "$flag" "$size" --mesh "$layout" \
+		--plan "$plan" --remat "$remat" "${hidden[@]}" --json
+	awk -v a="$step" -v b="$(jstr step_time_s)" 'BEGIN { d = a - b; if (d < 0) d = -d
+		exit !(a > 0 && d <= 1e-9 * a) }' && ok ||
+		bad "evaluate on $layout ($plan, remat $remat): $(jstr step_time_s) s, reported $step s"
+done
+
 # the search with stages tries more meshes: the stage counts dividing the layers as well
 expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 --json -o "$tmp/l8s-st.pb"
 flat=$(sed -nE 's/^  "meshes": ([0-9]+),$/\1/p' "$tmp/out")

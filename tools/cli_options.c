@@ -50,12 +50,19 @@ const char shs_cli_plan_usage[] =
 	"  --mesh AXIS=N,...     the device mesh: named logical axes and sizes, major first\n"
 	"                        (data, fsdp, tensor, context, expert; stage: pipeline stages),\n"
 	"                        e.g. fsdp=16,tensor=4\n"
-	"  --plan NAME|FILE      dp, fsdp, tp, fsdp+tp, or a plan file (.json: mesh, base, rules,\n"
-	"                        activations)\n"
+	"  --plan NAME|FILE      dp, fsdp, tp, fsdp+tp, zero1, zero1+tp (also as the search names\n"
+	"                        them: fsdp+tp+cp, ...), or a plan file (.json: mesh, base,\n"
+	"                        rules, activations)\n"
 	"  --plugins DIR         also load the strategy plugins in DIR (repeatable); the built-in\n"
 	"                        ones and SHARDSEARCH_PLUGIN_PATH's folders always load\n"
 	"  --plugin FILE         also load the strategy plugin FILE (repeatable)\n"
-	"  --ignore-hints        drop the module's Sharding custom-call constraints\n"
+	"  --ignore-hints        drop the module's constraints: Sharding and Shardy constraint\n"
+	"                        calls, the entry parameters' and root's shardings\n"
+	"                        (kept as given otherwise)\n"
+	"  --gathers-hidden      propagate with every gather into a matmul scored as hidden\n"
+	"                        under it, as the search does where the chip decomposes no\n"
+	"                        matmul (the report's \"propagated with gathers into matmuls\n"
+	"                        scored hidden\"): evaluate then reproduces such a plan\n"
 	"  --quiet               no warnings\n";
 
 /* The options of each group, by their library names. */
@@ -65,7 +72,7 @@ static const char *const eval_group[] = { "schedule", "remat", "prefetch", "no-o
 					  "blocking", "no-fusion", "fusion", "microbatches", "pipeline",
 					  "virtual-stages", NULL };
 static const char *const plan_group[] = { "mesh", "plan", "plugins", "plugin", "ignore-hints",
-					  NULL };
+					  "gathers-hidden", NULL };
 static const char *const search_group[] = { "threads", "time-budget", "exhaustive", "stages",
 					    NULL };
 

@@ -8,7 +8,7 @@
 enum { DECIMAL = 10 };
 
 static const char *const flags[] = { "no-overlap", "no-fusion", "exhaustive", "ignore-hints",
-				     "plugin-path-env", "stages", "force", NULL };
+				     "plugin-path-env", "stages", "force", "gathers-hidden", NULL };
 static const char *const valued[] = { "hardware", "hardware-file", "topology", "devices",
 				      "slices", "schedule", "fusion", "remat", "prefetch", "mesh",
 				      "plan",
@@ -58,6 +58,8 @@ static int set_flag(shs_run_options *o, const char *key, const char *value, shs_
 		o->stages = true;
 	else if (!strcmp(key, "force"))
 		o->force = true;
+	else if (!strcmp(key, "gathers-hidden"))
+		o->gathers_hidden = true;
 	else if (!strcmp(key, "plugin-path-env"))
 		o->env_plugins = true;
 	else

@@ -56,6 +56,7 @@ static int make_request(shs_run *r, shs_err *e)
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 	rc = request_chip(r, &q->chip, e);
 	q->ignore_hints = o->ignore_hints;
+	q->gathers_hidden = o->gathers_hidden;
 	q->warn = r->warn;
 	q->warn_user = r->warn_user;
 	q->kind = SHS_PLAN_RULES;

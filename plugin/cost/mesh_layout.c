@@ -5,9 +5,11 @@
 #include "cluster_internal.h"
 
 /*
- * An axis with @ either spans whole physical axes (their sizes multiply to its size, and no
- * other axis uses them) or takes a factor of ONE physical axis that other single-axis claims
- * share (their sizes multiply to the physical size; the one listed first in the mesh is major).
+ * An axis with @ takes, in mesh order, from the physical axes it names (major first) what it
+ * still needs: a whole axis, or what is left of one, when that divides its need, else the
+ * major factor it needs. Axes sharing a physical axis so take factors of it that multiply to
+ * its size, the first in the mesh the major; the layouts the reports print read back
+ * (fsdp=64@xy,tensor=4@y on 16x16, fsdp=8@xy,tensor=8@yz on 4x4x4).
  * Axes without @ follow the default layout: in mesh order (major first) they take the physical
  * axes no @ claims, major first (dcn, x, y, z / net, node) and skipping size-1 axes, each
  * taking a whole axis when its remaining size divides the logical size, else the major factor
@@ -18,67 +20,59 @@
  * A NULL or empty mesh has one axis per physical axis of size > 1, named after it.
  */
 
-static int popcount(uint32_t v)
-{
-	int n = 0;
-
-	for (; v; v &= v - 1)
-		n++;
-	return n;
-}
-
-/* Lays the axes with @ on their physical axes; *claimed gets the physical axes they use. */
+/* Lays the axes with @ on their physical axes; *claimed gets the physical axes they use. In
+ * mesh order, each axis takes from the physical axes it names, major first, what it still
+ * needs: the whole of what is left of one when that divides its need, else the major factor it
+ * needs; so axes sharing a physical axis take factors of it, the first in the mesh the major
+ * (the layouts the reports print read back: fsdp=8@xy,tensor=8@yz on 4x4x4). */
 static int lay_explicit(shs_cluster *c, const shs__mesh_text *m, uint32_t *claimed, shs_err *e)
 {
+	int64_t left[SHS_PHYS_MAX];
+	uint32_t owner[SHS_PHYS_MAX]; /* the first axis that took from it */
+
 	*claimed = 0;
-	for (uint32_t p = 0; p < c->n_phys; p++) {
-		const shs_phys_axis *ph = &c->phys[p];
-		int64_t product = 1;
-		int first = -1;
-		for (uint32_t k = 0; k < m->n; k++) {
-			const shs__mesh_item *it = &m->items[k];
-			if (!(it->claim & (1u << p)))
-				continue;
-			if (first >= 0 && (popcount(it->claim) > 1 ||
-					   popcount(m->items[first].claim) > 1))
-				return shs__mesh_err(e, m, "physical axis '%s' used twice "
-						     "(by '%s' and '%s')", ph->name,
-						     m->items[first].name, it->name);
-			if (first < 0)
-				first = (int)k;
-			product = shs__mul_capped(product, it->size, INT64_MAX / SHS__TOPO_DIM_MAX);
-			c->span[k] |= 1u << p;
-			c->part[k][p] = popcount(it->claim) > 1 ? ph->size : it->size;
-			if (k != (uint32_t)first && (product < 0 || product > ph->size))
-				return shs__mesh_err(e, m, "physical axis '%s' used twice: "
-						     "'%s' and '%s' take more than its %" PRId64
-						     " chips", ph->name,
-						     m->items[first].name, it->name, ph->size);
-		}
-		if (first < 0)
-			continue;
-		*claimed |= 1u << p;
-		if (popcount(m->items[first].claim) == 1 && product != ph->size)
-			return shs__mesh_err(e, m, "'%s' on physical axis '%s': sizes multiply to %"
-					     PRId64 ", it has %" PRId64 " chips",
-					     m->items[first].name, ph->name, product, ph->size);
-	}
+	for (uint32_t p = 0; p < c->n_phys; p++)
+		left[p] = c->phys[p].size;
 	for (uint32_t k = 0; k < m->n; k++) {
 		const shs__mesh_item *it = &m->items[k];
-		int64_t chips = 1;
-		char places[SHS__NAMES_CAP] = "";
-		if (popcount(it->claim) < 2)
-			continue;
-		for (uint32_t p = 0; p < c->n_phys; p++)
-			if (it->claim & (1u << p)) {
-				chips *= c->phys[p].size;
-				shs__appendf(places, sizeof(places), "%s%s", places[0] ? "*" : "",
-					     c->phys[p].name);
-			}
-		if (chips != it->size)
-			return shs__mesh_err(e, m, "'%s' has size %" PRId64 " but %s has %" PRId64
-					     " chips", it->name, it->size, places, chips);
+		int64_t need = it->size;
+
+		for (uint32_t p = 0; p < c->n_phys; p++) {
+			int64_t take;
+			if (!(it->claim & (1u << p)))
+				continue;
+			if (need > 1 && left[p] > 1 && need % left[p] == 0)
+				take = left[p];
+			else if (need > 1 && left[p] > 1 && left[p] % need == 0)
+				take = need;
+			else if (left[p] == 1 && (*claimed & (1u << p)))
+				return shs__mesh_err(e, m, "physical axis '%s' used twice (by '%s' "
+						     "and '%s')", c->phys[p].name,
+						     m->items[owner[p]].name, it->name);
+			else
+				return shs__mesh_err(e, m, "'%s' cannot take a whole factor of "
+						     "physical axis '%s' (%" PRId64 " of its %"
+						     PRId64 " chips left, %" PRId64
+						     " still needed)", it->name, c->phys[p].name,
+						     left[p], c->phys[p].size, need);
+			if (!(*claimed & (1u << p)))
+				owner[p] = k;
+			c->span[k] |= 1u << p;
+			c->part[k][p] = take;
+			left[p] /= take;
+			need /= take;
+			*claimed |= 1u << p;
+		}
+		if (it->claim && need != 1)
+			return shs__mesh_err(e, m, "'%s' has size %" PRId64 " but its physical "
+					     "axes hold %" PRId64 " of it", it->name, it->size,
+					     it->size / need);
 	}
+	for (uint32_t p = 0; p < c->n_phys; p++)
+		if ((*claimed & (1u << p)) && left[p] != 1)
+			return shs__mesh_err(e, m, "physical axis '%s': the axes on it take %"
+					     PRId64 " of its %" PRId64 " chips", c->phys[p].name,
+					     c->phys[p].size / left[p], c->phys[p].size);
 	return SHS_OK;
 }
 

@@ -85,16 +85,33 @@ int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e)
 	static const struct {
 		const char *name;
 		shs_plan_kind kind;
-	} kinds[] = { { "dp", SHS_PLAN_DP }, { "fsdp", SHS_PLAN_FSDP }, { "tp", SHS_PLAN_TP },
-		      { "fsdp+tp", SHS_PLAN_FSDP_TP } };
+		bool state_only;
+	} kinds[] = { { "dp", SHS_PLAN_DP, false }, { "fsdp", SHS_PLAN_FSDP, false },
+		      { "tp", SHS_PLAN_TP, false }, { "fsdp+tp", SHS_PLAN_FSDP_TP, false },
+		      { "zero1", SHS_PLAN_FSDP, true }, { "zero1+tp", SHS_PLAN_FSDP_TP, true } };
+	static const char *const axes[] = { "+cp", "+ep", "+pp" };
+	size_t n = strlen(name);
+	bool cut = true;
 
+	/* the search's names end with what the mesh's context, expert and stage axes add */
+	while (cut) {
+		cut = false;
+		for (size_t k = 0; k < sizeof(axes) / sizeof(axes[0]); k++)
+			if (n > strlen(axes[k]) &&
+			    !strncmp(name + n - strlen(axes[k]), axes[k], strlen(axes[k]))) {
+				n -= strlen(axes[k]);
+				cut = true;
+			}
+	}
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (!strcmp(kinds[k].name, name)) {
+		if (strlen(kinds[k].name) == n && !strncmp(kinds[k].name, name, n)) {
 			r->kind = kinds[k].kind;
+			r->fsdp_state_only = kinds[k].state_only;
 			return SHS_OK;
 		}
-	return shs_seterr(e, SHS_EINVAL, "unknown plan '%s' (plans: dp, fsdp, tp, fsdp+tp, or a "
-			  "plan file .json)", name);
+	return shs_seterr(e, SHS_EINVAL, "unknown plan '%s' (plans: dp, fsdp, tp, fsdp+tp, zero1, "
+			  "zero1+tp, with +cp, +ep, +pp as the search names them, or a plan file "
+			  ".json)", name);
 }
 
 void shs_param_path(const shs_instr *p, char *buf, size_t cap)

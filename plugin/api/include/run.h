@@ -36,6 +36,8 @@ typedef struct shs_run_options {
 	bool stages;               /* stages: the search also tries pipeline stages */
 	bool ignore_hints;         /* ignore-hints */
 	bool force;                /* force: work on a module already partitioned */
+	bool gathers_hidden;       /* gathers-hidden: a plan propagated as the search does where
+				    * the chip decomposes no matmul (shs_plan_request) */
 	const char *dirs[SHS_OPTIONS_MAX_DIRS + 1]; /* plugins: folders, NULL-terminated */
 	uint32_t n_dirs;
 	const char *files[SHS_OPTIONS_MAX_FILES];   /* plugin: plugin files, in the order given */

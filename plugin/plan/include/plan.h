@@ -90,7 +90,9 @@ int shs_plan_parse_mesh(shs_plan_request *r, const char *text, shs_err *e);
  * into r->axis_names. Returns SHS_OK or SHS_EINVAL (no axes, or a name parse_mesh refuses). */
 int shs_plan_set_mesh(shs_plan_request *r, const shs_mesh *mesh, shs_err *e);
 
-/* Sets r->kind from "dp", "fsdp", "tp", "fsdp+tp". Returns SHS_OK or SHS_EINVAL. */
+/* Sets r->kind (and fsdp_state_only) from "dp", "fsdp", "tp", "fsdp+tp", "zero1", "zero1+tp",
+ * also as the search names its plans, followed by "+cp", "+ep", "+pp" (what the mesh's context,
+ * expert and stage axes add, which the mesh itself gives). Returns SHS_OK or SHS_EINVAL. */
 int shs_plan_parse_kind(shs_plan_request *r, const char *name, shs_err *e);
 
 /* Reads a plan file (JSON): {"mesh": {"fsdp": 16, ...} (optional when r has one), "base":
