@@ -75,6 +75,8 @@ static int put_mesh(shs_buf *b, const char *s, bool *maximal)
 	if (ids && ids < end) {
 		const char *ids_end = strchr(ids, ']');
 
+		if (!ids_end || ids_end > end)
+			return SHS_EPARSE;
 		put_body(b, s + 1, (size_t)(ids - s - 1));
 		shs_buf_puts(b, "device_ids=(");
 		shs_buf_put(b, ids + 12, (size_t)(ids_end - ids - 12));

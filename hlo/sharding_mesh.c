@@ -167,9 +167,12 @@ static int device_ids_at(mp *p, shs_mesh_sharding *m)
 {
 	int64_t *perm = NULL;
 	uint32_t n_perm = 0;
-	int rc = need(p, '(', "expected '(' after device_ids=");
+	size_t open;
+	int rc;
 
-	if (rc)
+	peek(p);
+	open = p->pos;
+	if ((rc = need(p, '(', "expected '(' after device_ids=")))
 		return rc;
 	if (peek(p) == '[') {
 		if ((rc = ints_at(p, '[', ']', 1, &m->iota_dims, &m->n_iota)))
@@ -186,7 +189,7 @@ static int device_ids_at(mp *p, shs_mesh_sharding *m)
 			return fail(p, "the transpose is not a permutation");
 		return need(p, ')', "expected ')' after the device order");
 	}
-	p->pos--; /* ints_at reads the '(' again */
+	p->pos = open; /* ints_at reads the '(' again */
 	return ints_at(p, '(', ')', 0, &m->device_ids, &m->n_device_ids);
 }
 
