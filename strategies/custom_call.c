@@ -1,6 +1,6 @@
 /* Strategy plugin for custom calls: "Sharding" follows the module's hint; flash-attention
  * kernels shard over batch, heads and (ring or all-gather context parallelism) the sequence;
- * other targets are served by no strategy (the host warns and replicates them).
+ * other targets are replicated, with their bytes, under a label the plan warns about.
  *
  * Flash attention's kernels are attention.c's.
  */
@@ -109,20 +109,17 @@ static int cc_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 		return rc;
 	if (cc_is_sharding(i))
 		return cc_sharding(q, out, api);
-	ru_replicated(q, out, api);
+	/* the plan names the call and its target in a warning (SHS_PLUGIN_UNKNOWN_CALL) */
+	ru_replicated_as(q, out, api, SHS_PLUGIN_UNKNOWN_CALL);
 	return 0;
 }
 
-/* The targets this strategy knows: a Sharding hint and flash attention (a tpu_custom_call other
- * than splash attention, or a call whose shapes are not attention's, is replicated here). Any
- * other custom call is served by no strategy, so the host names it and its target in a warning
- * and replicates it. */
-static const char *const cc_targets[] = { cc_sharding_target, SHS_ATTENTION_TARGETS, NULL };
+static const char *const cc_opcodes[] = { "custom-call", NULL };
 
 static const shs_strategy cc_strategy = {
 	.struct_size = sizeof(shs_strategy),
 	.name = "custom-call.sharding",
-	.custom_call_targets = cc_targets,
+	.opcodes = cc_opcodes,
 	.generate = cc_generate,
 };
 

@@ -237,16 +237,23 @@ static inline void ru_end(ru_emit *e, double flops)
 	e->api->set_cost(e->out, e->c, flops, e->bytes);
 }
 
-/* Emits the fully replicated candidate: every operand and result whole on every device. */
-static inline void ru_replicated(const shs_pquery *q, shs_pemit *out, const shs_host_api *api)
+/* Emits the fully replicated candidate, labelled label: every operand and result whole on every
+ * device. */
+static inline void ru_replicated_as(const shs_pquery *q, shs_pemit *out, const shs_host_api *api,
+				    const char *label)
 {
 	ru_emit e;
 
-	ru_begin(&e, q, out, api, "replicated");
+	ru_begin(&e, q, out, api, label);
 	e.bytes += ru_full_bytes(api, &q->instr->shape);
 	for (uint32_t k = 0; k < q->instr->n_operands; k++)
 		e.bytes += ru_full_bytes(api, &q->instr->operands[k]);
 	ru_end(&e, 0);
+}
+
+static inline void ru_replicated(const shs_pquery *q, shs_pemit *out, const shs_host_api *api)
+{
+	ru_replicated_as(q, out, api, "replicated");
 }
 
 /* Writes "prefix [spec]" (just "[spec]" when prefix is "") into buf (SC_LABEL_MAX bytes,

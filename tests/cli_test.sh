@@ -95,6 +95,13 @@ expect 0 "$ss" annotate "$tmp/jit.hlo" --mesh data=4 --plan dp -o "$tmp/jit-out.
 has "$tmp/out" "ignored (--ignore-hints)"
 has "$tmp/jit-out.hlo" "p1 = f32[16,32] parameter(1), sharding={replicated}"
 
+# a custom call no strategy knows is replicated, named with its target in a warning
+printf '%s\n' 'HloModule m' '' 'ENTRY e {' '  p = f32[8,16] parameter(0)' \
+	'  k = f32[8,16] custom-call(p), custom_call_target="my_kernel"' \
+	'  ROOT n = f32[8,16] negate(k)' '}' >"$tmp/cc.hlo"
+expect 0 "$ss" annotate "$tmp/cc.hlo" --mesh data=4 --plan dp -o "$tmp/cc-out.hlo"
+has "$tmp/err" "k (custom call 'my_kernel'): no sharding rule for this target; replicated"
+
 # gen: help, presets, usage errors (exit 2) and rejected values (exit 1)
 presets="llama2-13b llama3-8b llama3-70b llama3-405b gpt3-175b mixtral-8x7b mlp-only"
 expect 0 "$ss" gen --help

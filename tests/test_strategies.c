@@ -844,19 +844,9 @@ static void sharding_custom_call_follows_hint(void)
 	fx_ask(&f, "s", NULL, NULL, SHS_PMODE_ENUMERATE);
 	SHS_ASSERT_INT_EQ(f.cands.n, count_2d_specs((const int64_t[]){ 8, 16 },
 						    (const int64_t[]){ 2, 4 }));
-	/* Other targets: no strategy serves them (the host warns, naming the target, and
-	 * replicates them). */
-	{
-		const shs_computation *c = NULL;
-		const shs_instr *o = fx_find(&f, "o", &c);
-		shs_err e = { 0 };
-
-		shs_cands_free(&f.cands);
-		SHS_ASSERT_OK(shs_host_candidates(f.host, f.m, c, o, &f.mesh, NULL, NULL,
-						  SHS_PMODE_PROPAGATE, &f.cands, &e), &e);
-		CU_ASSERT_FALSE(f.cands.served);
-		CU_ASSERT_EQUAL(f.cands.n, 0);
-	}
+	/* Other targets: replicated, under the label the plan warns about */
+	expect(&f, "o", (const char *[]){ "[data,-]", NULL }, NULL, "[-,-] <- [-,-]\n");
+	SHS_ASSERT_STR_EQ(f.cands.v[0].label, SHS_PLUGIN_UNKNOWN_CALL);
 	fx_free(&f);
 }
 

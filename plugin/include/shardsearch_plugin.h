@@ -28,6 +28,10 @@
 				 * spec is copied and compared by the million, at its size */
 #endif
 
+/* The label of a candidate that replicates a custom call because the plugin knows no sharding
+ * rule for its target: a plan that chooses it names the call and its target in a warning. */
+#define SHS_PLUGIN_UNKNOWN_CALL "replicated (no rule for this target)"
+
 /* Limits of one query (checked by the host at run time, not part of the sizes word). */
 enum {
 	SHS_PLUGIN_LABEL_MAX = 64,          /* bytes of a candidate's label with its NUL; a longer

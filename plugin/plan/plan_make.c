@@ -613,6 +613,25 @@ static void totals(shs__prop *x)
 	}
 }
 
+/* Names every custom call the plan replicates because no strategy knows its target. */
+static void warn_unknown_calls(const shs__prop *x)
+{
+	for (uint32_t c = 0; c < x->m->n_comps; c++)
+		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs; i++) {
+			const shs_instr *in = x->m->comps[c]->instrs[i];
+			const shs_decision *d = &x->p->d[c][i];
+			char msg[SHS_ERRMSG_MAX];
+
+			if (in->op != SHS_OP_CUSTOM_CALL || !d->set ||
+			    strcmp(d->label, SHS_PLUGIN_UNKNOWN_CALL))
+				continue;
+			snprintf(msg, sizeof(msg), "%s (custom call '%s'): no sharding rule for this "
+				 "target; replicated", in->name,
+				 in->custom_call_target ? in->custom_call_target : "");
+			warn(x->r, msg);
+		}
+}
+
 static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
 		shs_err *e)
 {
@@ -650,6 +669,8 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 		}
 		rc = x.rc;
 	}
+	if (rc == SHS_OK)
+		warn_unknown_calls(&x);
 	if (rc == SHS_OK && x.pins_missed) {
 		char msg[SHS_ERRMSG_MAX];
 		snprintf(msg, sizeof(msg), "%u instructions that activation rules pin have no "
