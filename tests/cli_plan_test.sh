@@ -184,6 +184,16 @@ expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-
 has "$tmp/l8s.yml" "ici_fsdp_parallelism: "
 awk -F': ' 'BEGIN { n = 1 } /^(ici|dcn)_.*_parallelism: / { n *= $2 } END { exit n != 16 }' \
 	"$tmp/l8s.yml" && ok || bad "export maxtext degrees: $(cat "$tmp/l8s.yml")"
+# --export torchtitan: its degrees (expert parallelism inside the sharded data parallelism)
+# multiply to the device count, and the local batch times the data parallelism is the batch
+expect 0 "$ss" annotate "$tmp/l8s.pb" --hardware h100 --devices 16 -o "$tmp/l8s-tt.pb" \
+	--export torchtitan "$tmp/l8s.toml"
+has "$tmp/l8s.toml" "[parallelism]"
+awk -F' = ' '/^data_parallel_(replicate|shard)_degree/ { d *= $2 } /^(tensor|context|pipeline)_parallel_degree/ { n *= $2 }
+	/^local_batch_size/ { b = $2 } /^global_batch_size/ { g = $2 }
+	BEGIN { d = 1; n = 1 } END { exit !(d * n == 16 && b * d == g && g == 8) }' "$tmp/l8s.toml" &&
+	ok || bad "export torchtitan: $(cat "$tmp/l8s.toml")"
+
 # evaluate on the layout, plan and remat a search reports reproduces its step time, on GPUs and
 # on a TPU slice whose axes share physical axes (fsdp=8@xy,tensor=8@yz)
 # jstr KEY: the string (or bare value) of the top-level KEY of $tmp/out

@@ -58,6 +58,8 @@ static const char usage_tail[] =
 	"                        accumulation, the pipeline's micro-batches, layers and repeats)\n"
 	"  --export jax F        ... or as JAX code: the device mesh (mesh_utils) with the plan's\n"
 	"                        axis names and a PartitionSpec per weight path\n"
+	"  --export torchtitan F ... or as a torchtitan config fragment ([parallelism] degrees,\n"
+	"                        activation checkpointing, batch sizes)\n"
 	"  -o OUT                the annotated module (.pb or .hlo)\n"
 	"  --format proto|text   the format of OUT (default: its extension)\n"
 	"  --force               allow OUT to be the same file as IN, and shard a module that is\n"
@@ -70,7 +72,7 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in, *out;
-	const char *export_file; /* --export megatron|maxtext|jax FILE, or NULL */
+	const char *export_file; /* --export megatron|maxtext|jax|torchtitan FILE, or NULL */
 	const char *export_kind; /* ... which */
 	shs_format format;
 	bool force, json, quiet;
@@ -100,9 +102,10 @@ static int own_option(int argc, char **argv, int *k, args *a)
 	if (!strcmp(o, "--export")) {
 		if (*k + 2 >= argc || (strcmp(argv[*k + 1], "megatron") &&
 					strcmp(argv[*k + 1], "maxtext") &&
-					strcmp(argv[*k + 1], "jax"))) {
-			shs_cli_usage_error("annotate", "--export takes megatron, maxtext or jax, "
-					    "and a file");
+					strcmp(argv[*k + 1], "jax") &&
+					strcmp(argv[*k + 1], "torchtitan"))) {
+			shs_cli_usage_error("annotate", "--export takes megatron, maxtext, jax or "
+					    "torchtitan, and a file");
 			return -1;
 		}
 		a->export_kind = argv[*k + 1];
@@ -194,7 +197,7 @@ static void report(const args *a, const shs_run *r, const shs_module *m, double 
 		shs_report_print(stdout, m, &r->search, load_s);
 }
 
-/* The plan in the words of framework kind (megatron, maxtext, jax). */
+/* The plan in the words of framework kind (megatron, maxtext, jax, torchtitan). */
 static int export(const char *kind, const shs_module *m, const shs_search_result *r,
 		  char **text, shs_err *e)
 {
@@ -202,6 +205,8 @@ static int export(const char *kind, const shs_module *m, const shs_search_result
 		return shs_export_maxtext(m, r, text, e);
 	if (!strcmp(kind, "jax"))
 		return shs_export_jax(m, r, text, e);
+	if (!strcmp(kind, "torchtitan"))
+		return shs_export_torchtitan(m, r, text, e);
 	return shs_export_megatron(m, r, text, e);
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cluster.h"
 #include "export.h"
 #include "microbatch.h"
@@ -245,6 +246,68 @@ int shs_export_jax(const shs_module *m, const shs_search_result *r, char **text,
 		free(*text);
 		*text = NULL;
 		return shs_seterr(e, SHS_ENOMEM, "export jax: out of memory");
+	}
+	return SHS_OK;
+}
+
+/* torchtitan's activation_checkpoint.mode for a remat policy (none, selective or full). */
+static const char *torchtitan_ac(shs_remat remat)
+{
+	switch (remat) {
+	case SHS_REMAT_FULL:
+		return "\"full\"";
+	case SHS_REMAT_ATTENTION: case SHS_REMAT_DOTS:
+		return "\"selective\"";
+	case SHS_REMAT_OFFLOAD:
+		return "\"full\"  # offload has no torchtitan mode: full recomputes what it "
+		       "offloads";
+	default:
+		return "\"none\"";
+	}
+}
+
+int shs_export_torchtitan(const shs_module *m, const shs_search_result *r, char **text,
+			  shs_err *e)
+{
+	static const char *const schedules[] = { "1F1B", "GPipe", "Interleaved1F1B" };
+	const shs_mesh *mesh = &r->cluster.mesh;
+	int64_t expert = axis(mesh, "expert"), shard = axis(mesh, "fsdp") * expert;
+	int64_t replicate = axis(mesh, "data"), g = global_batch(m, r), seq = 0;
+	uint32_t t = shs_token_param(m);
+	size_t len = 0;
+	FILE *f;
+
+	*text = NULL;
+	if (t != UINT32_MAX)
+		for (uint32_t i = 0; i < shs_module_entry(m)->n_instrs; i++)
+			if (shs_module_entry(m)->instrs[i]->op == SHS_OP_PARAMETER &&
+			    shs_module_entry(m)->instrs[i]->parameter_number == (int64_t)t)
+				seq = shs_module_entry(m)->instrs[i]->shape.dims[1];
+	if (!(f = open_memstream(text, &len)))
+		return shs_seterr(e, SHS_ENOMEM, "export torchtitan: out of memory");
+	fprintf(f, "# torchtitan config for the plan shardsearch found: %s (%s), %.4g s a step "
+		"predicted\n[parallelism]\ndata_parallel_replicate_degree = %lld\n"
+		"# torchtitan carves expert parallelism out of the sharded data parallelism\n"
+		"data_parallel_shard_degree = %lld\ntensor_parallel_degree = %lld\n"
+		"context_parallel_degree = %lld\npipeline_parallel_degree = %lld\n"
+		"expert_parallel_degree = %lld\n", r->best.mesh, r->best.plan,
+		r->eval.step_time_s, (long long)replicate, (long long)shard,
+		(long long)axis(mesh, "tensor"), (long long)axis(mesh, "context"),
+		(long long)axis(mesh, "stage"), (long long)expert);
+	if (r->eval.pipe.stages)
+		fprintf(f, "pipeline_parallel_schedule = \"%s\"\n",
+			schedules[r->eval.pipe.schedule % 3]);
+	fprintf(f, "\n[activation_checkpoint]\nmode = %s\n\n[training]\n",
+		torchtitan_ac(r->best.remat));
+	if (g > 0)
+		fprintf(f, "global_batch_size = %lld\nlocal_batch_size = %lld\n", (long long)g,
+			(long long)(g / (replicate * shard)));
+	if (seq > 0)
+		fprintf(f, "seq_len = %lld\n", (long long)seq);
+	if (fclose(f)) {
+		free(*text);
+		*text = NULL;
+		return shs_seterr(e, SHS_ENOMEM, "export torchtitan: out of memory");
 	}
 	return SHS_OK;
 }

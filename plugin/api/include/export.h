@@ -34,4 +34,12 @@ int shs_export_maxtext(const shs_module *m, const shs_search_result *r, char **t
  * SHS_ENOMEM. */
 int shs_export_jax(const shs_module *m, const shs_search_result *r, char **text, shs_err *e);
 
+/* A torchtitan config fragment (TOML, its JobConfig's keys) for search result r on module m:
+ * [parallelism] degrees (data -> replicate, fsdp and expert -> shard, as torchtitan carves
+ * expert parallelism out of it; tensor, context, stage -> pipeline with its schedule), the
+ * activation checkpointing mode, and [training] batch sizes and seq_len. *text is malloc'ed
+ * (caller frees). SHS_OK or SHS_ENOMEM. */
+int shs_export_torchtitan(const shs_module *m, const shs_search_result *r, char **text,
+			  shs_err *e);
+
 #endif
