@@ -255,6 +255,12 @@ int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const c
 	}
 }
 
+int shs__instr_canonical(shs_arena *a, const char *name, const char *value,
+			 const char **canonical, char *why, size_t cap)
+{
+	return shs__raw_canonical(a, shs__raw_kind_of(name), value, canonical, why, cap);
+}
+
 /* What XLA never prints: a false flag, and the original custom-call API. */
 static bool printed(shs__raw_kind k, const char *value)
 {

@@ -77,6 +77,10 @@ const char *shs__api_version_name(int v);
 int shs__raw_canonical(shs_arena *a, shs__raw_kind k, const char *value, const char **canonical,
 		       char *why, size_t cap);
 
+/* shs__raw_canonical for the attribute named name (a shs__canonical_fn of the text parser). */
+int shs__instr_canonical(shs_arena *a, const char *name, const char *value,
+			 const char **canonical, char *why, size_t cap);
+
 /* Sets *canonical to the text printed in b when it differs from value (a copy in a; value
  * itself otherwise) and frees b. Returns SHS_OK or SHS_ENOMEM (b ran out of memory). */
 int shs__raw_keep_text(shs_arena *a, shs_buf *b, const char *value, const char **canonical);

@@ -240,6 +240,17 @@ int shs__parse_frontend_attrs(shs__parser *p, uint32_t *n, shs_attr_kv **out);
  * copied; caller frees with shs_module_free(p->m). what: borrowed, valid until this returns. */
 int shs__parse_raw_attr(shs__parser *p, const char *what, uint32_t *n, shs_raw_attr **arr);
 
+/* Checks a text value (name, value) and sets *canonical to the text XLA prints for it (the value
+ * itself when already so, else a copy in a); SHS_OK, SHS_EPARSE with the reason in why (cap
+ * bytes), or SHS_ENOMEM. raw_attrs.h's shs__instr_canonical and shs__header_canonical. */
+typedef int (*shs__canonical_fn)(shs_arena *a, const char *name, const char *value,
+				 const char **canonical, char *why, size_t cap);
+
+/* shs__parse_raw_attr, then the value checked and replaced by its canonical text; a bad value
+ * fails at the value's place, naming the attribute. */
+int shs__parse_raw_checked(shs__parser *p, const char *what, uint32_t *n, shs_raw_attr **arr,
+			   shs__canonical_fn canonical);
+
 /* The `, name=value` list after instruction index's operands, into ins. ins: borrowed, valid
  * until the computation ends; what it hangs on ins: caller frees with shs_module_free(p->m). */
 int shs__parse_instr_attrs(shs__parser *p, shs_instr *ins, uint32_t index);

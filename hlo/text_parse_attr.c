@@ -114,6 +114,23 @@ int shs__parse_raw_attr(shs__parser *p, const char *what, uint32_t *n, shs_raw_a
 	return SHS_OK;
 }
 
+int shs__parse_raw_checked(shs__parser *p, const char *what, uint32_t *n, shs_raw_attr **arr,
+			   shs__canonical_fn canonical)
+{
+	size_t off = shs__lex_skip_blanks(&p->lx, p->lx.tok.off + p->lx.tok.len);
+	shs_raw_attr *r;
+	char why[160];
+	int rc = shs__parse_raw_attr(p, what, n, arr);
+
+	if (rc)
+		return rc;
+	r = &(*arr)[*n - 1];
+	rc = canonical(p->a, r->name, r->value, &r->value, why, sizeof(why));
+	if (rc == SHS_ENOMEM)
+		return shs__oom(p);
+	return rc ? shs__fail_at(p, off + 1, "%s: %s", r->name, why) : SHS_OK;
+}
+
 /* ---- Instruction attributes ------------------------------------------------------------------ */
 
 #define SHS_ATTR_LIST(X)                                                                 \
@@ -684,25 +701,6 @@ static int parse_modelled_attr(shs__parser *p, shs_instr *ins, uint32_t index, a
 	}
 }
 
-/* An attribute the IR keeps as text; a value XLA's protobuf has a field for is checked and kept
- * as XLA prints it. */
-static int parse_instr_raw_attr(shs__parser *p, shs_instr *ins)
-{
-	size_t off = shs__lex_skip_blanks(&p->lx, p->lx.tok.off + p->lx.tok.len);
-	shs_raw_attr *r;
-	char why[160];
-	int rc = shs__parse_raw_attr(p, "attribute", &ins->n_raw_attrs, &ins->raw_attrs);
-
-	if (rc)
-		return rc;
-	r = &ins->raw_attrs[ins->n_raw_attrs - 1];
-	rc = shs__raw_canonical(p->a, shs__raw_kind_of(r->name), r->value, &r->value, why,
-				sizeof(why));
-	if (rc == SHS_ENOMEM)
-		return shs__oom(p);
-	return rc ? shs__fail_at(p, off + 1, "%s: %s", r->name, why) : SHS_OK;
-}
-
 /* One `name=value` after an instruction. */
 static int parse_attr(shs__parser *p, shs_instr *ins, uint32_t index, attr_state *st)
 {
@@ -713,7 +711,8 @@ static int parse_attr(shs__parser *p, shs_instr *ins, uint32_t index, attr_state
 	if (name.kind != SHS_TOK_IDENT)
 		return shs__fail(p, "expected an attribute name");
 	if (!shs__names_find(&p->attrs, p->lx.src + name.off, name.len, &id))
-		return parse_instr_raw_attr(p, ins);
+		return shs__parse_raw_checked(p, "attribute", &ins->n_raw_attrs, &ins->raw_attrs,
+					      shs__instr_canonical);
 	/* iota_dimension fills dimensions: it counts as the same attribute */
 	bit = id == A_IOTA_DIMENSION ? A_DIMENSIONS : id;
 	if (st->seen >> bit & 1)

@@ -483,22 +483,13 @@ static int header_kind(const shs__parser *p, const shs_tok *t)
 static int parse_raw_header_attr(shs__parser *p)
 {
 	shs_module *m = p->m;
-	size_t off = shs__lex_skip_blanks(&p->lx, p->lx.tok.off + p->lx.tok.len);
-	shs_raw_attr *r;
-	char why[160];
-	int rc = shs__parse_raw_attr(p, "module attribute", &m->n_raw_attrs, &m->raw_attrs);
+	int rc = shs__parse_raw_checked(p, "module attribute", &m->n_raw_attrs, &m->raw_attrs,
+					shs__header_canonical);
 
-	if (rc)
-		return rc;
-	r = &m->raw_attrs[m->n_raw_attrs - 1];
-	rc = shs__header_canonical(p->a, r->name, r->value, &r->value, why, sizeof(why));
-	if (rc == SHS_ENOMEM)
-		return shs__oom(p);
-	if (rc)
-		return shs__fail_at(p, off + 1, "%s: %s", r->name, why);
-	if (!strcmp(r->name, "is_scheduled") && !strcmp(r->value, "false"))
+	if (rc == SHS_OK && !strcmp(m->raw_attrs[m->n_raw_attrs - 1].name, "is_scheduled") &&
+	    !strcmp(m->raw_attrs[m->n_raw_attrs - 1].value, "false"))
 		m->n_raw_attrs--;
-	return SHS_OK;
+	return rc;
 }
 
 int shs__parse_module_attr(shs__parser *p)
