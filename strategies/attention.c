@@ -91,15 +91,17 @@ static void fa_map(int8_t m[FA_SLOTS], int batch, int heads, int seq)
 	m[FA_SEQ] = (int8_t)seq;
 }
 
-/* The number after "key": in JSON text s, or -1 when absent. */
-static double fa_json_number(const char *s, const char *key)
+/* The number after key and any blanks and sep characters in a backend_config (JSON's
+ * `"flops": 4096`, sep ":"; Transformer Engine's MLIR dictionary `mask_type = 2 : i64`, sep
+ * "="), or -1 when absent. */
+static double fa_config_number(const char *cfg, const char *key, char sep)
 {
-	const char *p = s ? strstr(s, key) : NULL;
+	const char *p = cfg ? strstr(cfg, key) : NULL;
 
 	if (!p)
 		return -1;
 	p += strlen(key);
-	while (*p == ' ' || *p == ':')
+	while (*p == ' ' || *p == sep)
 		p++;
 	return (*p >= '0' && *p <= '9') ? strtod(p, NULL) : -1;
 }
@@ -177,20 +179,6 @@ static bool fa_shapes(const shs_pinstr *i, fa_call *f)
 	return true;
 }
 
-/* The integer after "key = " in Transformer Engine's backend_config (an MLIR attribute
- * dictionary: `mask_type = 2 : i64`), or -1. */
-static long fa_te_number(const char *cfg, const char *key)
-{
-	const char *p = cfg ? strstr(cfg, key) : NULL;
-
-	if (!p)
-		return -1;
-	p += strlen(key);
-	while (*p == ' ' || *p == '=')
-		p++;
-	return (*p >= '0' && *p <= '9') ? strtol(p, NULL, 10) : -1;
-}
-
 /* The slots of an array of Transformer Engine's call by its shape: Q's [B,S,H,D] (and O, dO,
  * dQ), K's / V's [B,S,H,D] or packed [B,S,2|3,H,D] (and their gradients), the softmax
  * statistics [B,H,S,1]; anything else (bias, sequence offsets, RNG state, workspace) none. */
@@ -216,7 +204,7 @@ static bool fa_te_match(const shs_pinstr *i, fa_call *f)
 {
 	const shs_pshape *q = &i->operands[0], *kv;
 	int64_t heads, seq_kv;
-	long mask;
+	double mask;
 
 	if (i->n_operands < 2 || i->n_operands > FA_MAX_OPS || i->shape.type != SHS_PTYPE_TUPLE ||
 	    ru_leaf_count(&i->shape) > FA_MAX_LEAVES)
@@ -243,7 +231,7 @@ static bool fa_te_match(const shs_pinstr *i, fa_call *f)
 	f->flops = fa_fwd_flops_per_mac_pair * (double)q->dims[0] * (double)q->dims[1] *
 		   (double)q->dims[q->rank - 2] * (double)q->dims[q->rank - 1] * (double)seq_kv *
 		   (f->backward ? fa_bwd_over_fwd : 1);
-	mask = fa_te_number(i->backend_config, "mask_type");
+	mask = fa_config_number(i->backend_config, "mask_type", '=');
 	if (mask >= 2 && mask <= 5)
 		f->flops *= fa_causal_fraction;
 	return heads > 0 && q->dims[q->rank - 2] % heads == 0;
@@ -270,7 +258,7 @@ static bool fa_match(const shs_pinstr *i, fa_call *f)
 	if (cudnn) {
 		causal = fa_cudnn_causal(i->backend_config);
 		f->flops *= causal ? fa_causal_fraction : 1;
-	} else if ((declared = fa_json_number(i->backend_config, "\"flops\"")) >= 0) {
+	} else if ((declared = fa_config_number(i->backend_config, "\"flops\"", ':')) >= 0) {
 		f->flops = declared;
 	}
 	return true;
