@@ -26,7 +26,7 @@ static shs_pipe_out simulate(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32
 		sends[k] = send;
 	}
 	shs_pipe_in in = { s, p, v, m, fwd, bwd, send > 0 ? sends : NULL,
-			   send > 0 ? sends : NULL, false };
+			   send > 0 ? sends : NULL, false, NULL, 0 };
 	int rc = shs_pipe_simulate(&in, &out, &e);
 	if (rc)
 		fprintf(stderr, "%s\n", e.msg);
@@ -100,7 +100,7 @@ static void test_transfers_exposed(void)
 static void test_blocking_sends(void)
 {
 	double f[4] = { 1, 1, 1, 1 }, b[4] = { 2, 2, 2, 2 }, t[4] = { 0.25, 0.25, 0.25, 0.25 };
-	shs_pipe_in in = { SHS_PIPE_GPIPE, 4, 1, 16, f, b, t, t, true };
+	shs_pipe_in in = { SHS_PIPE_GPIPE, 4, 1, 16, f, b, t, t, true, NULL, 0 };
 	shs_pipe_out sync, async;
 	shs_err e = { 0 };
 
@@ -141,7 +141,7 @@ static void test_activations_in_flight(void)
 static void test_slowest_stage(void)
 {
 	double fwd[4] = { 1, 1, 2, 1 }, bwd[4] = { 2, 2, 4, 2 };
-	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL, false };
+	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL, false, NULL, 0 };
 	shs_pipe_out out;
 	shs_err e = { 0 };
 
@@ -158,10 +158,10 @@ static void test_refused(void)
 	double t[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, neg[8] = { 1, 1, -1, 1, 1, 1, 1, 1 };
 	shs_pipe_out out;
 	shs_err e = { 0 };
-	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false };
-	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false };
-	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false };
-	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false };
+	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false, NULL, 0 };
+	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false, NULL, 0 };
+	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false, NULL, 0 };
+	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false, NULL, 0 };
 	shs_pipe_schedule s;
 
 	CU_ASSERT_EQUAL(shs_pipe_simulate(&odd, &out, &e), SHS_EINVAL);

@@ -39,6 +39,19 @@ void shs_cli_warnings_done(void);
  * file they name included: the command then exits SHS_EXIT_USAGE. */
 bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bool *quiet);
 
+/* The help line of --trace. */
+extern const char shs_cli_trace_usage[];
+
+/* The timeline of run r's plan on m (the module its job worked on) as a Chrome trace for
+ * path into *text (malloc'ed; the caller frees it), printing "shardsearch: CMD: PATH: ..." on
+ * failure (shs_run_trace, shs_trace_json). Returns an exit code. */
+int shs_cli_trace_text(const char *cmd, const char *path, const shs_run *r, const shs_module *m,
+		       char **text);
+
+/* Writes text as the whole of path (shs_file_write), printing "shardsearch: CMD: PATH: why"
+ * on failure. Returns an exit code. */
+int shs_cli_write_text(const char *cmd, const char *path, const char *text);
+
 /* The exit code of a failed step: SHS_EXIT_USAGE for SHS_EINVAL (bad usage or options), else
  * SHS_EXIT_FAIL. */
 int shs_cli_exit(int code);

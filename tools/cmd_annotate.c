@@ -74,6 +74,7 @@ typedef struct args {
 	const char *in, *out;
 	const char *export_file; /* --export megatron|maxtext|jax|torchtitan FILE, or NULL */
 	const char *export_kind; /* ... which */
+	const char *trace_file;  /* --trace FILE, or NULL */
 	shs_format format;
 	bool force, json, quiet;
 	shs_run_options o;
@@ -85,6 +86,7 @@ static void usage(void)
 	fputs(shs_cli_cluster_usage, stdout);
 	fputs(shs_cli_plan_usage, stdout);
 	fputs(shs_cli_eval_usage, stdout);
+	fputs(shs_cli_trace_usage, stdout);
 	fputs(usage_tail, stdout);
 }
 
@@ -113,15 +115,15 @@ static int own_option(int argc, char **argv, int *k, args *a)
 		*k += 2;
 		return 1;
 	}
-	if (strcmp(o, "-o") && strcmp(o, "--format"))
+	if (strcmp(o, "-o") && strcmp(o, "--format") && strcmp(o, "--trace"))
 		return 0;
 	if (*k + 1 >= argc) {
 		shs_cli_usage_error("annotate", "%s needs a value", o);
 		return -1;
 	}
 	(*k)++;
-	if (!strcmp(o, "-o")) {
-		a->out = argv[*k];
+	if (!strcmp(o, "-o") || !strcmp(o, "--trace")) {
+		*(!strcmp(o, "-o") ? &a->out : &a->trace_file) = argv[*k];
 	} else if (!shs_cli_format(argv[*k], &a->format)) {
 		shs_cli_usage_error("annotate", "%s takes proto or text", o);
 		return -1;
@@ -214,23 +216,27 @@ static int export(const char *kind, const shs_module *m, const shs_search_result
  * run writes neither), and what it was: the search's report or a summary. */
 static int finish(const args *a, const shs_run *r, shs_module *m, double load_s, shs_err *e)
 {
-	char *text = NULL, why[SHS_FILE_WHY_MAX];
+	char *text = NULL, *trace = NULL;
+	int rc = SHS_EXIT_OK;
 
 	if (a->export_file && export(a->export_kind, m, &r->search, &text, e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
 		return shs_cli_exit(e->code);
 	}
-	if (shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
+	if (a->trace_file)
+		rc = shs_cli_trace_text("annotate", a->trace_file, r, m, &trace);
+	if (rc == SHS_EXIT_OK && shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
-		free(text);
-		return SHS_EXIT_FAIL;
+		rc = SHS_EXIT_FAIL;
 	}
-	if (text && shs_file_write(a->export_file, text, strlen(text), why, sizeof(why))) {
-		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->export_file, why);
-		free(text);
-		return SHS_EXIT_FAIL;
-	}
+	if (rc == SHS_EXIT_OK && text)
+		rc = shs_cli_write_text("annotate", a->export_file, text);
+	if (rc == SHS_EXIT_OK && trace)
+		rc = shs_cli_write_text("annotate", a->trace_file, trace);
 	free(text);
+	free(trace);
+	if (rc != SHS_EXIT_OK)
+		return rc;
 	if (!r->searched)
 		summary(a, r->plan, m);
 	else

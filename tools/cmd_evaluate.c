@@ -39,6 +39,7 @@ static const char usage_tail[] =
 
 typedef struct args {
 	const char *in;
+	const char *trace_file; /* --trace FILE, or NULL */
 	bool json, quiet;
 	shs_run_options o;
 } args;
@@ -50,6 +51,7 @@ static void usage(void)
 	fputs(shs_cli_plan_usage, stdout);
 	fputs(usage_mesh, stdout);
 	fputs(shs_cli_eval_usage, stdout);
+	fputs(shs_cli_trace_usage, stdout);
 	fputs(usage_tail, stdout);
 }
 
@@ -73,6 +75,10 @@ static int parse(int argc, char **argv, args *a)
 			*(!strcmp(o, "--json") ? &a->json : &a->quiet) = true;
 		else if (!strcmp(o, "--force"))
 			a->o.force = true;
+		else if (!strcmp(o, "--trace") && k + 1 < argc)
+			a->trace_file = argv[++k];
+		else if (!strcmp(o, "--trace"))
+			return shs_cli_usage_error("evaluate", "--trace needs a file");
 		else if (o[0] == '-' && o[1])
 			return shs_cli_usage_error("evaluate", "unknown option '%s'", o);
 		else if (!a->in)
@@ -108,6 +114,15 @@ int shs_cmd_evaluate(int argc, char **argv)
 		fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
 		goto done;
+	}
+	if (a.trace_file) {
+		char *trace = NULL;
+		rc = shs_cli_trace_text("evaluate", a.trace_file, &r, m, &trace);
+		if (rc == SHS_EXIT_OK)
+			rc = shs_cli_write_text("evaluate", a.trace_file, trace);
+		free(trace);
+		if (rc != SHS_EXIT_OK)
+			goto done;
 	}
 	if (a.json) {
 		shs_cli_put_json(shs_sequence_report_with(shs_padded_report_with(

@@ -134,7 +134,10 @@ static shs_search_options search_options(const shs_run *r)
 {
 	const shs_run_options *o = r->o;
 
-	return (shs_search_options){ .eval = o->eval, .fixed_remat = o->remat_given,
+	shs_eval_options eval = o->eval;
+
+	eval.trace = NULL; /* the timeline is the chosen plan's alone (shs_run_trace) */
+	return (shs_search_options){ .eval = eval, .fixed_remat = o->remat_given,
 				     .mesh = o->mesh, .time_budget_s = o->time_budget_s,
 				     .threads = o->threads, .exhaustive = o->exhaustive,
 				     .stages = o->stages,
@@ -335,6 +338,23 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 	if (rc == SHS_OK)
 		rc = shs_run_plan(r, m, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &o, ev, e) : rc;
+}
+
+int shs_run_trace(const shs_run *r, const shs_module *m, shs_trace *t, shs_eval *ev, shs_err *e)
+{
+	shs_eval_options o = r->o->eval;
+	const shs_plan *p = r->searched ? r->search.plan : r->plan;
+	const shs_cluster *c = r->searched ? &r->search.cluster : &r->cluster;
+
+	if (!p || (!r->searched && !r->has_cluster))
+		return shs_seterr(e, SHS_EINVAL, "trace: needs a plan on a cluster (hardware, its "
+				  "topology or device count, and a mesh)");
+	if (r->searched)
+		o.remat = r->search.best.remat;
+	else if (pipelined(r))
+		o.microbatches = r->o->microbatches;
+	o.trace = t;
+	return shs_evaluate(m, p, c, &o, ev, e);
 }
 
 int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)

@@ -458,7 +458,8 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 		out->flops += remat.extra_flops;
 		offload(x, &remat, out);
 		finish(x);
-		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, x->fused, out, e);
+		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, x->fused, x->o->trace,
+				      out, e);
 		if (rc == SHS_OK) /* the layers over pipeline stages, if the mesh has them */
 			rc = shs__pipeline_apply(x->m, x->p, x->c, x->o, &x->spans,
 						 x->edges.weights, out, e);
@@ -493,6 +494,29 @@ static int faster_of_full(evaluator *x, const shs_eval *base, shs_remat *used, s
 	return SHS_OK;
 }
 
+/* Ends the timeline t of step ev: the time the evaluator adds after the schedule's makespan
+ * (recomputation, offload), each as one slice after the stream's end. */
+static void trace_close(shs_trace *t, const shs_eval *ev)
+{
+	const struct { double s; const char *what; } added[] = {
+		{ ev->remat_s, "recomputation (remat; spread over the backward pass)" },
+		{ ev->remat_comm_s, "recomputation's collectives, exposed" },
+		{ ev->offload_exposed_s, "offload transfers the compute does not hide" },
+	};
+	double at = t->stream_end;
+
+	t->step_s = ev->step_time_s;
+	if (ev->pipe.stages) /* the pipeline's timeline has its own (evaluate_pipeline.c) */
+		return;
+	for (size_t k = 0; k < sizeof(added) / sizeof(added[0]); k++) {
+		shs_trace_event e = { .start = at, .dur = added[k].s, .kind = SHS_TRACE_ADDED,
+				      .label = added[k].what };
+		if (added[k].s > 0)
+			shs_trace_add(t, &e);
+		at += added[k].s > 0 ? added[k].s : 0;
+	}
+}
+
 int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 			    const shs_eval_options *o, shs_remat most, shs_eval *out,
 			    shs_remat *used, shs_err *e)
@@ -522,6 +546,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	x.blocking = shs__axes_mask(&c->mesh, x.o->blocking);
 	x.staged = shs_mesh_axis(&c->mesh, "stage") >= 0;
 	x.events = !x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS;
+	if (x.o->trace && !x.events)
+		return shs_seterr(e, SHS_EINVAL, "evaluate: a timeline is the event schedule's: "
+				  "not with no-overlap or the segments schedule");
 	if (x.peak <= 0 || x.hbm_bw <= 0)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: %s has no bf16 FLOP/s or HBM bandwidth",
 				  c->hw.name);
@@ -569,6 +596,8 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 		if (rc != SHS_OK || out->fits || policy >= most)
 			break;
 	}
+	if (rc == SHS_OK && x.o->trace)
+		trace_close(x.o->trace, out);
 	free(x.colls);
 	shs__per_instr_free(m, (void **)x.hbm);
 	shs__per_instr_free(m, (void **)x.flop_s);

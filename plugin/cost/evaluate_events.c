@@ -29,9 +29,42 @@ enum { ISSUE_AHEAD = 64 };
 typedef shs__avail avail;
 typedef shs__sim sim;
 
+/* A collective being placed, for the timeline: each piece on each of its axes' links. */
+typedef struct placing {
+	shs_trace *trace;
+	shs_trace_event ev;
+} placing;
+
+static void trace_piece(void *user, double lo, double hi)
+{
+	placing *pl = user;
+
+	for (uint32_t a = 0; a < SHS_MESH_MAX_AXES; a++)
+		if (pl->ev.axes & (1u << a)) {
+			pl->ev.start = lo;
+			pl->ev.dur = hi - lo;
+			pl->ev.track = a;
+			shs_trace_add(pl->trace, &pl->ev);
+		}
+}
+
+/* Records on the timeline (when kept) a slice of the stream: kind, from start for dur
+ * seconds, at instruction i of computation c (a wait: the collective's site, axis). */
+static void trace_stream(const sim *s, shs_trace_kind kind, double start, double dur,
+			 uint32_t c, uint32_t i, uint32_t axis)
+{
+	shs_trace_event ev = { .start = start, .dur = dur, .comp = c, .instr = i, .track = axis,
+			       .kind = kind };
+
+	if (s->trace && dur > 0)
+		shs_trace_add(s->trace, &ev);
+}
+
 avail shs__sim_collective(sim *s, int kind, uint32_t mask, double v, double sends, double t,
 			  uint32_t c, uint32_t i)
 {
+	placing pl = { .trace = s->trace, .ev = { .bytes = v, .comp = c, .instr = i, .axes = mask,
+						  .coll = kind, .kind = SHS_TRACE_COLL } };
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
 	double dur = shs_coll_time(s->c, kind, mask, v) * sends;
 	uint32_t blocker = SHS_MESH_MAX_AXES;
@@ -40,7 +73,8 @@ avail shs__sim_collective(sim *s, int kind, uint32_t mask, double v, double send
 		s->min_start = t;
 
 	if (s->rc == SHS_OK && shs__links_place(s->link, s->c->mesh.n_axes, mask, t, dur, &out.t,
-						&blocker) != SHS_OK)
+						&blocker, s->trace ? trace_piece : NULL,
+						&pl) != SHS_OK)
 		s->rc = shs_seterr(s->e, SHS_ENOMEM, "evaluate: out of memory");
 	out.axis = shs__wait_axis(s->c, kind, mask, v, blocker);
 	if (out.t > s->tail.t)
@@ -78,6 +112,8 @@ static void wait_for(sim *s, const avail *a)
 {
 	if (a->t <= s->now)
 		return;
+	if (a->mask)
+		trace_stream(s, SHS_TRACE_WAIT, s->now, a->t - s->now, a->comp, a->instr, a->axis);
 	charge(s, a, a->t - s->now);
 	s->now = a->t;
 }
@@ -261,14 +297,18 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		 * weights are, whatever the trip's index: its gather can be prefetched into the
 		 * trips before (XLA's collective pipeliner, backward, for all-gathers), as the
 		 * unrolled layers' weights are ready from the start */
+		trace_stream(s, SHS_TRACE_RUN, s->now, tf > tb ? tf : tb, c, i, 0);
 		s->now += tf > tb ? tf : tb;
 		*ready = first;
 		return;
 	}
 	wait_for(s, &need);
 	end = s->now + (tf > tb ? tf : tb);
+	trace_stream(s, SHS_TRACE_RUN, s->now, end - s->now, c, i, 0);
 	if (floor.t > end) {
 		/* the matmul waits for the gather it overlaps */
+		trace_stream(s, SHS_TRACE_WAIT, end, floor.t - end, floor.comp, floor.instr,
+			     floor.axis);
 		charge(s, &floor, floor.t - end);
 		end = floor.t;
 	}
@@ -410,6 +450,8 @@ void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32
 	s->stamp[c]++;
 	for (uint32_t i = 0; i < comp->n_instrs && s->rc == SHS_OK; i++) {
 		const shs_instr *in = comp->instrs[i];
+		if (s->trace && depth == 0 && c == s->m->entry && s->trace->entry_at)
+			s->trace->entry_at[i] = s->now;
 		switch (in->op) {
 		case SHS_OP_PARAMETER:
 			s->ready[c][i] = in->parameter_number < n_args ?
@@ -465,6 +507,23 @@ static int site_exposure(const sim *s, shs_eval *ev, shs_err *e)
 	return rc;
 }
 
+/* Starts the timeline t for the schedule: emptied, with a sample slot per entry instruction. */
+static int trace_open(sim *s, shs_trace *t, shs_err *e)
+{
+	uint32_t n = s->m->comps[s->m->entry]->n_instrs;
+
+	shs_trace_reset(t);
+	free(t->entry_at);
+	free(t->entry_live);
+	t->entry_at = calloc(n + 1, sizeof(*t->entry_at));
+	t->entry_live = calloc(n + 1, sizeof(*t->entry_live));
+	if (!t->entry_at || !t->entry_live)
+		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	t->n_entry = n;
+	s->trace = t;
+	return SHS_OK;
+}
+
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
 		     const shs__edges *edges, bool *const *sunk, shs__spans *spans, shs_eval *ev,
@@ -494,16 +553,22 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (spans)
 		spans->n = 0;
+	if (rc == SHS_OK && o && o->trace)
+		rc = trace_open(&s, o->trace, e);
 	if (rc == SHS_OK) {
 		shs__sim_run(&s, m->entry, NULL, 0, 0);
 		rc = s.rc;
 	}
+	if (rc == SHS_OK && s.trace && s.trace->rc)
+		rc = shs_seterr(e, s.trace->rc, "evaluate: out of memory");
 	if (rc == SHS_OK && spans && spans->rc)
 		rc = shs_seterr(e, spans->rc, "evaluate: out of memory");
 	if (rc == SHS_OK) {
 		/* the links' tail after the stream's last instruction is exposed too */
 		end = s.now;
 		if (s.tail.t > end) {
+			trace_stream(&s, SHS_TRACE_WAIT, end, s.tail.t - end, s.tail.comp,
+				     s.tail.instr, s.tail.axis);
 			charge(&s, &s.tail, s.tail.t - end);
 			end = s.tail.t;
 		}
@@ -518,6 +583,8 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		ev->step_time_s = end + ev->remat_s;
 		if (spans)
 			spans->end = end;
+		if (s.trace)
+			s.trace->stream_end = s.trace->step_s = end;
 		ev->trips_skipped = s.skipped;
 		rc = site_exposure(&s, ev, e);
 	}

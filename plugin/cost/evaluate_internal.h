@@ -52,9 +52,11 @@ typedef struct shs__link {
 /* Places dur seconds of transfer on the links of the axes in mask, in their earliest common
  * idle time from t on (in pieces around what is already placed); *end gets when it finishes,
  * *blocker (may be NULL) the axis whose earlier traffic delayed it last (SHS_MESH_MAX_AXES
- * when none did). SHS_OK or SHS_ENOMEM. */
+ * when none did); piece (may be NULL) is called with each piece's [lo, hi). SHS_OK or
+ * SHS_ENOMEM. */
+typedef void (*shs__piece_fn)(void *user, double lo, double hi);
 int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
-		     double *end, uint32_t *blocker);
+		     double *end, uint32_t *blocker, shs__piece_fn piece, void *user);
 /* The one axis a wait for a collective of kind over mask (V = bytes) is booked to: blocker
  * when it is in mask, else the axis of mask whose links alone would take longest (the slowest
  * link bounds the transfer), the first of equals. SHS_MESH_MAX_AXES for an empty mask. */
@@ -234,10 +236,11 @@ int shs__loop_stacks(const shs_module *m, uint32_t c, uint32_t i, int64_t *trips
  * and the computations it calls, each buffer live until the last use of any value that is a
  * view of it (tuples and their elements, loops and in-place updates), less what remat drops (r)
  * and the updates fusion writes straight into their slots (fused, may be NULL), the resharded
- * copies by the edges that make and reuse them, and the state breakdown. SHS_OK or
+ * copies by the edges that make and reuse them, and the state breakdown; with trace (may be
+ * NULL, its entry samples sized), the bytes live at each entry instruction. SHS_OK or
  * SHS_ENOMEM. */
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs__remat *r, const shs__edges *edges, const shs__fusion *fused,
-		     shs_eval *ev, shs_err *e);
+		     shs_trace *trace, shs_eval *ev, shs_err *e);
 
 #endif

@@ -83,7 +83,7 @@ static int mark(shs__link *l, double a, double b)
 }
 
 int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t, double dur,
-		     double *end, uint32_t *blocker)
+		     double *end, uint32_t *blocker, shs__piece_fn piece, void *user)
 {
 	double cursor = t, left = dur;
 	uint32_t last = SHS_MESH_MAX_AXES;
@@ -121,6 +121,8 @@ int shs__links_place(shs__link *links, uint32_t n_axes, uint32_t mask, double t,
 		for (uint32_t a = 0; a < n_axes && rc == SHS_OK; a++)
 			if (mask & (1u << a))
 				rc = mark(&links[a], cursor, cursor + gap);
+		if (piece && gap > 0)
+			piece(user, cursor, cursor + gap);
 		cursor += gap;
 		left -= gap;
 	}

@@ -325,6 +325,8 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 	shs__avail carry = shs__sim_max_ready(s, c, in);
 	uint32_t n = state_elements(s->m->comps[body], in);
 	int64_t trips = 1;
+	size_t mark = 0;       /* the trip's first event on the timeline */
+	double trip_start = 0;
 
 	if (!shs_while_trip_count(s->m, comp, in, &trips))
 		trips = 1;
@@ -338,6 +340,8 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		memmove(&b[1], &b[0], (SHS__MAX_LAYERS_BACK - 1) * sizeof(b[0]));
 		b[0] = s->now;
 		shs__sim_layer_starts(s);
+		mark = s->trace ? s->trace->n : 0;
+		trip_start = s->now;
 		if (shortcut) {
 			memcpy(before, s->exposed, sizeof(before));
 			s->recording = true;
@@ -354,6 +358,8 @@ void shs__sim_loop(shs__sim *s, uint32_t c, uint32_t i, uint32_t depth)
 		if (t > (int64_t)l && t + 1 < trips && repeats(s, prev, cur, b, l)) {
 			double d = cur->at - prev->at;
 			skip_trips(s, cur, trips - 1 - t, d, b, l);
+			if (s->trace)
+				shs_trace_repeat(s->trace, mark, trip_start, trips - 1 - t, d, c, i);
 			s->skipped += trips - 1 - t;
 			carry.t += (double)(trips - 1 - t) * d;
 			lags_shift(s, body, n, (double)(trips - 1 - t) * d);

@@ -32,6 +32,7 @@ typedef struct memo {
 	bool **unsaved; /* per loop body, per element of its state: a stack remat drops */
 	double *peak;   /* per computation, < 0: not computed */
 	uint32_t *stack; /* recursion guard */
+	shs_trace *trace; /* the entry's samples, or NULL */
 	int rc;          /* SHS_ENOMEM when a computation could not be measured */
 } memo;
 
@@ -630,6 +631,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 			peak = live + inner + start;
 		if (live + inner + end > peak)
 			peak = live + inner + end;
+		if (entry && x->trace && i < x->trace->n_entry)
+			x->trace->entry_live[i] = live + inner + (start > end ? start : end);
 		live += fill - release[i];
 	}
 	x->stack[c] = 0;
@@ -677,10 +680,10 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 
 int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 		     const shs__remat *r, const shs__edges *edges, const shs__fusion *fused,
-		     shs_eval *ev, shs_err *e)
+		     shs_trace *trace, shs_eval *ev, shs_err *e)
 {
 	memo x = { .remat = r, .m = m, .p = p, .c = c, .edges = edges, .fused = fused,
-		   .rc = SHS_OK };
+		   .trace = trace && trace->entry_live ? trace : NULL, .rc = SHS_OK };
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));

@@ -336,9 +336,10 @@ static double regather(const pipe_ctx *x, double g, double t, int64_t m)
 	return again * (x->gather_blocks ? g : fmax(0, g - t));
 }
 
-/* Simulates configuration *t (m, v, s set) and fills in the rest. SHS_OK, SHS_EINVAL (a
- * configuration the schedule cannot run) or SHS_ENOMEM. */
-static int try_config(const pipe_ctx *x, pipe_try *t, shs_err *e)
+/* Simulates configuration *t (m, v, s set) and fills in the rest; trace (may be NULL)
+ * receives its passes and transfers. SHS_OK, SHS_EINVAL (a configuration the schedule cannot
+ * run) or SHS_ENOMEM. */
+static int try_config(const pipe_ctx *x, pipe_try *t, shs_trace *trace, shs_err *e)
 {
 	uint32_t n_virtual = x->p * t->v;
 	double mb = (double)t->m, *fwd = malloc(3 * n_virtual * sizeof(double));
@@ -364,7 +365,8 @@ static int try_config(const pipe_ctx *x, pipe_try *t, shs_err *e)
 	fwd[0] += x->pt.pre / mb;
 	fwd[n_virtual - 1] += x->pt.mid / 3 / mb;
 	bwd[n_virtual - 1] += 2 * x->pt.mid / 3 / mb;
-	shs_pipe_in in = { t->s, x->p, t->v, (uint32_t)t->m, fwd, bwd, send, send, x->blocking };
+	shs_pipe_in in = { t->s, x->p, t->v, (uint32_t)t->m, fwd, bwd, send, send, x->blocking,
+			   trace, t->bytes };
 	rc = shs_pipe_simulate(&in, &out, e);
 	free(fwd);
 	if (rc)
@@ -425,7 +427,7 @@ static int choose(const pipe_ctx *x, int64_t batch, pipe_try *best, shs_err *e)
 			    (v > 1 && mb % x->p &&
 			     !(x->o->microbatches && x->o->virtual_stages)))
 				continue;
-			int rc = try_config(x, &t, e);
+			int rc = try_config(x, &t, NULL, e);
 			if (rc)
 				return rc;
 			if (!found || better(&t, best))
@@ -473,6 +475,27 @@ static void adopt(const pipe_ctx *x, const pipe_try *t, shs_eval *ev)
 		ev->bound = "pipeline bubble";
 }
 
+/* The pipelined step on timeline t, instead of one device's whole step: configuration b's
+ * passes and transfers per stage, then the step's work after them. */
+static int trace_pipeline(const pipe_ctx *x, pipe_try *b, shs_trace *t, shs_err *e)
+{
+	double end = 0;
+	int rc;
+
+	shs_trace_reset(t);
+	if ((rc = try_config(x, b, t, e)))
+		return rc;
+	for (size_t k = 0; k < t->n; k++)
+		end = fmax(end, t->v[k].start + t->v[k].dur);
+	t->stream_end = end;
+	shs_trace_event post = { .start = end, .dur = b->step - end, .kind = SHS_TRACE_ADDED,
+				 .label = "after the passes: the step's work outside the layers "
+					  "(embedding gradient, optimizer), a stage's share" };
+	if (post.dur > 0)
+		shs_trace_add(t, &post);
+	return t->rc ? shs_seterr(e, t->rc, "evaluate: out of memory") : SHS_OK;
+}
+
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
 			const shs_eval_options *o, const shs__spans *spans,
 			const shs_weights *w, shs_eval *ev, shs_err *e)
@@ -504,6 +527,9 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	x.blocking = x.o->no_overlap ||
 		     (shs__axes_mask(&c->mesh, x.o->blocking) & (1u << x.axis));
 	if ((rc = choose(&x, replica_batch(m, p, &c->mesh), &best, e)))
+		return rc;
+	/* the timeline before adopt turns the replicated step's figures into a stage's */
+	if (x.o->trace && (rc = trace_pipeline(&x, &best, x.o->trace, e)))
 		return rc;
 	adopt(&x, &best, ev);
 	return SHS_OK;

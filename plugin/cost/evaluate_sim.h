@@ -60,6 +60,7 @@ typedef struct shs__sim {
 	uint32_t n_log, cap_log;
 	int64_t skipped;                     /* loop trips added at once */
 	shs__spans *spans;                   /* the entry's layer segments (NULL: not kept) */
+	shs_trace *trace;                    /* the timeline (NULL: not kept) */
 	int rc;
 	shs_err *e;
 } shs__sim;

@@ -97,6 +97,18 @@ static double send_time(const double *arr, uint32_t k)
 	return arr ? arr[k] : 0;
 }
 
+/* Records on in's trace (when kept) a pass or transfer of micro-batch x on stage s. */
+static void trace_slice(const shs_pipe_in *in, shs_trace_kind kind, pass x, uint32_t s,
+			double start, double dur)
+{
+	shs_trace_event ev = { .start = start, .dur = dur, .comp = x.mb, .instr = x.chunk,
+			       .track = s, .coll = x.bwd, .kind = kind,
+			       .bytes = kind == SHS_TRACE_SEND ? in->send_bytes : 0 };
+
+	if (in->trace)
+		shs_trace_add(in->trace, &ev);
+}
+
 /* Runs device s's next pass x if its input is there, starting at *now; true when it ran. */
 static bool try_run(pipe *q, uint32_t s, pass x, double *now, double *took)
 {
@@ -110,11 +122,13 @@ static bool try_run(pipe *q, uint32_t s, pass x, double *now, double *took)
 	double end = start + dur;
 	*now = end;
 	*took = dur;
+	trace_slice(in, SHS_TRACE_PASS, x, s, start, dur);
 	if (!x.bwd) {
 		q->f_end[at] = end;
 		if (k + 1 < q->n_virtual) { /* the activation goes on to the next virtual stage */
 			double go = fmax(end, q->link_f[k]);
 			q->link_f[k] = go + send_time(in->send_fwd, k);
+			trace_slice(in, SHS_TRACE_SEND, x, s, go, send_time(in->send_fwd, k));
 			q->f_in[at + q->m] = q->link_f[k];
 			if (in->blocking)
 				*now = q->link_f[k];
@@ -126,6 +140,7 @@ static bool try_run(pipe *q, uint32_t s, pass x, double *now, double *took)
 		if (k > 0) { /* the gradient goes back to the virtual stage before */
 			double go = fmax(end, q->link_b[k - 1]);
 			q->link_b[k - 1] = go + send_time(in->send_bwd, k - 1);
+			trace_slice(in, SHS_TRACE_SEND, x, s, go, send_time(in->send_bwd, k - 1));
 			q->b_in[at - q->m] = q->link_b[k - 1];
 			if (in->blocking)
 				*now = q->link_b[k - 1];
@@ -275,6 +290,7 @@ int shs_pipe_simulate(const shs_pipe_in *in, shs_pipe_out *out, shs_err *e)
 	if (!rc && (in->send_fwd || in->send_bwd)) { /* free transfers first: what they hide */
 		shs_pipe_in free_in = *in;
 		free_in.send_fwd = free_in.send_bwd = NULL;
+		free_in.trace = NULL;
 		q.in = &free_in;
 		rc = run(&q, out, e);
 		q.in = in;

@@ -116,6 +116,11 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e);
  * shs_evaluate. */
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e);
 
+/* The timeline of the run's plan (the searched one, or the named plan on r's cluster) on m,
+ * the module the job worked on: evaluated again, as the job did, with trace t, into *ev (free
+ * with shs_eval_free). Same returns as shs_evaluate; SHS_EINVAL without a plan on a cluster. */
+int shs_run_trace(const shs_run *r, const shs_module *m, shs_trace *t, shs_eval *ev, shs_err *e);
+
 /* With o->microbatches > 1, replaces *m (freed) by its step as that many micro-batches
  * (shs_microbatch_rewrite), the module the job then works on; nothing when *m is already so
  * written. Returns SHS_OK or what the rewrite returns (SHS_EINVAL also for a module already

@@ -8,6 +8,7 @@
 #include "cluster.h"
 #include "pipeline.h"
 #include "plan.h"
+#include "trace.h"
 
 /* What the backward pass recomputes instead of keeping (evaluate_remat.c), from the least
  * recomputation to the most: shs_evaluate_until_fits tries them in this order. */
@@ -68,6 +69,8 @@ typedef struct shs_eval_options {
 	int64_t microbatches;       /* the pipeline's micro-batches (0: the fastest count that
 				     * fits, of the divisors of a replica's batch from the stage
 				     * count on) */
+	shs_trace *trace;           /* receives the step's timeline (emptied first), or NULL;
+				     * borrowed */
 } shs_eval_options;
 
 /* One collective site of the step: an instruction's own collective or a reshard on one of its

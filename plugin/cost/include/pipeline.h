@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "status.h"
+#include "trace.h"
 
 /* The order each device runs its micro-batches' forward and backward passes in. */
 typedef enum shs_pipe_schedule {
@@ -40,6 +41,8 @@ typedef struct shs_pipe_in {
 	bool blocking;          /* a device waits for its send to finish before its next pass
 				 * (synchronous point-to-point: Megatron-LM's batch_isend_irecv,
 				 * then wait and torch.cuda.synchronize, p2p_communication.py) */
+	shs_trace *trace;       /* receives each pass and transfer (appended), or NULL */
+	double send_bytes;      /* the bytes of one transfer, for the trace */
 } shs_pipe_in;
 
 /* What the schedule gives, per device where an array (p entries each, malloc'ed: free with
