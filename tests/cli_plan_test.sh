@@ -194,6 +194,41 @@ awk -F' = ' '/^data_parallel_(replicate|shard)_degree/ { d *= $2 } /^(tensor|con
 	BEGIN { d = 1; n = 1 } END { exit !(d * n == 16 && b * d == g && g == 8) }' "$tmp/l8s.toml" &&
 	ok || bad "export torchtitan: $(cat "$tmp/l8s.toml")"
 
+# --trace: Chrome trace event JSON whose last event ends at the step time the report gives
+# trace_ends FILE REPORT.json: the trace's events have the format's fields and end at the step
+trace_ends() {
+	if ! command -v python3 >/dev/null; then
+		grep -q '"traceEvents"' "$1" && ok || bad "trace $1: no traceEvents"
+		return
+	fi
+	python3 - "$1" "$2" <<'PY' && ok || bad "trace $1: $(head -c 400 "$1")"
+import json, sys
+trace, report = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+step = report["step_time_s"]
+step = step if isinstance(step, (int, float)) else report["best"]["step_time_s"]
+events = trace["traceEvents"]
+assert all("ph" in e and "pid" in e for e in events)
+slices = [e for e in events if e["ph"] == "X"]
+assert slices and all(k in e for e in slices for k in ("name", "ts", "dur", "tid"))
+end = max(e["ts"] + e["dur"] for e in slices) * 1e-6
+assert abs(end - step) <= 1e-6 * step, (end, step)
+PY
+}
+expect 0 "$ss" evaluate "$tmp/l8s.pb" --hardware h100 --devices 16 --mesh data=2,tensor=8 \
+	--plan tp --remat full --json --trace "$tmp/l8s-trace.json"
+trace_ends "$tmp/l8s-trace.json" "$tmp/out"
+expect 0 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/l8-tr.hlo" --json \
+	--trace "$tmp/l8-trace.json"
+trace_ends "$tmp/l8-trace.json" "$tmp/out"
+# a trace that cannot be written: exit 1, the file named, the module not written
+expect 1 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/l8-never.hlo" \
+	--trace "$tmp/no/such/dir/t.json"
+has "$tmp/err" "$tmp/no/such/dir/t.json"
+[ ! -e "$tmp/l8-never.hlo" ] && ok || bad "annotate wrote its module with a trace it could not"
+expect 2 "$ss" evaluate "$tmp/l8s.pb" --hardware h100 --devices 16 --mesh data=16 --plan dp \
+	--no-overlap --trace "$tmp/never.json"
+has "$tmp/err" "event schedule"
+
 # evaluate on the layout, plan and remat a search reports reproduces its step time, on GPUs and
 # on a TPU slice whose axes share physical axes (fsdp=8@xy,tensor=8@yz)
 # jstr KEY: the string (or bare value) of the top-level KEY of $tmp/out

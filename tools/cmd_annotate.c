@@ -9,7 +9,6 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "export.h"
-#include "file_write.h"
 #include "report.h"
 #include "run.h"
 
@@ -225,14 +224,20 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 	}
 	if (a->trace_file)
 		rc = shs_cli_trace_text("annotate", a->trace_file, r, m, &trace);
-	if (rc == SHS_EXIT_OK && shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
-		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
-		rc = SHS_EXIT_FAIL;
-	}
+	/* the side files first, taken back when the module cannot be written: all or nothing */
 	if (rc == SHS_EXIT_OK && text)
 		rc = shs_cli_write_text("annotate", a->export_file, text);
-	if (rc == SHS_EXIT_OK && trace)
-		rc = shs_cli_write_text("annotate", a->trace_file, trace);
+	if (rc == SHS_EXIT_OK && trace && (rc = shs_cli_write_text("annotate", a->trace_file,
+								   trace)) && text)
+		unlink(a->export_file);
+	if (rc == SHS_EXIT_OK && shs_module_save_file(m, a->out, a->format, e) != SHS_OK) {
+		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a->in, e->msg);
+		if (text)
+			unlink(a->export_file);
+		if (trace)
+			unlink(a->trace_file);
+		rc = SHS_EXIT_FAIL;
+	}
 	free(text);
 	free(trace);
 	if (rc != SHS_EXIT_OK)

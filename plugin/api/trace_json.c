@@ -190,8 +190,9 @@ static void event(writer *w, const shs_trace_event *e)
 			 (long long)e->count, e->label);
 		slice(w, name, "loop", TID_STREAM, e->start, e->dur, NULL);
 		break;
-	case SHS_TRACE_ADDED:
-		slice(w, e->label, "added to the schedule", TID_STREAM, e->start, e->dur, NULL);
+	case SHS_TRACE_ADDED: case SHS_TRACE_CUT:
+		slice(w, e->label, e->kind == SHS_TRACE_CUT ? "not drawn" : "added to the schedule",
+		      TID_STREAM, e->start, e->dur, NULL);
 		break;
 	}
 }

@@ -584,7 +584,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 		if (spans)
 			spans->end = end;
 		if (s.trace)
-			s.trace->stream_end = s.trace->step_s = end;
+			shs_trace_end_stream(s.trace, end);
 		ev->trips_skipped = s.skipped;
 		rc = site_exposure(&s, ev, e);
 	}

@@ -487,7 +487,8 @@ static int trace_pipeline(const pipe_ctx *x, pipe_try *b, shs_trace *t, shs_err 
 		return rc;
 	for (size_t k = 0; k < t->n; k++)
 		end = fmax(end, t->v[k].start + t->v[k].dur);
-	t->stream_end = end;
+	end = fmax(end, t->dropped ? b->step - x->pt.post / x->p - x->rest : 0);
+	shs_trace_end_stream(t, end);
 	shs_trace_event post = { .start = end, .dur = b->step - end, .kind = SHS_TRACE_ADDED,
 				 .label = "after the passes: the step's work outside the layers "
 					  "(embedding gradient, optimizer), a stage's share" };

@@ -15,7 +15,8 @@ typedef enum shs_trace_kind {
 			      * (recomputation, offload exposure): drawn after the stream's end */
 	SHS_TRACE_TRIPS = 4, /* loop trips repeating the trip before, beyond the event limit */
 	SHS_TRACE_PASS = 5,  /* a pipeline stage's forward or backward pass of a micro-batch */
-	SHS_TRACE_SEND = 6   /* a micro-batch's activation or gradient between two stages */
+	SHS_TRACE_SEND = 6,  /* a micro-batch's activation or gradient between two stages */
+	SHS_TRACE_CUT = 7    /* the stream's time past the event limit, its events not kept */
 } shs_trace_kind;
 
 /* One slice of the timeline, in seconds from the step's start. */
@@ -41,6 +42,7 @@ typedef struct shs_trace {
 	size_t limit;          /* events kept at most (0: SHS_TRACE_LIMIT); loop trips past it
 				* are one TRIPS event, other events past it are dropped */
 	int64_t dropped;       /* events not kept */
+	double cut_at;         /* the earliest start of an event not kept (when dropped) */
 	/* memory, per instruction of the entry computation (n_entry of them, malloc'ed): when
 	 * the stream reaches it and the bytes live while it runs (its callee's peak included) */
 	double *entry_at, *entry_live;
@@ -55,8 +57,13 @@ enum { SHS_TRACE_LIMIT = 1000000 };
 /* Empties t for a new recording (keeps its buffers and limit). */
 void shs_trace_reset(shs_trace *t);
 
-/* Appends event ev (dropped, and counted, past the limit). */
+/* Appends event ev: past the limit, an event of the timeline's detail (RUN, WAIT, COLL, PASS,
+ * SEND) is dropped and counted; the few that sum up time (ADDED, TRIPS, CUT) are kept. */
 void shs_trace_add(shs_trace *t, const shs_trace_event *ev);
+
+/* Ends the compute stream's timeline at stream_end: when events were dropped, one CUT slice
+ * from the last kept one on the stream (or the first dropped, if later) to stream_end. */
+void shs_trace_end_stream(shs_trace *t, double stream_end);
 
 /* Repeats events [from, t->n) `times` more times, the k-th copy shifted by k * period seconds
  * (the trips of a loop in steady state, the one recorded starting at trip_start); copies past
