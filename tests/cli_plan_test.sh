@@ -229,6 +229,25 @@ expect 2 "$ss" evaluate "$tmp/l8s.pb" --hardware h100 --devices 16 --mesh data=1
 	--no-overlap --trace "$tmp/never.json"
 has "$tmp/err" "event schedule"
 
+# plot: one point per plan of the table, in well-formed SVG; the HBM line drawn
+expect 0 "$ss" plot "$tmp/l8s.pb" --hardware v5p --devices 16 --stages --json -o "$tmp/l8s.svg"
+has "$tmp/l8s.svg" "HBM "
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/l8s.svg" "$tmp/out" <<'PY' && ok || bad "plot: $(head -c 600 "$tmp/out")"
+import json, sys, xml.etree.ElementTree as ET
+svg = ET.parse(sys.argv[1]).getroot()
+plans = json.load(open(sys.argv[2]))["plans"]
+points = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "point"]
+assert len(plans) >= 5 and len(points) == len(plans), (len(points), len(plans))
+assert any(p["stage"] > 1 for p in plans) and any(p["tensor"] > 1 for p in plans)
+PY
+else
+	[ "$(grep -c 'class="point"' "$tmp/l8s.svg")" -ge 5 ] && ok || bad "plot: too few points"
+fi
+expect 2 "$ss" plot "$tmp/l8s.pb" --hardware v5p --devices 16 --mesh fsdp=16 -o "$tmp/never.svg"
+expect 1 "$ss" plot "$tmp/l8s.pb" --hardware v5p --devices 16 -o "$tmp/no/such/dir/p.svg"
+has "$tmp/err" "$tmp/no/such/dir/p.svg"
+
 # evaluate on the layout, plan and remat a search reports reproduces its step time, on GPUs and
 # on a TPU slice whose axes share physical axes (fsdp=8@xy,tensor=8@yz)
 # jstr KEY: the string (or bare value) of the top-level KEY of $tmp/out

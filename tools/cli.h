@@ -17,6 +17,7 @@ int shs_cmd_annotate(int argc, char **argv);
 int shs_cmd_explain(int argc, char **argv);
 int shs_cmd_evaluate(int argc, char **argv);
 int shs_cmd_hardware(int argc, char **argv);
+int shs_cmd_plot(int argc, char **argv);
 
 /* Parses "proto" / "text" (also "pb" / "hlo") into *fmt; false when s names neither. */
 bool shs_cli_format(const char *s, shs_format *fmt);

@@ -26,6 +26,9 @@ static const char usage[] =
 	"                   predict the step time, exposed communication and memory of a plan\n"
 	"  hardware [NAME]  the hardware catalog: every entry as a table, or NAME in full (peaks per\n"
 	"                   width, HBM, links, latencies, pod, hosts, DCN; --json, --hardware-file)\n"
+	"  plot IN --hardware NAME --topology AxBxC -o OUT.svg\n"
+	"                   step time and memory against the tensor x fsdp (x stage) degrees: a\n"
+	"                   table and an SVG with the fits / does-not-fit boundary\n"
 	"  explain IN --mesh AXIS=N,... --op NAME\n"
 	"                   the candidates every strategy plugin proposes for one instruction\n"
 	"  gen PRESET -o OUT  write the training step of a transformer preset (or --config\n"
@@ -48,6 +51,7 @@ static const struct command {
 	{ "explain", shs_cmd_explain },
 	{ "evaluate", shs_cmd_evaluate },
 	{ "hardware", shs_cmd_hardware },
+	{ "plot", shs_cmd_plot },
 };
 
 bool shs_cli_format(const char *s, shs_format *fmt)
