@@ -16,12 +16,13 @@ static const char usage_head[] =
 	"usage: shardsearch plot IN --hardware NAME (--topology AxBxC | --devices N) -o OUT.svg\n"
 	"                        [--stages] [--max-tensor T] [options]\n"
 	"\n"
-	"Evaluates the model on every mesh fsdp=D/T,tensor=T of the cluster's D devices (T a power\n"
-	"of two up to --max-tensor), with --stages also stage=S,fsdp=D/(S T),tensor=T (S a power\n"
-	"of two that divides the layers), each with the plan fsdp+tp (fsdp, tp where an axis is 1)\n"
-	"and the least recomputation that fits (or --remat), and draws the book's figure: step time\n"
-	"and memory per device against the tensor degree, one line per stage degree, the HBM as the\n"
-	"boundary between the plans that fit and those that do not. The table goes to stdout.\n"
+	"Evaluates the model on every mesh fsdp=D/T,tensor=T of the cluster's D devices (T a\n"
+	"power of two up to --max-tensor), with --stages also stage=S,fsdp=D/(S T),tensor=T (S a\n"
+	"power of two that divides the layers), each with the plan fsdp+tp (fsdp, tp where an\n"
+	"axis is 1) and the least recomputation that fits (or --remat), and draws the book's\n"
+	"figure: step time and memory per device against the tensor degree, one line per stage\n"
+	"degree, the HBM as the boundary between the plans that fit and those that do not. The\n"
+	"table goes to stdout.\n"
 	"\n"
 	"options:\n";
 
@@ -244,8 +245,8 @@ int shs_cmd_plot(int argc, char **argv)
 		goto done;
 	}
 	if (!(n = plot_all(&a, m, d, v, &hbm))) {
-		fprintf(stderr, "shardsearch: plot: %s: no mesh of %lld devices could be evaluated\n",
-			a.in, (long long)d);
+		fprintf(stderr, "shardsearch: plot: %s: no mesh of %lld devices could be "
+			"evaluated\n", a.in, (long long)d);
 		goto done;
 	}
 	snprintf(title, sizeof(title), "%s: step time and memory against tensor x fsdp%s",

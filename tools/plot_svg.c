@@ -93,8 +93,8 @@ static void frame(FILE *f, const panel *p, const char *title, const char *unit)
 	fputs("</text>\n", f);
 	for (double u = p->lo; u <= p->hi + p->step / 2; u += p->step) {
 		double y = y_of(p, p->log ? pow(10, u) : u);
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			LEFT, y, LEFT + plot_w(), y);
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			   "stroke=\"#ddd\"/>\n", LEFT, y, LEFT + plot_w(), y);
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.3g%s"
 			   "</text>\n", LEFT - 6, y + 4, p->log ? pow(10, u) : u, unit);
 	}
@@ -204,8 +204,8 @@ char *shs_plot_svg(const shs_plot *pl)
 	fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#d62728\" "
 		   "fill-opacity=\"0.08\"/>\n<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 		   "stroke=\"#d62728\" stroke-dasharray=\"6,4\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
-		   "font-size=\"11\" fill=\"#d62728\" text-anchor=\"end\">HBM %.4g GiB: does not fit "
-		   "above</text>\n", LEFT, mem.top, plot_w(),
+		   "font-size=\"11\" fill=\"#d62728\" text-anchor=\"end\">HBM %.4g GiB: does not "
+		   "fit above</text>\n", LEFT, mem.top, plot_w(),
 		y_of(&mem, pl->hbm_bytes / GIB) - mem.top, LEFT, y_of(&mem, pl->hbm_bytes / GIB),
 		LEFT + plot_w(), y_of(&mem, pl->hbm_bytes / GIB), LEFT + plot_w() - 4,
 		y_of(&mem, pl->hbm_bytes / GIB) - 5, pl->hbm_bytes / GIB);
