@@ -129,10 +129,19 @@ int shs_cli_run_option(const char *cmd, int argc, char **argv, int *k, unsigned 
 	return 1;
 }
 
+enum { PROGRESS_AFTER_S = 1, PROGRESS_EVERY_HZ = 10 };
+
+/* When the progress line was last drawn (< 0: it is not on the screen). */
+static double progress_at = -1;
+
 void shs_cli_warn(void *quiet, const char *msg)
 {
-	if (!*(const bool *)quiet && n_warnings < MAX_SHOWN_WARNINGS)
+	if (!*(const bool *)quiet && n_warnings < MAX_SHOWN_WARNINGS) {
+		if (progress_at >= 0) /* the warning takes the progress line's place */
+			fputs("\r\033[K", stderr);
+		progress_at = -1;
 		fprintf(stderr, "shardsearch: warning: %s\n", msg);
+	}
 	n_warnings++;
 }
 
@@ -151,6 +160,34 @@ bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bo
 		return true;
 	fprintf(stderr, "shardsearch: %s: %s\n", cmd, e.msg);
 	return false;
+}
+
+bool shs_cli_progress_wanted(void)
+{
+	return isatty(STDERR_FILENO);
+}
+
+void shs_cli_progress(void *user, uint32_t tried, uint32_t total, double best_s,
+		      double elapsed_s)
+{
+	(void)user;
+	if (elapsed_s < PROGRESS_AFTER_S ||
+	    (progress_at >= 0 && elapsed_s - progress_at < 1.0 / PROGRESS_EVERY_HZ &&
+	     elapsed_s >= progress_at))
+		return;
+	progress_at = elapsed_s;
+	fprintf(stderr, "\rshardsearch: searching: %u of %u meshes, ", tried, total);
+	if (best_s > 0)
+		fprintf(stderr, "best %.4g s a step, ", best_s);
+	fprintf(stderr, "%.0f s\033[K", elapsed_s);
+	fflush(stderr);
+}
+
+void shs_cli_progress_done(void)
+{
+	if (progress_at >= 0)
+		fputs("\r\033[K", stderr);
+	progress_at = -1;
 }
 
 int shs_cli_exit(int code)

@@ -39,6 +39,14 @@ void shs_cli_warnings_done(void);
  * file they name included: the command then exits SHS_EXIT_USAGE. */
 bool shs_cli_run_start(const char *cmd, shs_run *r, const shs_run_options *o, bool *quiet);
 
+/* A search's progress on stderr, one line rewritten in place, from one second into a search
+ * and at most ten times a second (shs_search_progress_fn; user unused); what is needed to set
+ * it: stderr a terminal. shs_cli_progress_done erases the line. */
+void shs_cli_progress(void *user, uint32_t tried, uint32_t total, double best_s,
+		      double elapsed_s);
+bool shs_cli_progress_wanted(void);
+void shs_cli_progress_done(void);
+
 /* The help line of --trace. */
 extern const char shs_cli_trace_usage[];
 

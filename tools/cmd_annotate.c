@@ -276,7 +276,11 @@ int shs_cmd_annotate(int argc, char **argv)
 		rc = shs_cli_exit(e.code);
 		goto done;
 	}
-	if (shs_run_annotate(&r, &m, &e) != SHS_OK) {
+	if (!a.quiet && !a.o.plan && shs_cli_progress_wanted())
+		a.o.progress = shs_cli_progress;
+	rc = shs_run_annotate(&r, &m, &e);
+	shs_cli_progress_done();
+	if (rc != SHS_OK) {
 		if (e.code == SHS_ENOFIT) /* the report of the plan that came closest */
 			report(&a, &r, m, load_s);
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);

@@ -142,7 +142,8 @@ static shs_search_options search_options(const shs_run *r)
 				     .threads = o->threads, .exhaustive = o->exhaustive,
 				     .stages = o->stages,
 				     .ignore_hints = o->ignore_hints, .warn = r->warn,
-				     .warn_user = r->warn_user };
+				     .warn_user = r->warn_user, .progress = o->progress,
+				     .progress_user = o->progress_user };
 }
 
 /* Records in r->search that count k searched to try t. */

@@ -125,6 +125,9 @@ static int merge(void *user, uint32_t k_list, shs__search_job *j)
 			out->cluster.mesh.names[a] = out->cluster.axis_names[a];
 		out->best = out->tries[out->n_tries - 1];
 	}
+	if (o->progress)
+		o->progress(o->progress_user, out->n_meshes_tried, out->n_meshes,
+			    out->plan ? out->best.step_time_s : 0, now_s() - g->start);
 	return rc;
 }
 

@@ -44,6 +44,9 @@ typedef struct shs_run_options {
 	uint32_t n_files;
 	bool env_plugins;          /* plugin-path-env: also the folders of SHARDSEARCH_PLUGIN_PATH
 				    * (the command line sets it; a library host asks for it) */
+	shs_search_progress_fn progress; /* each search's progress (shs_search_options), or
+					  * NULL */
+	void *progress_user;
 } shs_run_options;
 
 /* Whether key is one of the options and takes no value (no-overlap, no-fusion, exhaustive,

@@ -38,6 +38,11 @@ enum { SHS_SEARCH_TEXT = 256, SHS_SEARCH_PLAN_NAME = 24, SHS_SEARCH_AXES = 6 };
  * links cannot carry it); the evaluator judges both. */
 #define SHS_SEARCH_SECOND_TOP 4
 
+/* How far a search is: the meshes tried so far of those it enumerated, the best step time so
+ * far (0: no plan yet) and the seconds since it began. */
+typedef void (*shs_search_progress_fn)(void *user, uint32_t tried, uint32_t total,
+				       double best_s, double elapsed_s);
+
 typedef struct shs_search_options {
 	shs_eval_options eval;  /* how each candidate is evaluated (remat, prefetch, ...) */
 	bool fixed_remat;       /* evaluate with eval.remat only; else a candidate that does not
@@ -54,6 +59,9 @@ typedef struct shs_search_options {
 	bool ignore_hints;      /* drop the module's Sharding custom-call constraints */
 	shs_warn_fn warn;       /* propagation warnings, or NULL */
 	void *warn_user;
+	shs_search_progress_fn progress; /* called after each mesh, in mesh order, from the
+					  * thread that merges it (or NULL) */
+	void *progress_user;
 } shs_search_options;
 
 /* One candidate the search evaluated: a mesh and the plan its axes seed. */
