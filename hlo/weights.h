@@ -21,4 +21,20 @@ void shs_weights_free(shs_weights *x);
 /* Whether value v of computation c is a weight (false when x is NULL). */
 bool shs_is_weight(const shs_weights *x, uint32_t c, uint32_t v);
 
+/* What an entry parameter is to the training step, by how the step uses it (weights_use.c). */
+typedef enum shs_param_role {
+	SHS_PARAM_INPUT = 0,     /* the batch, the step count, anything not written back */
+	SHS_PARAM_WEIGHT = 1,    /* a model weight */
+	SHS_PARAM_OPT_STATE = 2  /* optimizer state (Adam's moments) */
+} shs_param_role;
+
+/* Per instruction of m's entry (calloc'ed: the caller frees it; NULL when out of memory or m
+ * has no entry): a float array parameter the step gives back updated (aliased to an output, or
+ * an output of its shape and type computed from it) is a WEIGHT when it flows, through
+ * whatever computes on the way, into a matmul, a convolution, a gather's table or a layer (a
+ * call, loop or conditional), else OPT_STATE (Adam's moments flow only into their update and
+ * the weight's); every other instruction is INPUT. Names are not looked at: a Keras or Flax
+ * module's state[0][1] is recognised as MaxText's params/... is. */
+shs_param_role *shs_entry_param_roles(const shs_module *m);
+
 #endif

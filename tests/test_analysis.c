@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "weights.h"
 #include "test_util.h"
 
 static shs_module *load_shared(const char *name)
@@ -96,7 +97,102 @@ static void counted_loops(void)
 	}
 }
 
+/* A Keras-style step (a DLRM-like embedding and dense layer; the state named state[i][j], no
+ * aliasing): its weights by use, an embedding table read by a gather and a kernel by a dot,
+ * both written back; their moments written back but read only by their update; the data not
+ * written back. */
+static const char keras_step[] =
+	"HloModule keras_dlrm_train_step\n"
+	"\n"
+	"%add (a: f32[], b: f32[]) -> f32[] {\n"
+	"  %a = f32[] parameter(0)\n"
+	"  %b = f32[] parameter(1)\n"
+	"  ROOT %s = f32[] add(%a, %b)\n"
+	"}\n"
+	"\n"
+	"ENTRY %train_step (p0: f32[1000,16], p1: f32[16,8], p2: f32[1000,16], p3: f32[16,8], ids: s32[32,1], y: f32[32,8]) -> (f32[1000,16], f32[16,8], f32[1000,16], f32[16,8], f32[]) {\n"
+	"  %p0 = f32[1000,16] parameter(0), metadata={op_name=\"state[0][0]\"}\n"
+	"  %p1 = f32[16,8] parameter(1), metadata={op_name=\"state[0][1]\"}\n"
+	"  %p2 = f32[1000,16] parameter(2), metadata={op_name=\"state[1][0]\"}\n"
+	"  %p3 = f32[16,8] parameter(3), metadata={op_name=\"state[1][1]\"}\n"
+	"  %ids = s32[32,1] parameter(4), metadata={op_name=\"data[0]\"}\n"
+	"  %y = f32[32,8] parameter(5), metadata={op_name=\"data[1]\"}\n"
+	"  %emb = f32[32,16] gather(%p0, %ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}\n"
+	"  %out = f32[32,8] dot(%emb, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+	"  %err = f32[32,8] subtract(%out, %y)\n"
+	"  %zero = f32[] constant(0)\n"
+	"  %loss = f32[] reduce(%err, %zero), dimensions={0,1}, to_apply=%add\n"
+	"  %g1 = f32[16,8] dot(%emb, %err), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+	"  %gl = f32[1000,16] broadcast(%loss), dimensions={}\n"
+	"  %m0 = f32[1000,16] add(%p2, %gl)\n"
+	"  %m1 = f32[16,8] add(%p3, %g1)\n"
+	"  %n0 = f32[1000,16] subtract(%p0, %m0)\n"
+	"  %n1 = f32[16,8] subtract(%p1, %m1)\n"
+	"  ROOT %t = (f32[1000,16], f32[16,8], f32[1000,16], f32[16,8], f32[]) tuple(%n0, %n1, %m0, %m1, %loss)\n"
+	"}\n";
+
+static void roles_by_use(void)
+{
+	static const shs_param_role want[] = { SHS_PARAM_WEIGHT, SHS_PARAM_WEIGHT,
+					       SHS_PARAM_OPT_STATE, SHS_PARAM_OPT_STATE,
+					       SHS_PARAM_INPUT, SHS_PARAM_INPUT };
+	shs_module *m = shs_test_parse(keras_step);
+	const shs_computation *entry = shs_module_entry(m);
+	shs_param_role *roles = shs_entry_param_roles(m);
+	uint32_t seen = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(roles);
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		if (in->op == SHS_OP_PARAMETER) {
+			SHS_ASSERT_INT_EQ(roles[i], want[in->parameter_number]);
+			seen++;
+		} else {
+			SHS_ASSERT_INT_EQ(roles[i], SHS_PARAM_INPUT);
+		}
+	}
+	SHS_ASSERT_INT_EQ(seen, 6);
+	free(roles);
+	shs_module_free(m);
+}
+
+/* MaxText's step, named and aliased: the roles by use agree with its names (params/... are
+ * weights, opt_state/mu and nu their moments). */
+static void roles_agree_with_names(void)
+{
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+	const shs_computation *entry;
+	shs_param_role *roles;
+	uint32_t weights = 0, moments = 0;
+
+	SHS_ASSERT_OK(shs_module_load_file(shs_test_hlo_path(
+		"nv_maxtext_1n1g_jit_train_step_before_optimization.hlo"), SHS_FORMAT_AUTO, &m, &e),
+		&e);
+	entry = shs_module_entry(m);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(roles = shs_entry_param_roles(m));
+	for (uint32_t i = 0; i < entry->n_instrs; i++) {
+		const shs_instr *in = entry->instrs[i];
+		const char *name = in->metadata && in->metadata->op_name ? in->metadata->op_name :
+									   in->name;
+		if (roles[i] == SHS_PARAM_WEIGHT) {
+			CU_ASSERT_PTR_NOT_NULL(strstr(name, "params"));
+			CU_ASSERT_PTR_NULL(strstr(name, "opt_state"));
+			weights++;
+		} else if (roles[i] == SHS_PARAM_OPT_STATE) {
+			CU_ASSERT_PTR_NOT_NULL(strstr(name, "opt_state"));
+			moments++;
+		}
+	}
+	CU_ASSERT_TRUE(weights > 0);
+	SHS_ASSERT_INT_EQ(moments, 2 * weights);
+	free(roles);
+	shs_module_free(m);
+}
+
 CU_TestInfo analysis_tests[] = {
+	{ "parameters by use: a Keras step's weights and moments", roles_by_use },
+	{ "parameters by use agree with MaxText's names", roles_agree_with_names },
 	{ "MHA block dot FLOPs and parameter bytes", mha_dot_flops },
 	{ "MaxText loops run 8 times", maxtext_loops },
 	{ "counted loops of every direction", counted_loops },

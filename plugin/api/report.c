@@ -58,18 +58,19 @@ void shs_report_weights(const shs_module *m, const shs_search_result *r, shs_wei
 			void *user)
 {
 	const shs_computation *c = shs_module_entry(m);
+	shs_param_role *roles = shs_entry_param_roles(m);
 	char path[SHS_PATH_CAP];
 
-	for (uint32_t i = 0; i < c->n_instrs; i++) {
+	for (uint32_t i = 0; roles && i < c->n_instrs; i++) {
 		const shs_instr *in = c->instrs[i];
 		const shs_decision *d = &r->plan->d[m->entry][i];
 		shs_buf b = { 0 };
 		char *spec, *shape;
-		if (in->op != SHS_OP_PARAMETER || !in->shape.rank ||
+		if (in->op != SHS_OP_PARAMETER || !in->shape.rank || in->shape.type == SHS_TUPLE ||
 		    !shs_elem_is_float(in->shape.type))
 			continue;
 		shs_param_path(in, path, sizeof(path));
-		if (!strstr(path, "params"))
+		if (shs_param_role_named(path, roles[i]) != SHS_PARAM_WEIGHT)
 			continue;
 		shs_shape_print(&b, &in->shape, false);
 		shape = shs_buf_take(&b);
@@ -81,6 +82,7 @@ void shs_report_weights(const shs_module *m, const shs_search_result *r, shs_wei
 		free(spec);
 		free(shape);
 	}
+	free(roles);
 }
 
 /* The strategies the plan uses, by name, with how many instructions each decides. */

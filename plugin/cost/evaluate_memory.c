@@ -652,9 +652,9 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 {
 	const shs_computation *comp = shs_module_entry(x->m);
 	char path[SHS_PATH_CAP];
-	bool *state = shs_entry_returned_params(x->m);
+	shs_param_role *roles = shs_entry_param_roles(x->m);
 
-	if (!state)
+	if (!roles)
 		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
@@ -663,18 +663,23 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 			continue;
 		b = value_bytes(x, x->m->entry, i);
 		ev->state_bytes += b;
-		if (!state[i] || in->shape.type == SHS_TUPLE || !in->shape.rank ||
-		    !shs_elem_is_float(in->shape.type))
+		/* state the step writes back: a forward-only module has no gradients */
+		if (roles[i] == SHS_PARAM_INPUT)
 			continue;
 		shs_param_path(in, path, sizeof(path));
-		if (strstr(path, "opt_state")) {
+		switch (shs_param_role_named(path, roles[i])) {
+		case SHS_PARAM_OPT_STATE:
 			ev->optimizer_bytes += b;
-		} else {
+			break;
+		case SHS_PARAM_WEIGHT:
 			ev->params_bytes += b;
 			ev->grads_bytes += b;
+			break;
+		default:
+			break;
 		}
 	}
-	free(state);
+	free(roles);
 	return SHS_OK;
 }
 

@@ -425,6 +425,15 @@ bool shs_param_path_is_optimizer_state(const char *path)
 	return has_any(path, words);
 }
 
+shs_param_role shs_param_role_named(const char *path, shs_param_role by_use)
+{
+	if (shs_param_path_is_optimizer_state(path))
+		return SHS_PARAM_OPT_STATE;
+	if (shs_param_path_has_segment(path, "params"))
+		return SHS_PARAM_WEIGHT;
+	return by_use;
+}
+
 static void seed_weight(const seeding *s, const shs_instr *p, const char *path, int layer,
 			shs_pspec *spec)
 {

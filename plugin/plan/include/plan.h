@@ -7,6 +7,7 @@
 
 #include "host.h"
 #include "ir.h"
+#include "weights.h"
 #include "sharding.h"
 #include "status.h"
 
@@ -145,6 +146,10 @@ bool shs_param_path_has_segment(const char *path, const char *word);
 bool shs_param_is_data(const shs_instr *p);
 /* Whether a parameter path names optimizer state (Adam's mu and nu) rather than a weight. */
 bool shs_param_path_is_optimizer_state(const char *path);
+/* What a float array entry parameter with path is: what its name says where it says it
+ * (optimizer state: opt_state, mu, nu; a weight: a "params" segment), else by_use, how the
+ * step uses it (shs_entry_param_roles). */
+shs_param_role shs_param_role_named(const char *path, shs_param_role by_use);
 
 /* The decision for one instruction. Its leaves, req and req_first live in an arena (its plan's,
  * or whatever arena the code that made a loose copy gave); its collectives are its own. */
