@@ -88,8 +88,29 @@ has "$tmp/out" "dot.assign"
 has "$tmp/out" "candidates"
 expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4,tensor=2 --op "$dot" --plan fsdp+tp --json
 has "$tmp/out" '"plan": '
+# ... cheapest first where the plan puts it, the plan's choice marked, why the runner-up lost;
+# by op_name too (the whole path, or its end), an op_name several instructions share refused
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/out" <<'PY' && ok || bad "explain order: $(head -c 600 "$tmp/out")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+cost = [c["cost"]["total_s"] for c in o["candidates"]]
+rank = [c["rank"] for c in o["candidates"]]
+assert cost == sorted(cost) and rank == sorted(rank) and len(cost) > 1, cost
+assert sum(c["chosen"] for c in o["candidates"]) == 1 and o["chosen_index"] is not None
+assert o["why"] and all(k in o["candidates"][0]["cost"] for k in
+                        ("compute_s", "communication_s", "reshard_s", "total_s"))
+PY
+fi
 expect 1 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4 --op no.such.op
 has "$tmp/err" "no.such.op"
+opname=$(grep -m1 "$dot = " "$tmp/l8.hlo" | sed -n 's/.*op_name="\([^"]*\)".*/\1/p')
+expect 0 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4,tensor=2 --op "$opname" --plan fsdp+tp --limit 2
+has "$tmp/out" "$dot ("
+has "$tmp/out" "<- the plan's choice"
+has "$tmp/out" "why: "
+expect 1 "$ss" explain "$tmp/l8.hlo" --mesh fsdp=4,tensor=2 --op "${opname#*/layers_0/}"
+has "$tmp/err" "give one by its HLO name"
 
 # broken plugins are refused with their reasons; the built-ins keep working
 expect 0 "$ss" annotate "$tmp/l8.hlo" --mesh fsdp=8 --plan fsdp --plugins "$test_plugins" -o "$tmp/l8-broken.hlo"

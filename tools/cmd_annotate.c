@@ -167,6 +167,7 @@ static int parse(int argc, char **argv, args *a)
 	return SHS_EXIT_OK;
 }
 
+/* What annotate did with a named plan, as text or (--json) one JSON object. */
 static void summary(const args *a, const shs_plan *p, const shs_module *m)
 {
 	uint64_t n = 0;
@@ -174,6 +175,20 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 	for (uint32_t c = 0; c < m->n_comps; c++)
 		if (!shs_comp_is_reducer(m, c))
 			n += m->comps[c]->n_instrs;
+	if (a->json) {
+		char mesh[256];
+		shs_mesh_text(&p->mesh, mesh, sizeof(mesh));
+		shs_cli_put_json(json_pack("{s:s, s:s, s:o, s:s, s:I, s:I, s:i, s:i, s:i, s:b}",
+					   "input", a->in, "output", a->out, "mesh",
+					   shs_mesh_json_of(mesh), "plan", a->o.plan,
+					   "devices", (json_int_t)m->num_partitions,
+					   "instructions", (json_int_t)n, "propagation_passes",
+					   (int)p->passes, "resharded_edges", (int)p->n_reshards,
+					   "constraints_kept", a->o.ignore_hints ? 0 : (int)p->n_given,
+					   "constraints_ignored", (int)a->o.ignore_hints),
+				 SHS_REPORT_JSON_DIGITS);
+		return;
+	}
 	printf("annotated %llu instructions of %s with plan %s on mesh %s (%lld devices): "
 	       "%u propagation passes, %u resharded edges -> %s\n", (unsigned long long)n, a->in,
 	       a->o.plan, a->o.mesh ? a->o.mesh : "(from the plan file)",

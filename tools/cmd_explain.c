@@ -12,7 +12,8 @@ enum {
 	DEFAULT_LIMIT = 50,
 	DECIMAL = 10,
 	AXES_CAP = 256,
-	JSON_DIGITS = 17 /* exact doubles */
+	JSON_DIGITS = 17, /* exact doubles */
+	SHOWN_MATCHES = 8
 };
 
 static const char usage_head[] =
@@ -21,14 +22,17 @@ static const char usage_head[] =
 	"Lists every candidate the strategy plugins propose for instruction NAME on the mesh:\n"
 	"the strategy and plugin, the sharding of the result and of each operand (one brace group\n"
 	"of mesh axes per dim), the local FLOPs and HBM bytes per device, and the collectives the\n"
-	"instruction performs itself. With --plan, also the sharding that plan's propagation\n"
-	"gives it.\n"
+	"instruction performs itself, cheapest first by the propagation's estimate: compute, its\n"
+	"own collectives and, with --plan, the resharding of its operands from where the plan puts\n"
+	"them. With --plan, also the plan's choice, marked, and why the runner-up lost.\n"
 	"\n"
 	"options:\n";
 
 static const char usage_tail[] =
-	"  --op NAME             the instruction (its HLO name, e.g. dot.42)\n"
-	"  --limit N             show at most N candidates (default 50; 0: all)\n"
+	"  --op NAME             the instruction: its HLO name (dot.42), or its op_name or the\n"
+	"                        end of one (mlp/wi_0/dot) when one instruction alone has it\n"
+	"  --limit N             show the N cheapest candidates (default 50; 0: all) and the\n"
+	"                        plan's choice\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n";
 
@@ -77,15 +81,59 @@ static int parse(int argc, char **argv, args *a)
 	return SHS_EXIT_OK;
 }
 
-static bool find_op(const shs_module *m, const char *name, uint32_t *c, uint32_t *i)
+/* Whether instruction in answers to name: its HLO name, its op_name, or the end of its op_name
+ * after a '/' ("mlp/dot_general" names ".../layers/mlp/dot_general"). */
+static bool answers_to(const shs_instr *in, const char *name, bool *by_op_name)
 {
+	const char *op = in->metadata ? in->metadata->op_name : NULL;
+	size_t n = strlen(name), k = op ? strlen(op) : 0;
+
+	*by_op_name = false;
+	if (!strcmp(in->name, name))
+		return true;
+	if (!op || k < n || strcmp(op + k - n, name) || (k > n && op[k - n - 1] != '/'))
+		return false;
+	*by_op_name = true;
+	return true;
+}
+
+/* Finds the instruction --op names in m into *c, *i: by HLO name, else by op_name when one
+ * instruction alone has it. Prints why not and returns false otherwise. */
+static bool find_op(const char *in_path, const shs_module *m, const char *name, uint32_t *c,
+		    uint32_t *i)
+{
+	uint32_t n = 0;
+	bool by_op_name;
+
 	for (uint32_t k = 0; k < m->n_comps; k++)
-		for (uint32_t j = 0; j < m->comps[k]->n_instrs; j++)
-			if (!strcmp(m->comps[k]->instrs[j]->name, name)) {
+		for (uint32_t j = 0; j < m->comps[k]->n_instrs; j++) {
+			if (!answers_to(m->comps[k]->instrs[j], name, &by_op_name))
+				continue;
+			if (!by_op_name) {
 				*c = k;
 				*i = j;
 				return true;
 			}
+			if (!n++) {
+				*c = k;
+				*i = j;
+			}
+		}
+	if (n == 1)
+		return true;
+	if (!n) {
+		fprintf(stderr, "shardsearch: explain: %s has no instruction named '%s' (an HLO "
+			"name or an op_name)\n", in_path, name);
+		return false;
+	}
+	fprintf(stderr, "shardsearch: explain: %s: %u instructions have op_name '%s':", in_path,
+		n, name);
+	n = 0;
+	for (uint32_t k = 0; k < m->n_comps && n < SHOWN_MATCHES; k++)
+		for (uint32_t j = 0; j < m->comps[k]->n_instrs && n < SHOWN_MATCHES; j++)
+			if (answers_to(m->comps[k]->instrs[j], name, &by_op_name))
+				fprintf(stderr, "%s %s", n++ ? "," : "", m->comps[k]->instrs[j]->name);
+	fprintf(stderr, "%s; give one by its HLO name\n", n == SHOWN_MATCHES ? ", ..." : "");
 	return false;
 }
 
@@ -121,13 +169,39 @@ static json_t *cand_json(const shs_mesh *mesh, const shs_instr *in, const shs_ca
 	return o;
 }
 
-static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t k, const shs_cand *c)
+/* A candidate's place: its index in the plugins' list, its price where the plan puts it. */
+typedef struct priced {
+	uint32_t k;
+	shs_cand_price price;
+} priced;
+
+static int cmp_priced(const void *a, const void *b)
+{
+	const priced *x = a, *y = b;
+
+	if (x->price.total_s != y->price.total_s)
+		return x->price.total_s < y->price.total_s ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static json_t *price_json(const shs_cand_price *p)
+{
+	return json_pack("{s:f, s:f, s:f, s:f}", "compute_s", p->compute_s, "communication_s",
+			 p->comm_s, "reshard_s", p->reshard_s, "total_s", p->total_s);
+}
+
+static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t rank,
+		       const priced *q, const shs_cand *c, bool chosen)
 {
 	json_t *o = cand_json(mesh, in, c), *ops = json_object_get(o, "operands");
 	json_t *colls = json_object_get(o, "collectives"), *v;
 	size_t j;
 
-	printf("[%u] %s  %s  (%s)\n", k, c->strategy, c->label, c->plugin);
+	printf("%u. [%u] %s  %s  (%s)%s\n", rank, q->k, c->strategy, c->label, c->plugin,
+	       chosen ? "  <- the plan's choice" : "");
+	printf("    cost      %.4g s: compute %.4g s, its collectives %.4g s, resharding its "
+	       "operands %.4g s\n", q->price.total_s, q->price.compute_s, q->price.comm_s,
+	       q->price.reshard_s);
 	printf("    result    %s\n", json_string_value(json_object_get(o, "result")));
 	json_array_foreach(ops, j, v)
 		printf("    operand %zu %s\n", j, json_string_value(v));
@@ -140,6 +214,46 @@ static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t k, co
 		       json_is_true(json_object_get(v, "overlappable")) ?
 			       ", overlapped with compute" : "");
 	json_decref(o);
+}
+
+/* The index of the candidate plan p chose for instruction i of computation c (its strategy
+ * and result shardings), or UINT32_MAX (no plan, or a decision no candidate makes). */
+static uint32_t chosen_index(const shs_cands *cands, const shs_plan *p, uint32_t c,
+			     uint32_t i)
+{
+	const shs_decision *d = p ? &p->d[c][i] : NULL;
+
+	for (uint32_t k = 0; d && d->set && d->strategy && k < cands->n; k++) {
+		const shs_cand *x = &cands->v[k];
+		bool same = !strcmp(x->strategy, d->strategy) && x->n_result == d->n_leaves;
+		for (uint32_t j = 0; same && j < x->n_result; j++)
+			same = shs_spec_equal(&x->result[j], &d->leaves[j]);
+		if (same)
+			return k;
+	}
+	return UINT32_MAX;
+}
+
+/* Why the winner (the plan's choice, else the cheapest here) won over the runner-up (the
+ * cheapest other), into buf. */
+static void why_text(const priced *win, const priced *run, bool planned, char *buf,
+		     size_t cap)
+{
+	const shs_cand_price *w = &win->price, *r = &run->price;
+
+	if (r->total_s >= w->total_s)
+		snprintf(buf, cap, "the runner-up [%u] costs %.4g s more here: compute %+.4g s, "
+			 "its collectives %+.4g s, resharding its operands %+.4g s", run->k,
+			 r->total_s - w->total_s, r->compute_s - w->compute_s,
+			 r->comm_s - w->comm_s, r->reshard_s - w->reshard_s);
+	else
+		snprintf(buf, cap, "[%u] costs %.4g s less here (compute %+.4g s, its collectives "
+			 "%+.4g s, resharding its operands %+.4g s), but %s", run->k,
+			 w->total_s - r->total_s, r->compute_s - w->compute_s,
+			 r->comm_s - w->comm_s, r->reshard_s - w->reshard_s,
+			 planned ? "the plan weighs what each choice makes its users reshard "
+				   "too, and the choice saves more there" :
+				   "ties go to the plugins' order");
 }
 
 /* With --plan: the operands' shardings in the plan propagation made, as hints. */
@@ -156,40 +270,75 @@ static const shs_pspec **plan_hints(const shs_module *m, const shs_plan *p, uint
 	return hints;
 }
 
+/* The candidates priced where the plan puts them (or on their own), cheapest first, the plan's
+ * choice marked, and why the runner-up lost; as text or JSON. */
 static void report(const args *a, const shs_plan_request *r, const shs_module *m, uint32_t c,
 		   uint32_t i, const shs_cands *cands, const shs_plan *p)
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
 	uint32_t shown = a->limit && cands->n > a->limit ? (uint32_t)a->limit : cands->n;
-	char *chosen = p ? shs_specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
+	uint32_t chosen = chosen_index(cands, p, c, i), win = 0;
+	char *spec = p ? shs_specs_text(&r->mesh, p->d[c][i].leaves, p->d[c][i].n_leaves) : NULL;
+	priced *order = calloc(cands->n + 1, sizeof(*order));
+	char why[512] = "";
 
+	for (uint32_t k = 0; order && k < cands->n; k++) {
+		order[k].k = k;
+		shs_plan_price(p, &r->mesh, m, c, i, &cands->v[k], &r->chip, &order[k].price);
+	}
+	if (order)
+		qsort(order, cands->n, sizeof(*order), cmp_priced);
+	for (uint32_t k = 0; order && k < cands->n && chosen != UINT32_MAX; k++)
+		if (order[k].k == chosen)
+			win = k;
+	if (order && cands->n > 1)
+		why_text(&order[win], &order[win ? 0 : 1], chosen != UINT32_MAX, why, sizeof(why));
 	if (a->json) {
 		json_t *o = json_object(), *list = json_array();
-		for (uint32_t k = 0; k < shown; k++)
-			json_array_append_new(list, cand_json(&r->mesh, in, &cands->v[k]));
+		for (uint32_t k = 0; order && k < cands->n; k++) {
+			json_t *x;
+			if (k >= shown && order[k].k != chosen)
+				continue; /* past the limit, but the plan's choice */
+			x = cand_json(&r->mesh, in, &cands->v[order[k].k]);
+			json_object_set_new(x, "rank", json_integer(k + 1));
+			json_object_set_new(x, "index", json_integer(order[k].k));
+			json_object_set_new(x, "cost", price_json(&order[k].price));
+			json_object_set_new(x, "chosen", json_boolean(order[k].k == chosen));
+			json_array_append_new(list, x);
+		}
 		json_object_set_new(o, "instruction", json_string(in->name));
+		json_object_set_new(o, "op_name", in->metadata && in->metadata->op_name ?
+				    json_string(in->metadata->op_name) : json_null());
 		json_object_set_new(o, "opcode", json_string(shs_opcode_name(in->op)));
 		json_object_set_new(o, "computation", json_string(m->comps[c]->name));
 		json_object_set_new(o, "served", json_boolean(cands->served));
 		json_object_set_new(o, "count", json_integer(cands->n));
 		json_object_set_new(o, "candidates", list);
-		if (chosen)
-			json_object_set_new(o, "plan", json_string(chosen));
+		json_object_set_new(o, "plan", spec ? json_string(spec) : json_null());
+		json_object_set_new(o, "chosen_index", chosen != UINT32_MAX ?
+				    json_integer(chosen) : json_null());
+		json_object_set_new(o, "why", json_string(why));
 		shs_cli_put_json(o, JSON_DIGITS);
 	} else {
-		printf("%s (%s) in %s: %u candidates%s\n", in->name, shs_opcode_name(in->op),
-		       m->comps[c]->name, cands->n,
-		       cands->served ? "" : " (no plugin serves it: replicated)");
-		for (uint32_t k = 0; k < shown; k++)
-			print_cand(&r->mesh, in, k, &cands->v[k]);
+		printf("%s (%s) in %s: %u candidates%s, cheapest first%s\n", in->name,
+		       shs_opcode_name(in->op), m->comps[c]->name, cands->n,
+		       cands->served ? "" : " (no plugin serves it: replicated)",
+		       p ? " where the plan puts their operands" : "");
+		for (uint32_t k = 0; order && k < cands->n; k++)
+			if (k < shown || order[k].k == chosen)
+				print_cand(&r->mesh, in, k + 1, &order[k], &cands->v[order[k].k],
+					   order[k].k == chosen);
 		if (shown < cands->n)
-			printf("... and %u more (--limit 0 shows all)\n", cands->n - shown);
-		if (chosen)
-			printf("plan %s gives it %s (%s: %s)\n", a->o.plan, chosen,
+			printf("... of %u (--limit 0 shows all)\n", cands->n);
+		if (spec)
+			printf("plan %s gives it %s (%s: %s)\n", a->o.plan, spec,
 			       p->d[c][i].strategy ? p->d[c][i].strategy : "undecided",
 			       p->d[c][i].label);
+		if (why[0])
+			printf("why: %s\n", why);
 	}
-	free(chosen);
+	free(order);
+	free(spec);
 }
 
 /* The candidates of instruction i of computation c, with the plan's hints when there is one. */
@@ -229,11 +378,8 @@ int shs_cmd_explain(int argc, char **argv)
 	rc = SHS_EXIT_FAIL;
 	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
-	if (!find_op(m, a.op, &c, &i)) {
-		fprintf(stderr, "shardsearch: explain: %s has no instruction named '%s'\n",
-			a.in, a.op);
+	if (!find_op(a.in, m, a.op, &c, &i))
 		goto done;
-	}
 	if (candidates(&r, m, c, i, &cands, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: explain: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);

@@ -379,13 +379,9 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	for (uint32_t k = 0; k < used.n; k++)
 		json_object_set_new(strategies, used.name[k], json_integer(used.count[k]));
 	for (uint32_t k = 0; k < n; k++) {
-		json_t *u = json_object();
-		json_object_set_new(u, "mesh", json_string(r->tries[idx[k]].mesh));
-		json_object_set_new(u, "plan", json_string(r->tries[idx[k]].plan));
+		json_t *u = shs_try_report_json(&r->tries[idx[k]]);
 		json_object_set_new(u, "gathers_hidden",
 				    json_boolean(r->tries[idx[k]].gathers_hidden));
-		json_object_set_new(u, "step_time_s", json_real(r->tries[idx[k]].step_time_s));
-		json_object_set_new(u, "fits", json_boolean(r->tries[idx[k]].fits));
 		json_array_append_new(ups, u);
 	}
 	json_object_set_new(o, "mesh", mesh);

@@ -1,6 +1,7 @@
 /* When nothing fits, what would: one line for errors, a block of the report and its JSON; and
  * the memory verdict of an evaluation (fits, tight, does not fit). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -88,11 +89,33 @@ void shs_advice_report_print(FILE *out, const shs_search_result *r)
 			100 * a->fit_fraction, (r->eval.memory_bytes - a->state_bytes) / GIB);
 }
 
+json_t *shs_mesh_json_of(const char *layout)
+{
+	json_t *o = json_object();
+	const char *p = layout;
+
+	while (o && p && *p) {
+		char name[64];
+		size_t n = strcspn(p, "=,");
+		long long size = 0;
+		if (p[n] == '=' && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			size = strtoll(p + n + 1, NULL, 10);
+			json_object_set_new(o, name, json_integer(size));
+		}
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return o;
+}
+
 json_t *shs_try_report_json(const shs_search_try *t)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "mesh", json_string(t->mesh));
+	json_object_set_new(o, "mesh", shs_mesh_json_of(t->mesh));
+	json_object_set_new(o, "layout", json_string(t->mesh));
 	json_object_set_new(o, "plan", json_string(t->plan));
 	json_object_set_new(o, "remat", json_string(shs_remat_name(t->remat)));
 	json_object_set_new(o, "step_time_s", json_real(t->step_time_s));

@@ -2,6 +2,7 @@
  * lines and the one JSON writer of an evaluation. */
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report.h"
 
@@ -96,10 +97,26 @@ void shs_offload_print(FILE *out, const shs_eval *ev)
 			ev->host_mem_bytes / GIB_F, ev->offload_s, ev->offload_exposed_s);
 }
 
+/* The peak per device and its parts: the model state (weights, optimizer state, the other
+ * inputs), the gradients (at the weights' size), the resharded copies live at the peak, and
+ * the rest (saved activations and temporaries). */
+static json_t *memory_json(const shs_eval *ev)
+{
+	double inputs = ev->state_bytes - ev->params_bytes - ev->optimizer_bytes;
+	double rest = ev->memory_bytes - ev->state_bytes - ev->grads_bytes - ev->gathered_bytes;
+
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b}", "peak_bytes",
+			 ev->memory_bytes, "weights_bytes", ev->params_bytes, "gradients_bytes",
+			 ev->grads_bytes, "optimizer_bytes", ev->optimizer_bytes, "inputs_bytes",
+			 inputs > 0 ? inputs : 0.0, "gathered_bytes", ev->gathered_bytes,
+			 "activations_and_temporaries_bytes", rest > 0 ? rest : 0.0, "hbm_bytes",
+			 ev->hbm_bytes, "fits", (int)ev->fits);
+}
+
 json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 {
 	json_t *o = json_object(), *by_axis = json_object(), *colls = json_array();
-	char axes[TEXT_CAP];
+	char axes[TEXT_CAP], layout[TEXT_CAP] = "";
 
 	for (uint32_t a = 0; a < c->mesh.n_axes; a++)
 		json_object_set_new(by_axis, c->mesh.names[a], json_real(ev->exposed_by_axis[a]));
@@ -118,6 +135,10 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 		json_object_set_new(j, "exposed_s", json_real(s->exposed_s));
 		json_array_append_new(colls, j);
 	}
+	shs_cluster_describe(c, layout, sizeof(layout));
+	layout[strcspn(layout, " ")] = '\0'; /* without the hardware */
+	json_object_set_new(o, "mesh", shs_mesh_json_of(layout));
+	json_object_set_new(o, "layout", json_string(layout));
 	json_object_set_new(o, "step_time_s", json_real(ev->step_time_s));
 	json_object_set_new(o, "compute_s", json_real(ev->compute_s));
 	json_object_set_new(o, "remat_s", json_real(ev->remat_s));
@@ -139,6 +160,7 @@ json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev)
 	json_object_set_new(o, "grads_bytes", json_real(ev->grads_bytes));
 	json_object_set_new(o, "optimizer_bytes", json_real(ev->optimizer_bytes));
 	json_object_set_new(o, "hbm_bytes", json_real(ev->hbm_bytes));
+	json_object_set_new(o, "memory", memory_json(ev));
 	json_object_set_new(o, "fits", json_boolean(ev->fits));
 	json_object_set_new(o, "tight", json_boolean(shs_eval_tight(ev)));
 	json_object_set_new(o, "pipeline", pipeline_json(&ev->pipe));

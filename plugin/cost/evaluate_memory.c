@@ -31,6 +31,8 @@ typedef struct memo {
 	const shs__fusion *fused; /* updates written straight into their slots (F6) */
 	bool **unsaved; /* per loop body, per element of its state: a stack remat drops */
 	double *peak;   /* per computation, < 0: not computed */
+	double *gathered; /* ... of its peak, the resharded copies (gathered weights, all-to-all
+			   * outputs), its callees' included */
 	uint32_t *stack; /* recursion guard */
 	shs_trace *trace; /* the entry's samples, or NULL */
 	int rc;          /* SHS_ENOMEM when a computation could not be measured */
@@ -284,16 +286,21 @@ static uint32_t *reuse_ends(const memo *x, uint32_t c)
 	return last;
 }
 
-/* The largest peak among the computations instruction in runs. */
-static double callee_peak(memo *x, const shs_instr *in, uint32_t depth)
+/* The largest peak among the computations instruction in runs, and into *gathered the
+ * resharded copies at that peak. */
+static double callee_peak(memo *x, const shs_instr *in, uint32_t depth, double *gathered)
 {
 	double best = 0;
 
+	*gathered = 0;
 	if (in->op != SHS_OP_CALL && in->op != SHS_OP_WHILE && in->op != SHS_OP_CONDITIONAL)
 		return 0;
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		double p = comp_peak(x, in->called[k], depth + 1);
-		best = p > best ? p : best;
+		if (p > best) {
+			best = p;
+			*gathered = x->gathered[in->called[k]];
+		}
 	}
 	return best;
 }
@@ -576,6 +583,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	loop_stacks l = { 0 };
 	bool *in_place = NULL, *resharded = NULL;
 	double *release = NULL, live = 0, peak = 0;
+	double *release_copies = NULL, copies = 0, peak_copies = 0; /* resharded copies kept */
 
 	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
 		return 0;
@@ -593,11 +601,12 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	l.stacks = calloc(n + 1, sizeof(*l.stacks));
 	l.trips = calloc(n + 1, sizeof(*l.trips));
 	release = calloc(n + 1, sizeof(*release));
+	release_copies = calloc(n + 1, sizeof(*release_copies));
 	last_reuse = reuse_ends(x, c);
 	at = run_at(x, c);
 	if (!l.first || !l.owner || !l.fill_at || !l.made || !last || !in_place || !resharded ||
 	    !l.stacks ||
-	    !l.trips || !release || !last_reuse || !at) {
+	    !l.trips || !release || !release_copies || !last_reuse || !at) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
@@ -616,10 +625,11 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
-		double kept = 0, start = 0, end = 0, fill = 0, copied;
-		double inner = callee_peak(x, in, depth) +
-			       reshard_buffers(x, c, i, last_reuse, &kept, release);
+		double kept = 0, start = 0, end = 0, fill = 0, copied, callee_copies;
+		double transient = reshard_buffers(x, c, i, last_reuse, &kept, release_copies);
+		double inner = callee_peak(x, in, depth, &callee_copies) + transient;
 		live += kept + made_bytes(x, c, i, &l, last, in_place, release);
+		copies += kept;
 		if (l.stacks[i])
 			stack_bounds(x, c, i, &l, last, &start, &end, &fill);
 		if (in->op == SHS_OP_WHILE && (copied = copied_from(x, c, i, &l, last, resharded))) {
@@ -627,21 +637,24 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 			live -= copied;
 			release[i] -= copied;
 		}
-		if (live + inner + start > peak)
-			peak = live + inner + start;
-		if (live + inner + end > peak)
-			peak = live + inner + end;
+		if (live + inner + (start > end ? start : end) > peak) {
+			peak = live + inner + (start > end ? start : end);
+			peak_copies = copies + transient + callee_copies;
+		}
 		if (entry && x->trace && i < x->trace->n_entry)
 			x->trace->entry_live[i] = live + inner + (start > end ? start : end);
-		live += fill - release[i];
+		live += fill - release[i] - release_copies[i];
+		copies -= release_copies[i];
 	}
 	x->stack[c] = 0;
 	x->peak[c] = peak;
+	x->gathered[c] = peak_copies;
 done:
 	stacks_free(&l, n);
 	free(at);
 	free(last);
 	free(release);
+	free(release_copies);
 	free(last_reuse);
 	free(in_place);
 	free(resharded);
@@ -692,15 +705,17 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));
+	x.gathered = calloc(m->n_comps + 1, sizeof(*x.gathered));
 	x.stack = calloc(m->n_comps + 1, sizeof(*x.stack));
 	x.unsaved = calloc(m->n_comps + 1, sizeof(*x.unsaved));
-	if (!x.peak || !x.stack || !x.unsaved) {
+	if (!x.peak || !x.gathered || !x.stack || !x.unsaved) {
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		goto done;
 	}
 	for (uint32_t k = 0; k < m->n_comps; k++)
 		x.peak[k] = -1;
 	ev->memory_bytes = comp_peak(&x, m->entry, 0);
+	ev->gathered_bytes = x.gathered[m->entry];
 	if (x.rc != SHS_OK) {
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		goto done;
@@ -714,6 +729,7 @@ done:
 		free(x.unsaved[k]);
 	free(x.unsaved);
 	free(x.peak);
+	free(x.gathered);
 	free(x.stack);
 	return rc;
 }

@@ -94,6 +94,21 @@ double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip)
 	return c->flops / chip->flops + c->bytes / chip->hbm_bw;
 }
 
+double shs__coll_link_s(const shs_coll *coll, const shs_mesh *mesh, const shs_plan_chip *chip)
+{
+	double n = (double)axes_size(coll->axes_mask, mesh), t;
+
+	switch (coll->kind) {
+	case SHS_PCOLL_ALL_REDUCE: t = 2 * coll->bytes * (n - 1) / n; break;
+	case SHS_PCOLL_ALL_GATHER: t = coll->bytes * (n - 1); break;
+	case SHS_PCOLL_PERMUTE: /* an overlappable one is a ring: n - 1 sends */
+		t = coll->bytes * (coll->overlappable && n > 1 ? n - 1 : 1);
+		break;
+	default: t = coll->bytes * (n - 1) / n; break;
+	}
+	return t / chip->link_bw;
+}
+
 double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_chip *chip,
 		      double hidden, double exposed, bool off_path)
 {
@@ -102,18 +117,10 @@ double shs__cand_cost(const shs_cand *c, const shs_mesh *mesh, const shs_plan_ch
 	for (uint32_t k = 0; k < c->n_colls; k++) {
 		const shs_coll *coll = &c->colls[k];
 		double n = (double)axes_size(coll->axes_mask, mesh), t;
-		switch (coll->kind) {
-		case SHS_PCOLL_ALL_REDUCE: t = 2 * coll->bytes * (n - 1) / n; break;
-		case SHS_PCOLL_ALL_GATHER: t = coll->bytes * (n - 1); break;
-		case SHS_PCOLL_PERMUTE:
-			/* an overlappable one is a ring: n - 1 sends, the last block after them */
-			t = coll->bytes * (coll->overlappable && n > 1 ? n - 1 : 1);
-			if (coll->overlappable && n > 1)
-				ring_tail = compute / n;
-			break;
-		default: t = coll->bytes * (n - 1) / n; break;
-		}
-		t /= chip->link_bw;
+		/* a ring's last block of work runs after its last send */
+		if (coll->kind == SHS_PCOLL_PERMUTE && coll->overlappable && n > 1)
+			ring_tail = compute / n;
+		t = shs__coll_link_s(coll, mesh, chip);
 		/* a data-parallel gradient's all-reduce, made in the layer instead of gathered
 		 * at the update: the same traffic, moved where the backward pass hides it. Not
 		 * reduce-scatters: counted off the path too, they let FSDP's gradient dots pull

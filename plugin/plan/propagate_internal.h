@@ -175,6 +175,10 @@ double shs__user_reshard_cost(const shs_pspec *from, const shs_pspec *to, const 
  * least, whatever its collectives and reshards add. */
 double shs__cand_compute(const shs_cand *c, const shs_plan_chip *chip);
 
+/* Seconds collective coll of a candidate holds the links of its mesh axes on chip, as the
+ * book costs it (an overlappable permute: a ring of n - 1 sends). */
+double shs__coll_link_s(const shs_coll *coll, const shs_mesh *mesh, const shs_plan_chip *chip);
+
 /* Estimated seconds on chip of candidate c's work: max(its compute, the collectives that
  * overlap it: its own overlappable ones and the given hidden seconds) + the rest and the given
  * exposed seconds; off_path: its own all-reduces overlap the work after it (counted as hidden,

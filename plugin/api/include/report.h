@@ -57,16 +57,22 @@ void shs_offload_print(FILE *out, const shs_eval *ev);
  * micro-batches, bubble, stage-to-stage transfers and the end stages' memory; else nothing. */
 void shs_pipeline_print(FILE *out, const shs_eval *ev);
 
-/* ev as a new JSON object (caller releases; NULL when out of memory): step_time_s, compute_s,
- * remat_s, offload_bytes, offload_s, offload_exposed_s, comm_s, exposed_comm_s by axis and in all, bound, mfu, hfu, model_flops_per_device,
- * flops_per_device,
- * memory_bytes_per_device with its parts, hbm_bytes, fits, collectives. The one writer of an
- * evaluation: the search's JSON report starts from it. */
+/* ev on cluster c as a new JSON object (caller releases; NULL when out of memory): mesh (an
+ * object of axis sizes) and layout (its text), step_time_s, compute_s, remat_s, offload_*,
+ * comm_s, exposed_comm_s by axis and in all, bound, mfu, hfu, model_flops_per_device,
+ * flops_per_device, memory_bytes_per_device with its parts and the memory object (peak_bytes,
+ * weights, gradients, optimizer state, inputs, gathered copies, activations and temporaries),
+ * hbm_bytes, fits, collectives. The one writer of an evaluation: the search's JSON report
+ * starts from it. The man page documents the schema. */
 json_t *shs_eval_report_json(const shs_cluster *c, const shs_eval *ev);
 
-/* A candidate of the search as a new JSON object: mesh, plan, remat, step_time_s,
- * memory_bytes_per_device, fits (report_advice.c; caller releases). */
+/* A candidate of the search as a new JSON object: mesh (object), layout, plan, remat,
+ * step_time_s, memory_bytes_per_device, fits (report_advice.c; caller releases). */
 json_t *shs_try_report_json(const shs_search_try *t);
+
+/* A mesh text ("data=2@x,fsdp=16@yz"; layouts after @ ignored) as a JSON object of its axis
+ * sizes ({"data": 2, "fsdp": 16}); every report's "mesh" is one (caller releases). */
+json_t *shs_mesh_json_of(const char *layout);
 
 /* Whether ev fits with less than SHS_REPORT_TIGHT of the HBM to spare (report_advice.c). */
 bool shs_eval_tight(const shs_eval *ev);

@@ -156,6 +156,8 @@ typedef struct shs_eval {
 	double memory_bytes;              /* peak live bytes */
 	double state_bytes;               /* the entry parameters (weights, mu, nu, step, batch) */
 	double params_bytes, grads_bytes, optimizer_bytes; /* weights, their gradients, mu + nu */
+	double gathered_bytes;            /* of the peak, the resharded copies then live (gathered
+					   * weights, all-to-all outputs) */
 	double hbm_bytes;                 /* the chip's HBM */
 	bool fits;
 	uint32_t n_colls;

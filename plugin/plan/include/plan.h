@@ -221,4 +221,18 @@ int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e);
  * while or conditional). */
 bool shs_comp_is_reducer(const shs_module *m, uint32_t c);
 
+/* ---- A candidate priced in a plan (plan_price.c), for explain ---- */
+
+/* What candidate cand of instruction i of computation c costs on chip where plan p puts it,
+ * in the propagation's estimates: its FLOPs and HBM bytes, its own collectives' link time, the
+ * resharding of each operand from the sharding p gives its producer to the one cand wants,
+ * and the three as the propagation scores them (collectives a matmul hides under itself).
+ * Without a plan (p NULL), on mesh, nothing is resharded. */
+typedef struct shs_cand_price {
+	double compute_s, comm_s, reshard_s, total_s;
+} shs_cand_price;
+void shs_plan_price(const shs_plan *p, const shs_mesh *mesh, const shs_module *m, uint32_t c,
+		    uint32_t i, const shs_cand *cand, const shs_plan_chip *chip,
+		    shs_cand_price *out);
+
 #endif
