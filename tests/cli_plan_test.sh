@@ -241,6 +241,28 @@ trace_ends "$tmp/l8s-trace.json" "$tmp/out"
 expect 0 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/l8-tr.hlo" --json \
 	--trace "$tmp/l8-trace.json"
 trace_ends "$tmp/l8-trace.json" "$tmp/out"
+# the JSON schema of the man page: mesh an object everywhere, layout its text, the memory
+# breakdown, members that are null rather than absent
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/out" "$tmp/l8s-trace.json" <<'PY' && ok || bad "JSON schema: $(head -c 600 "$tmp/out")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+def mesh_ok(x):
+    assert isinstance(x["mesh"], dict) and all(isinstance(v, int) for v in x["mesh"].values())
+    assert isinstance(x["layout"], str) and "=" in x["layout"]
+mesh_ok(o)
+for c in o["runners_up"]:
+    mesh_ok(c)
+assert "experts" in o and "would_fit" in o and o["would_fit"] is None
+m = o["memory"]
+for k in ("peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes", "inputs_bytes",
+          "gathered_bytes", "activations_and_temporaries_bytes", "hbm_bytes"):
+    assert isinstance(m[k], (int, float)) and m[k] >= 0, k
+assert m["peak_bytes"] == o["memory_bytes_per_device"] and m["weights_bytes"] > 0
+assert sum(m[k] for k in ("weights_bytes", "optimizer_bytes", "inputs_bytes", "gradients_bytes",
+           "gathered_bytes", "activations_and_temporaries_bytes")) >= m["peak_bytes"] * 0.999
+PY
+fi
 # a trace that cannot be written: exit 1, the file named, the module not written
 expect 1 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/l8-never.hlo" \
 	--trace "$tmp/no/such/dir/t.json"

@@ -394,8 +394,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_decref(ev);
 	json_object_set_new(o, "zero_stage", json_integer(r->zero_stage));
 	json_object_set_new(o, "microbatches", json_integer(r->microbatches));
-	if (r->experts > 0)
-		json_object_set_new(o, "experts", experts_json(r));
+	json_object_set_new(o, "experts", r->experts > 0 ? experts_json(r) : json_null());
 	json_object_set_new(o, "sequences", json_integer(r->sequences));
 	json_object_set_new(o, "constraints_kept",
 			    json_integer(r->plan && !r->hints_ignored ? r->plan->n_given : 0));
@@ -417,7 +416,7 @@ json_t *shs_report_json(const shs_module *m, const shs_search_result *r, double 
 	json_object_set_new(o, "weights", weights);
 	json_object_set_new(o, "strategies", strategies);
 	json_object_set_new(o, "runners_up", ups);
-	if (r->advice.given)
-		json_object_set_new(o, "would_fit", shs_advice_report_json(r));
+	json_object_set_new(o, "would_fit", r->advice.given ? shs_advice_report_json(r) :
+							       json_null());
 	return o;
 }
