@@ -91,21 +91,6 @@ static void fa_map(int8_t m[FA_SLOTS], int batch, int heads, int seq)
 	m[FA_SEQ] = (int8_t)seq;
 }
 
-/* The number after key and any blanks and sep characters in a backend_config (JSON's
- * `"flops": 4096`, sep ":"; Transformer Engine's MLIR dictionary `mask_type = 2 : i64`, sep
- * "="), or -1 when absent. */
-static double fa_config_number(const char *cfg, const char *key, char sep)
-{
-	const char *p = cfg ? strstr(cfg, key) : NULL;
-
-	if (!p)
-		return -1;
-	p += strlen(key);
-	while (*p == ' ' || *p == sep)
-		p++;
-	return (*p >= '0' && *p <= '9') ? strtod(p, NULL) : -1;
-}
-
 /* Whether cuDNN's backend_config names a causal mask ("CAUSAL" or "PADDING_CAUSAL"). */
 static bool fa_cudnn_causal(const char *cfg)
 {
@@ -231,7 +216,7 @@ static bool fa_te_match(const shs_pinstr *i, fa_call *f)
 	f->flops = fa_fwd_flops_per_mac_pair * (double)q->dims[0] * (double)q->dims[1] *
 		   (double)q->dims[q->rank - 2] * (double)q->dims[q->rank - 1] * (double)seq_kv *
 		   (f->backward ? fa_bwd_over_fwd : 1);
-	mask = fa_config_number(i->backend_config, "mask_type", '=');
+	mask = sc_config_number(i->backend_config, "mask_type", '=');
 	if (mask >= 2 && mask <= 5)
 		f->flops *= fa_causal_fraction;
 	return heads > 0 && q->dims[q->rank - 2] % heads == 0;
@@ -258,7 +243,7 @@ static bool fa_match(const shs_pinstr *i, fa_call *f)
 	if (cudnn) {
 		causal = fa_cudnn_causal(i->backend_config);
 		f->flops *= causal ? fa_causal_fraction : 1;
-	} else if ((declared = fa_config_number(i->backend_config, "\"flops\"", ':')) >= 0) {
+	} else if ((declared = sc_config_number(i->backend_config, "\"flops\"", ':')) >= 0) {
 		f->flops = declared;
 	}
 	return true;

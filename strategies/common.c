@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -402,4 +403,19 @@ size_t sc_format_spec(char *buf, size_t cap, const shs_pspec *s, const shs_pmesh
 	}
 	sc_append(buf, cap, &len, "]");
 	return len;
+}
+
+/* The number after key and any blanks and sep characters in a backend_config (JSON's
+ * `"flops": 4096`, sep ":"; Transformer Engine's MLIR dictionary `mask_type = 2 : i64`, sep
+ * "="), or -1 when absent. */
+double sc_config_number(const char *cfg, const char *key, char sep)
+{
+	const char *p = cfg ? strstr(cfg, key) : NULL;
+
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*p == ' ' || *p == sep)
+		p++;
+	return (*p >= '0' && *p <= '9') ? strtod(p, NULL) : -1;
 }

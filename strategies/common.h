@@ -189,4 +189,9 @@ size_t sc_format_dim(char *buf, size_t cap, const shs_pdim *d, const shs_pmesh *
  * rank 0 is "[]". Returns the length written (as if not truncated). */
 size_t sc_format_spec(char *buf, size_t cap, const shs_pspec *s, const shs_pmesh *mesh);
 
+/* The number after key and any blanks and sep characters in a backend_config (JSON's
+ * `"flops": 4096`, sep ':'; Transformer Engine's MLIR dictionary `mask_type = 2 : i64`, sep
+ * '='), or -1 when absent. */
+double sc_config_number(const char *cfg, const char *key, char sep);
+
 #endif

@@ -1,10 +1,13 @@
 /* Strategy plugin for custom calls: "Sharding" follows the module's hint; flash-attention
  * kernels shard over batch, heads and (ring or all-gather context parallelism) the sequence;
- * other targets are replicated, with their bytes, under a label the plan warns about.
+ * kernels with a factor rule (a Shardy sharding rule, cuBLAS GEMMs, Transformer Engine's
+ * norms) over their factors; other targets are replicated, with their bytes, under a label
+ * the plan warns about.
  *
- * Flash attention's kernels are attention.c's.
+ * Flash attention's kernels are attention.c's, the factor rules kernel_rule.c's.
  */
 #include "attention.h"
+#include "kernel_rule.h"
 #include "common.h"
 #include "rule_util.h"
 
@@ -105,7 +108,8 @@ static int cc_generate(const shs_pquery *q, shs_pemit *out, const shs_host_api *
 	int rc;
 
 	(void)user;
-	if (shs_attention_serve(q, out, api, &rc))
+	/* a stated rule first: it is the kernel's own word */
+	if (shs_kernel_rule_serve(q, out, api, &rc) || shs_attention_serve(q, out, api, &rc))
 		return rc;
 	if (cc_is_sharding(i))
 		return cc_sharding(q, out, api);

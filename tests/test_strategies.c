@@ -1325,7 +1325,86 @@ static void te_attention_shards_batch_and_heads(void)
 	}
 }
 
+/* Kernels with a factor rule: a Pallas kernel stating Shardy's rule (a matmul, j reduced)
+ * with its cost estimate, a cuBLAS GEMM (result and workspace), Transformer Engine's norm
+ * forward and backward. */
+static const char rule_hlo[] =
+	"HloModule m\nENTRY e {\n"
+	"  a = f32[8,16] parameter(0)\n  b = f32[16,8] parameter(1)\n"
+	"  x = bf16[4,16,64] parameter(2)\n  g = bf16[64] parameter(3)\n"
+	"  be = bf16[64] parameter(4)\n"
+	"  k = f32[8,8] custom-call(a, b), custom_call_target=\"my_pallas_kernel\", "
+	"frontend_attributes={xla.sdy.sharding_rule=\"#sdy.op_sharding_rule<([i, j], [j, k])"
+	"->([i, k]) {i=8, j=16, k=8}, reduction={j}, custom>\"}, "
+	"backend_config={\"custom_call_config\": {\"body\": \"\", \"cost_estimate\": "
+	"{\n\"bytes_accessed\":1536,\n\"flops\":2048,\n\"transcendentals\":0\n}}}\n"
+	"  gm = (f32[8,8], s8[1024]) custom-call(a, b), custom_call_target=\"__cublas$gemm\", "
+	"backend_config={\"gemm_backend_config\":{\"alpha_real\":1,\"beta\":0,"
+	"\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],"
+	"\"rhs_contracting_dimensions\":[\"0\"],\"lhs_batch_dimensions\":[],"
+	"\"rhs_batch_dimensions\":[]}}}\n"
+	"  nf = (bf16[4,16,64], f32[4,16], f32[4,16]) custom-call(x, g, be), "
+	"custom_call_target=\"te_layernorm_forward_ffi\"\n"
+	"  mu = f32[4,16] get-tuple-element(nf), index=1\n"
+	"  rs = f32[4,16] get-tuple-element(nf), index=2\n"
+	"  nb = (bf16[4,16,64], bf16[64], bf16[64]) custom-call(x, x, mu, rs, g), "
+	"custom_call_target=\"te_layernorm_backward_ffi\"\n"
+	"  ROOT t = (f32[8,8], (f32[8,8], s8[1024]), (bf16[4,16,64], bf16[64], bf16[64])) "
+	"tuple(k, gm, nb)\n}\n";
+
+/* The candidate labelled label (NULL when none is). */
+static const shs_cand *cand_labelled(const fixture *f, const char *label)
+{
+	for (uint32_t k = 0; k < f->cands.n; k++)
+		if (!strcmp(f->cands.v[k].label, label))
+			return &f->cands.v[k];
+	return NULL;
+}
+
+static void kernels_shard_by_their_rules(void)
+{
+	fixture f;
+	const shs_cand *c;
+
+	fx_init(&f, rule_hlo, "data=2,tensor=2");
+	/* the Pallas kernel: data and tensor each on no factor or on one of i, j, k (every
+	 * placement divides): 4 x 4, and both on one factor in the other order too: + 3 */
+	fx_ask(&f, "k", NULL, NULL, SHS_PMODE_ENUMERATE);
+	SHS_ASSERT_INT_EQ(f.cands.n, 19);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "rule i:data k:tensor"));
+	CU_ASSERT_DOUBLE_EQUAL(c->flops, 2048.0 / 4, 1e-9); /* its cost estimate, a quarter */
+	CU_ASSERT_EQUAL(c->n_colls, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "rule i:data j:tensor"));
+	SHS_ASSERT_INT_EQ(c->n_colls, 1); /* j is reduced: the result all-reduced over tensor */
+	CU_ASSERT_EQUAL(c->colls[0].kind, SHS_PCOLL_ALL_REDUCE);
+	CU_ASSERT_EQUAL(c->colls[0].axes_mask, 2u);
+	/* propagating, the operand's split is followed: i on data, or nothing */
+	ask(&f, "k", (const char *[]){ "[data,-]", NULL }, NULL);
+	SHS_ASSERT_INT_EQ(f.cands.n, 2);
+	CU_ASSERT_PTR_NOT_NULL(cand_labelled(&f, "rule i:data"));
+	/* the GEMM: m, n and the contracted k; 2 M N K FLOPs; the workspace whole */
+	fx_ask(&f, "gm", NULL, NULL, SHS_PMODE_ENUMERATE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "gemm m0:data n0:tensor"));
+	CU_ASSERT_DOUBLE_EQUAL(c->flops, 2.0 * 8 * 16 * 8 / 4, 1e-9);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "gemm k0:data"));
+	SHS_ASSERT_INT_EQ(c->n_colls, 1);
+	/* the norm: never the hidden dim; its backward's dgamma and dbeta summed over rows */
+	fx_ask(&f, "nf", NULL, NULL, SHS_PMODE_ENUMERATE);
+	for (uint32_t k = 0; k < f.cands.n; k++)
+		CU_ASSERT_EQUAL(f.cands.v[k].operands[0].dims[2].n, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "norm r0:data r1:tensor"));
+	CU_ASSERT_EQUAL(c->result[1].dims[0].axes[0], 0); /* mu [4,16] follows the rows */
+	CU_ASSERT_EQUAL(c->result[1].dims[1].axes[0], 1);
+	fx_ask(&f, "nb", NULL, NULL, SHS_PMODE_ENUMERATE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c = cand_labelled(&f, "norm r0:data"));
+	SHS_ASSERT_INT_EQ(c->n_colls, 2); /* dgamma and dbeta */
+	CU_ASSERT_EQUAL(c->colls[0].axes_mask, 1u);
+	fx_free(&f);
+}
+
 CU_TestInfo strategies_tests[] = {
+	{ "kernels shard by their factor rules (Shardy's, GEMM, norm)",
+	  kernels_shard_by_their_rules },
 	{ "Transformer Engine's attention: batch and heads, mapped by shape",
 	  te_attention_shards_batch_and_heads },
 	{ "elementwise: one candidate per distinct hint", ew_one_candidate_per_hint },

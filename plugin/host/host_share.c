@@ -65,6 +65,12 @@ uint64_t shs__host_view_class(const shs_host_iview *v, uint32_t n_called)
 	h = put_u64(h, n_called);
 	h = put_str(h, i->custom_call_target);
 	h = put_str(h, i->backend_config);
+	/* a kernel's sharding rule; other instructions share their lists whatever their
+	 * frontend attributes say (shardsearch_plugin.h) */
+	for (uint32_t k = 0; !strcmp(i->opcode, "custom-call") && k < i->n_frontend_attrs; k++) {
+		h = put_str(h, i->frontend_attrs[k].key);
+		h = put_str(h, i->frontend_attrs[k].value);
+	}
 	return h ? h : 1; /* 0 means none */
 }
 

@@ -1,4 +1,5 @@
 /* The const views plugins read: an instruction, its shapes and leaves, the mesh, result hints. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +188,10 @@ static void view_dims(const shs_instr *i, shs_pinstr *out)
 	out->dynamic_slice_sizes = plist(&i->dynamic_slice_sizes);
 }
 
+_Static_assert(sizeof(shs_pattr) == sizeof(shs_attr_kv) &&
+		       offsetof(shs_pattr, value) == offsetof(shs_attr_kv, value),
+	       "shs_pattr views shs_attr_kv");
+
 int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
 		   shs_host_iview *out, shs_err *e)
 {
@@ -208,6 +213,9 @@ int shs__host_view(shs_arena *a, const shs_computation *c, const shs_instr *i,
 		if (!v->backend_config)
 			return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", v->name);
 	}
+	/* shs_attr_kv and shs_pattr are the same two strings: the module's, borrowed */
+	v->n_frontend_attrs = i->n_frontend_attrs;
+	v->frontend_attrs = (const shs_pattr *)i->frontend_attrs;
 	view_dims(i, v);
 	rc = view_shape(a, &i->shape, &v->shape, 0, e);
 	if (rc == SHS_OK)

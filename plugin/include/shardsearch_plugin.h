@@ -112,6 +112,11 @@ typedef struct shs_pshape {
 } shs_pshape;
 
 /* One instruction. Lists are empty when the attribute is absent. */
+/* One frontend attribute of an instruction. */
+typedef struct shs_pattr {
+	const char *key, *value;
+} shs_pattr;
+
 typedef struct shs_pinstr {
 	uint32_t struct_size;
 	const char *name;
@@ -132,6 +137,12 @@ typedef struct shs_pinstr {
 	int64_t parameter_number;       /* parameter */
 	const char *custom_call_target; /* custom-call, or "" */
 	const char *backend_config;     /* custom-call, or "" */
+	/* since struct_size covers them: XLA's frontend_attributes, as key and value strings
+	 * (Shardy's xla.sdy.sharding_rule on a custom call among them). Only a custom call's
+	 * may change a plugin's answer: other instructions that differ in nothing else share
+	 * one list of candidates */
+	uint32_t n_frontend_attrs;
+	const shs_pattr *frontend_attrs;
 } shs_pinstr;
 
 /* ---- Shardings ---- */
