@@ -266,7 +266,7 @@ int shs_trace_json(const shs_trace *t, const shs_module *m, const shs_cluster *c
 {
 	writer w = { .t = t, .m = m, .c = c, .ev = ev, .first = true };
 	size_t len = 0;
-	char mesh[256];
+	char mesh[256] = ""; /* shs_cluster_describe appends */
 
 	*text = NULL;
 	if (make_sites(&w) != SHS_OK || !(w.f = open_memstream(text, &len))) {
