@@ -60,34 +60,54 @@ static bool body_step(const shs_computation *body, int64_t k, int64_t *step)
 	}
 	if (!is_param_element(body, x, &kk) || kk != k || !int_constant(y, &v))
 		return false;
+	if (upd->op == SHS_OP_SUBTRACT && v == INT64_MIN)
+		return false; /* its negation does not fit */
 	*step = upd->op == SHS_OP_ADD ? v : -v;
 	return true;
 }
 
-/* Iterations of `for (i = init; i OP limit; i += step)`, or -1 when it never ends. */
+/* ceil(span / step) for span >= 1 and step >= 1, as an int64_t; -1 when it does not fit. */
+static int64_t ceil_div(uint64_t span, uint64_t step)
+{
+	uint64_t n = (span - 1) / step + 1;
+
+	return n > (uint64_t)INT64_MAX ? -1 : (int64_t)n;
+}
+
+/* Iterations of `for (i = init; i OP limit; i += step)`, or -1 when it never ends or counts
+ * past what an int64_t holds. Exact for every int64_t init, limit and step: the differences
+ * are taken unsigned, where they cannot overflow. */
 static int64_t count_iterations(int64_t init, int64_t limit, int64_t step, const char *dir)
 {
-	if (!strcmp(dir, "LE")) {
-		limit += 1;
+	if (!strcmp(dir, "LE")) { /* i <= INT64_MAX holds for every i */
+		if (__builtin_add_overflow(limit, 1, &limit))
+			return -1;
 		dir = "LT";
 	} else if (!strcmp(dir, "GE")) {
-		limit -= 1;
+		if (__builtin_sub_overflow(limit, 1, &limit))
+			return -1;
 		dir = "GT";
 	}
 	if (!strcmp(dir, "LT")) {
 		if (init >= limit)
 			return 0;
-		return step > 0 ? (limit - init + step - 1) / step : -1;
+		return step > 0 ? ceil_div((uint64_t)limit - (uint64_t)init, (uint64_t)step) : -1;
 	}
 	if (!strcmp(dir, "GT")) {
 		if (init <= limit)
 			return 0;
-		return step < 0 ? (init - limit + (-step) - 1) / (-step) : -1;
+		/* -step without overflow: -(step + 1) + 1 */
+		return step < 0 ? ceil_div((uint64_t)init - (uint64_t)limit,
+					   (uint64_t)(-(step + 1)) + 1) : -1;
 	}
 	if (!strcmp(dir, "NE")) {
-		if (step == 0 || (limit - init) % step != 0 || (limit - init) / step < 0)
-			return -1;
-		return (limit - init) / step;
+		uint64_t span = limit >= init ? (uint64_t)limit - (uint64_t)init :
+						(uint64_t)init - (uint64_t)limit;
+		uint64_t mag = step >= 0 ? (uint64_t)step : (uint64_t)(-(step + 1)) + 1;
+		/* the step must head for the limit and land on it */
+		if (step == 0 || (limit >= init) != (step > 0) || span % mag)
+			return limit == init ? 0 : -1;
+		return span / mag > (uint64_t)INT64_MAX ? -1 : (int64_t)(span / mag);
 	}
 	return -1;
 }

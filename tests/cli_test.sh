@@ -249,4 +249,41 @@ for preset in $("$ss" gen --list); do
 	rm -f "$tmp/$preset-scan.hlo"
 done
 
+# a loop of 10^18 trips is costed at once, not trip by trip (with its trace too): in bounded
+# time, its step time a billion times that of 10^9 trips
+cat >"$tmp/huge-loop.hlo" <<'EOF'
+HloModule huge_loop
+cond {
+  p = (s64[], f32[64,64]) parameter(0)
+  i = s64[] get-tuple-element(p), index=0
+  n = s64[] constant(1000000000000000000)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  bp = (s64[], f32[64,64]) parameter(0)
+  bi = s64[] get-tuple-element(bp), index=0
+  x = f32[64,64] get-tuple-element(bp), index=1
+  one = s64[] constant(1)
+  j = s64[] add(bi, one)
+  y = f32[64,64] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT bt = (s64[], f32[64,64]) tuple(j, y)
+}
+ENTRY e {
+  a = f32[64,64] parameter(0)
+  z = s64[] constant(0)
+  et = (s64[], f32[64,64]) tuple(z, a)
+  w = (s64[], f32[64,64]) while(et), condition=cond, body=body
+  ROOT r = f32[64,64] get-tuple-element(w), index=1
+}
+EOF
+sed 's/1000000000000000000/1000000000/' "$tmp/huge-loop.hlo" >"$tmp/billion-loop.hlo"
+expect 0 timeout 60 "$ss" evaluate "$tmp/huge-loop.hlo" --hardware v5p --devices 8 --mesh data=8 \
+	--plan dp --json --trace "$tmp/huge-loop.json"
+huge=$(sed -n 's/^  "step_time_s": \([^,]*\),$/\1/p' "$tmp/out")
+expect 0 timeout 60 "$ss" evaluate "$tmp/billion-loop.hlo" --hardware v5p --devices 8 \
+	--mesh data=8 --plan dp --json
+billion=$(sed -n 's/^  "step_time_s": \([^,]*\),$/\1/p' "$tmp/out")
+awk -v h="$huge" -v b="$billion" 'BEGIN { r = h / b / 1e9; exit !(r > 0.999 && r < 1.001) }' &&
+	ok || bad "a 10^18-trip loop: $huge s, against $billion s for 10^9 trips"
+
 finish

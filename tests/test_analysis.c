@@ -65,6 +65,20 @@ static void counted_loops(void)
 		{ "2", "11", "LT", "add", "3", 3 },  { "10", "0", "GT", "subtract", "2", 5 },
 		{ "5", "5", "LT", "add", "1", 0 },   { "0", "8", "LT", "subtract", "1", -1 },
 		{ "0", "9", "NE", "add", "3", 3 },   { "0", "8", "NE", "add", "3", -1 },
+		/* bounds at the ends of int64: exact where the count fits, else not counted,
+		 * never an overflow (the sanitizer build runs these) */
+		{ "-9223372036854775808", "9223372036854775807", "LT", "add", "1", -1 },
+		{ "0", "9223372036854775807", "LE", "add", "1", -1 },
+		{ "0", "-9223372036854775808", "GE", "subtract", "1", -1 },
+		{ "0", "9223372036854775807", "LT", "add", "9223372036854775807", 1 },
+		{ "-5", "9223372036854775807", "LT", "add", "4611686018427387904", 3 },
+		{ "9223372036854775807", "-9223372036854775808", "GT", "subtract",
+		  "-9223372036854775808", -1 },
+		{ "9223372036854775807", "-9223372036854775808", "GT", "add", "-1", -1 },
+		{ "9223372036854775807", "-1", "GT", "add", "-9223372036854775808", 1 },
+		{ "-9223372036854775808", "9223372036854775807", "NE", "add", "1", -1 },
+		{ "-9223372036854775807", "9223372036854775807", "NE", "add",
+		  "9223372036854775807", 2 },
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -76,13 +90,13 @@ static void counted_loops(void)
 
 		snprintf(text, sizeof(text),
 			 "HloModule loop\n\n"
-			 "cond {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
-			 "  n = s32[] constant(%s)\n  ROOT c = pred[] compare(i, n), direction=%s\n}\n\n"
-			 "body {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
-			 "  x = f32[4] get-tuple-element(p), index=1\n  one = s32[] constant(%s)\n"
-			 "  j = s32[] %s(i, one)\n  y = f32[4] negate(x)\n  ROOT t = (s32[], f32[4]) tuple(j, y)\n}\n\n"
-			 "ENTRY e {\n  a = f32[4] parameter(0)\n  z = s32[] constant(%s)\n"
-			 "  t = (s32[], f32[4]) tuple(z, a)\n  ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body\n}\n",
+			 "cond {\n  p = (s64[], f32[4]) parameter(0)\n  i = s64[] get-tuple-element(p), index=0\n"
+			 "  n = s64[] constant(%s)\n  ROOT c = pred[] compare(i, n), direction=%s\n}\n\n"
+			 "body {\n  p = (s64[], f32[4]) parameter(0)\n  i = s64[] get-tuple-element(p), index=0\n"
+			 "  x = f32[4] get-tuple-element(p), index=1\n  one = s64[] constant(%s)\n"
+			 "  j = s64[] %s(i, one)\n  y = f32[4] negate(x)\n  ROOT t = (s64[], f32[4]) tuple(j, y)\n}\n\n"
+			 "ENTRY e {\n  a = f32[4] parameter(0)\n  z = s64[] constant(%s)\n"
+			 "  t = (s64[], f32[4]) tuple(z, a)\n  ROOT w = (s64[], f32[4]) while(t), condition=cond, body=body\n}\n",
 			 cases[k].limit, cases[k].dir, cases[k].step, cases[k].step_op, cases[k].init);
 		m = shs_test_parse(text);
 		entry = shs_module_entry(m);
@@ -110,12 +124,12 @@ static const char keras_step[] =
 	"  ROOT %s = f32[] add(%a, %b)\n"
 	"}\n"
 	"\n"
-	"ENTRY %train_step (p0: f32[1000,16], p1: f32[16,8], p2: f32[1000,16], p3: f32[16,8], ids: s32[32,1], y: f32[32,8]) -> (f32[1000,16], f32[16,8], f32[1000,16], f32[16,8], f32[]) {\n"
+	"ENTRY %train_step (p0: f32[1000,16], p1: f32[16,8], p2: f32[1000,16], p3: f32[16,8], ids: s64[32,1], y: f32[32,8]) -> (f32[1000,16], f32[16,8], f32[1000,16], f32[16,8], f32[]) {\n"
 	"  %p0 = f32[1000,16] parameter(0), metadata={op_name=\"state[0][0]\"}\n"
 	"  %p1 = f32[16,8] parameter(1), metadata={op_name=\"state[0][1]\"}\n"
 	"  %p2 = f32[1000,16] parameter(2), metadata={op_name=\"state[1][0]\"}\n"
 	"  %p3 = f32[16,8] parameter(3), metadata={op_name=\"state[1][1]\"}\n"
-	"  %ids = s32[32,1] parameter(4), metadata={op_name=\"data[0]\"}\n"
+	"  %ids = s64[32,1] parameter(4), metadata={op_name=\"data[0]\"}\n"
 	"  %y = f32[32,8] parameter(5), metadata={op_name=\"data[1]\"}\n"
 	"  %emb = f32[32,16] gather(%p0, %ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}\n"
 	"  %out = f32[32,8] dot(%emb, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"

@@ -28,6 +28,10 @@
 #include "evaluate_sim.h"
 #include "users.h"
 
+/* Trips whose link time a loop added at once keeps (skip_trips): far more than any model's
+ * layers, so only loops of a huge trip count forget the gaps of their earliest trips. */
+enum { SKIP_WINDOWS = 4096 };
+
 /* What the end of one trip left. */
 typedef struct trip_end {
 	double at, from;                     /* B(t), B(t-L) */
@@ -131,17 +135,23 @@ static bool repeats(const shs__sim *s, const trip_end *prev, const trip_end *cur
 	return true;
 }
 
-/* Adds the remaining r trips of period d at once (see the top); b[k] is B(t-1-k). */
+/* Adds the remaining r trips of period d at once (see the top); b[k] is B(t-1-k). The links
+ * keep the busy time of the last SKIP_WINDOWS trips, which later collectives may still fill
+ * the gaps of; the trips before them are forgotten (the links' floor), so a loop of any trip
+ * count costs the same to add. */
 static void skip_trips(shs__sim *s, const trip_end *cur, int64_t r, double d, const double *b,
 		       uint32_t l)
 {
 	double from = b[l], to = b[l - 1], shift = (double)r * d;
+	int64_t first = r > SKIP_WINDOWS ? r - SKIP_WINDOWS + 1 : 1;
 	shs__link final = { 0 };
 
 	for (uint32_t a = 0; a < s->c->mesh.n_axes && s->rc == SHS_OK; a++) {
 		int rc = shs__link_window(&s->link[a], from, to, &final);
 		shs__link_cut(&s->link[a], to);
-		for (int64_t k = 1; k <= r && rc == SHS_OK; k++)
+		if (first > 1 && s->link[a].floor < from + (double)first * d)
+			s->link[a].floor = from + (double)first * d;
+		for (int64_t k = first; k <= r && rc == SHS_OK; k++)
 			rc = shs__link_append(&s->link[a], &final, from + (double)k * d);
 		if (rc == SHS_OK)
 			rc = shs__link_append(&s->link[a], &cur->win[a], to + shift);
