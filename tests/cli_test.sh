@@ -286,4 +286,16 @@ billion=$(sed -n 's/^  "step_time_s": \([^,]*\),$/\1/p' "$tmp/out")
 awk -v h="$huge" -v b="$billion" 'BEGIN { r = h / b / 1e9; exit !(r > 0.999 && r < 1.001) }' &&
 	ok || bad "a 10^18-trip loop: $huge s, against $billion s for 10^9 trips"
 
+# 5000 nested calls: the work per computation is linear (once 14 s, quadratic in the calls)
+awk 'BEGIN {
+	n = 5000
+	print "HloModule deep\n"
+	printf "c%d {\n  p%d = f32[4] parameter(0)\n  ROOT r%d = f32[4] negate(p%d)\n}\n\n", n, n, n, n
+	for (k = n - 1; k >= 0; k--)
+		printf "c%d {\n  p%d = f32[4] parameter(0)\n  ROOT r%d = f32[4] call(p%d), to_apply=c%d\n}\n\n", k, k, k, k, k + 1
+	print "ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT o = f32[4] call(a), to_apply=c0\n}"
+}' >"$tmp/deep-calls.hlo"
+expect 0 timeout 120 "$ss" annotate "$tmp/deep-calls.hlo" --hardware v5p --devices 8 -o "$tmp/deep-out.hlo"
+has "$tmp/out" "step time"
+
 finish

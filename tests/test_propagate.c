@@ -177,8 +177,11 @@ static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, 
 	p = make(h, m, r);
 	SHS_ASSERT_OK(shs_plan_annotate(p, m, &e), &e);
 	SHS_ASSERT_OK(shs_module_verify(m, &e), &e);
+	bool *reducer = shs_comp_reducers(m);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(reducer);
 	for (uint32_t c = 0; c < m->n_comps; c++) {
-		if (shs_comp_is_reducer(m, c))
+		if (reducer[c])
 			continue;
 		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
 			if (!m->comps[c]->instrs[i]->sharding) {

@@ -171,10 +171,12 @@ static int parse(int argc, char **argv, args *a)
 static void summary(const args *a, const shs_plan *p, const shs_module *m)
 {
 	uint64_t n = 0;
+	bool *reducer = shs_comp_reducers(m);
 
-	for (uint32_t c = 0; c < m->n_comps; c++)
-		if (!shs_comp_is_reducer(m, c))
+	for (uint32_t c = 0; reducer && c < m->n_comps; c++)
+		if (!reducer[c])
 			n += m->comps[c]->n_instrs;
+	free(reducer);
 	if (a->json) {
 		char mesh[256];
 		shs_mesh_text(&p->mesh, mesh, sizeof(mesh));

@@ -33,12 +33,15 @@ static int add_value(const shs_mesh *mesh, const char *comp, const char *instr,
 int shs_padded_dims(const shs_module *m, const shs_plan *p, shs_padded_dim **out, uint32_t *n)
 {
 	uint32_t cap = 0;
+	bool *reducer = shs_comp_reducers(m);
 
 	*out = NULL;
 	*n = 0;
+	if (!reducer)
+		return -1;
 	for (uint32_t c = 0; c < m->n_comps && c < p->n_comps; c++) {
 		const shs_computation *comp = m->comps[c];
-		if (shs_comp_is_reducer(m, c))
+		if (reducer[c])
 			continue;
 		for (uint32_t i = 0; i < comp->n_instrs && i < p->n_instrs[c]; i++) {
 			const shs_decision *d = &p->d[c][i];
@@ -49,12 +52,14 @@ int shs_padded_dims(const shs_module *m, const shs_plan *p, shs_padded_dim **out
 			if (add_value(&p->mesh, comp->name, in->name, &in->shape, &d->leaves[0], out,
 				      n, &cap)) {
 				free(*out);
+				free(reducer);
 				*out = NULL;
 				*n = 0;
 				return -1;
 			}
 		}
 	}
+	free(reducer);
 	return 0;
 }
 

@@ -4,21 +4,24 @@
 
 #include "plan_internal.h"
 
-bool shs_comp_is_reducer(const shs_module *m, uint32_t c)
+bool *shs_comp_reducers(const shs_module *m)
 {
-	if (c == m->entry)
-		return false;
-	for (uint32_t k = 0; k < m->n_comps; k++)
+	bool *reducer = malloc((m->n_comps + 1) * sizeof(*reducer));
+
+	for (uint32_t c = 0; reducer && c < m->n_comps; c++)
+		reducer[c] = c != m->entry;
+	/* one pass over the instructions: a computation something calls runs */
+	for (uint32_t k = 0; reducer && k < m->n_comps; k++)
 		for (uint32_t i = 0; i < m->comps[k]->n_instrs; i++) {
 			const shs_instr *in = m->comps[k]->instrs[i];
 			if (in->op != SHS_OP_CALL && in->op != SHS_OP_WHILE &&
 			    in->op != SHS_OP_CONDITIONAL)
 				continue;
 			for (uint32_t j = 0; j < in->n_called; j++)
-				if (in->called[j] == c)
-					return false;
+				if (in->called[j] < m->n_comps)
+					reducer[in->called[j]] = false;
 		}
-	return true;
+	return reducer;
 }
 
 /* XLA's form of one array leaf. */
@@ -72,14 +75,17 @@ int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
 {
 	int64_t devices = 1;
 	int rc = SHS_OK;
+	bool *reducer;
 
 	if (p->n_comps != m->n_comps)
 		return shs_seterr(e, SHS_EINVAL, "annotate: the plan is for another module");
+	if (!(reducer = shs_comp_reducers(m)))
+		return shs_seterr(e, SHS_ENOMEM, "annotate: out of memory");
 	for (uint32_t k = 0; k < p->mesh.n_axes; k++)
 		devices *= p->mesh.sizes[k];
 	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
 		shs_computation *comp = m->comps[c];
-		if (shs_comp_is_reducer(m, c))
+		if (reducer[c])
 			continue;
 		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
 			shs_instr *in = comp->instrs[i];
@@ -96,5 +102,6 @@ int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
 	}
 	if (rc == SHS_OK)
 		m->num_partitions = devices;
+	free(reducer);
 	return rc;
 }

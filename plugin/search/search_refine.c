@@ -30,6 +30,7 @@ typedef struct refiner {
 	uint32_t n;
 	uint32_t evaluated;
 	bool too_many;          /* too many instructions to choose for: nothing tried */
+	bool *reducer;          /* per computation: a reducer, which never runs on its own */
 	shs_err *e;
 } refiner;
 
@@ -133,7 +134,7 @@ static uint32_t count_refinable(const refiner *r, uint32_t limit)
 	uint32_t n = 0;
 
 	for (uint32_t c = 0; c < r->m->n_comps && n <= limit; c++) {
-		if (shs_comp_is_reducer(r->m, c))
+		if (r->reducer[c])
 			continue;
 		for (uint32_t i = 0; i < r->m->comps[c]->n_instrs; i++)
 			n += refinable(r->m->comps[c]->instrs[i], &r->p->d[c][i]);
@@ -147,9 +148,12 @@ static uint32_t count_refinable(const refiner *r, uint32_t limit)
 static int collect(refiner *r, bool allow_sweep)
 {
 	const shs_pspec *hints[SHS_MAX_VALUE_LEAVES];
-	uint32_t cap = 0, n = count_refinable(r, allow_sweep ? SHS_SEARCH_REFINE_MAX
-							      : EXHAUSTIVE_MAX_SLOTS);
+	uint32_t cap = 0, n;
 	int rc = SHS_OK;
+
+	if (!(r->reducer = shs_comp_reducers(r->m)))
+		return oom(r->e);
+	n = count_refinable(r, allow_sweep ? SHS_SEARCH_REFINE_MAX : EXHAUSTIVE_MAX_SLOTS);
 
 	/* with at least two options each, more slots than log2(SHS_SEARCH_EXHAUSTIVE) cannot be
 	 * enumerated */
@@ -159,7 +163,7 @@ static int collect(refiner *r, bool allow_sweep)
 
 	for (uint32_t c = 0; c < r->m->n_comps && rc == SHS_OK; c++) {
 		const shs_computation *comp = r->m->comps[c];
-		if (shs_comp_is_reducer(r->m, c))
+		if (r->reducer[c])
 			continue;
 		for (uint32_t i = 0; i < comp->n_instrs && rc == SHS_OK; i++) {
 			const shs_instr *in = comp->instrs[i];
@@ -264,6 +268,7 @@ int shs__search_refine(shs_host *h, const shs_module *m, const shs_cluster *c,
 		shs_decision_free(&r.slots[k].orig);
 	}
 	free(r.slots);
+	free(r.reducer);
 	shs_arena_free(r.arena);
 	*evaluated = r.evaluated;
 	return rc;

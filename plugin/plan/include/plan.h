@@ -217,9 +217,10 @@ void shs_plan_free(shs_plan *p);
  * Returns SHS_OK, SHS_EINVAL (a spec does not convert) or SHS_ENOMEM. */
 int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e);
 
-/* Whether computation c of m is only a reducer (called as to_apply / comparator, never by call,
- * while or conditional). */
-bool shs_comp_is_reducer(const shs_module *m, uint32_t c);
+/* Per computation of m, whether it is only a reducer (called as to_apply / comparator, never by
+ * call, while or conditional): a malloc'ed array the caller frees, made in one pass over the
+ * instructions; NULL when out of memory. */
+bool *shs_comp_reducers(const shs_module *m);
 
 /* ---- A candidate priced in a plan (plan_price.c), for explain ---- */
 
