@@ -611,8 +611,11 @@ static int check_all(verifier *v, const shs_instr **param_store)
 	}
 	rc = check_unique(v);
 	for (uint32_t c = 0; rc == SHS_OK && c < m->n_comps; c++) {
-		for (uint32_t j = 0; rc == SHS_OK && j < m->comps[c]->n_instrs; j++)
+		for (uint32_t j = 0; rc == SHS_OK && j < m->comps[c]->n_instrs; j++) {
 			rc = shs__verify_instr_shape(v, m->comps[c], m->comps[c]->instrs[j]);
+			if (rc == SHS_OK)
+				rc = shs__verify_instr_attrs(v, m->comps[c], m->comps[c]->instrs[j]);
+		}
 	}
 	return rc == SHS_OK ? shs__verify_entry_layout(v) : rc;
 }

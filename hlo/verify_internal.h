@@ -31,6 +31,13 @@ int shs__verify_vfail(const shs__verifier *v, const shs_computation *c, const sh
  * until this returns. */
 int shs__verify_instr_shape(shs__verifier *v, const shs_computation *c, const shs_instr *i);
 
+/* The attribute rules of i (verify_ops.c): concatenate's and iota's dimension, slice strides
+ * and bounds, gather's dimension numbers in range, a Sharding custom call's one operand, and
+ * its sharding's tiles (positive, multiplying to the device count), device ids (each once,
+ * within it) and tuple elements (one per leaf). Same needs and returns as
+ * shs__verify_instr_shape. */
+int shs__verify_instr_attrs(shs__verifier *v, const shs_computation *c, const shs_instr *i);
+
 /* The entry's parameters and root agree with the module's entry_computation_layout, layouts
  * aside (SHS_OK when there is none). Returns SHS_OK or SHS_EVERIFY with the reason in v->e.
  * v: borrowed, valid until this returns. */
