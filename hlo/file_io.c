@@ -26,19 +26,22 @@ shs_format shs_format_from_path(const char *path)
 	return SHS_FORMAT_AUTO;
 }
 
-/* Reads all of path into a malloc'ed buffer with a NUL after the data. */
+/* Reads all of path into a malloc'ed buffer with a NUL after the data: to its end, whatever
+ * its size says (a pipe, /dev/stdin, a process substitution say 0), up to the input limit. A
+ * FIFO is opened without waiting for a writer: with none, it reads as empty. */
 static int read_all(const char *path, uint8_t **out, size_t *out_len, shs_err *e)
 {
 	const size_t max = (size_t)SHS_MAX_INPUT_MB << 20;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
 	struct stat st;
 	uint8_t *data = NULL;
-	size_t len = 0;
+	size_t len = 0, cap;
+	ssize_t n = 0;
 	int rc = SHS_OK;
 
 	if (fd < 0)
 		return shs_seterr(e, SHS_EIO, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0) {
+	if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
 		rc = shs_seterr(e, SHS_EIO, "%s: %s", path, strerror(errno));
 		goto out_close;
 	}
@@ -51,14 +54,34 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len, shs_err *e
 				(long long)st.st_size, SHS_MAX_INPUT_MB);
 		goto out_close;
 	}
-	data = malloc((size_t)st.st_size + 1);
-	if (!data) {
+	/* as large as the file says, plus its NUL; grown only if more comes */
+	cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 16;
+	if (!(data = malloc(cap))) {
 		rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory", path);
 		goto out_close;
 	}
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
-
+	for (;;) {
+		if (len + 1 == cap) { /* full: grow only when there is more */
+			uint8_t probe, *grown;
+			do
+				n = read(fd, &probe, 1);
+			while (n < 0 && errno == EINTR);
+			if (n <= 0)
+				goto read_done;
+			if (cap > max) {
+				rc = shs_seterr(e, SHS_ENOMEM, "%s: larger than the %d MiB limit",
+						path, SHS_MAX_INPUT_MB);
+				goto out_free;
+			}
+			if (!(grown = realloc(data, cap * 2))) {
+				rc = shs_seterr(e, SHS_ENOMEM, "%s: out of memory", path);
+				goto out_free;
+			}
+			data = grown;
+			cap *= 2;
+			data[len++] = probe;
+		}
+		n = read(fd, data + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -68,6 +91,11 @@ static int read_all(const char *path, uint8_t **out, size_t *out_len, shs_err *e
 		if (n == 0)
 			break;
 		len += (size_t)n;
+	}
+read_done:
+	if (n < 0) {
+		rc = shs_seterr(e, SHS_EIO, "%s: read failed: %s", path, strerror(errno));
+		goto out_free;
 	}
 	data[len] = 0;
 	*out = data;

@@ -362,6 +362,11 @@ static int md_parse_value(md_parser *p, md_field k, shs_metadata *out)
 				       p->pos + off);
 		return rc;
 	}
+	if (memchr(str, 0, slen)) { /* kept as a C string: it would end there */
+		*p->err_off = p->pos;
+		return shs_seterr(p->e, SHS_EPARSE, "metadata: %s holds a NUL byte (\\0) at offset "
+				  "%zu, which this does not keep", md_keys[k], p->pos);
+	}
 	p->pos += used;
 	*md_str(out, k) = slen ? str : NULL;
 	return SHS_OK;

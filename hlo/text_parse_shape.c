@@ -63,6 +63,8 @@ int shs__parse_string(shs__parser *p, const char **out, size_t *out_len)
 				   &err_off, &p->err);
 	if ((rc = shs__nested_done(p, rc, off, used, err_off)))
 		return rc;
+	if (!out_len && memchr(s, 0, n)) /* kept as a C string: it would end there */
+		return shs__fail(p, "a NUL byte (\\0) in this string, which this does not keep");
 	*out = s;
 	if (out_len)
 		*out_len = n;

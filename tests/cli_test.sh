@@ -298,4 +298,20 @@ awk 'BEGIN {
 expect 0 timeout 120 "$ss" annotate "$tmp/deep-calls.hlo" --hardware v5p --devices 8 -o "$tmp/deep-out.hlo"
 has "$tmp/out" "step time"
 
+# input from pipes read to the end (a process substitution, standard input); a FIFO with no
+# writer reads as empty rather than blocking; an escaped NUL in metadata is refused (it would
+# cut the string), not written back shortened
+"$ss" gen mlp-only --set layers=1 -o "$tmp/pipe.pb" >/dev/null
+expect 0 "$ss" info <(cat "$tmp/pipe.pb")
+has "$tmp/out" "module          mlp-only"
+expect 0 sh -c "cat '$tmp/pipe.pb' | '$ss' info /dev/stdin"
+has "$tmp/out" "module          mlp-only"
+rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+expect 1 timeout 20 "$ss" info "$tmp/fifo"
+has "$tmp/err" "$tmp/fifo"
+printf 'HloModule m\nENTRY e {\n  ROOT x = f32[8] parameter(0), metadata={op_name="x\\0yz"}\n}\n' >"$tmp/nul.hlo"
+expect 1 "$ss" convert "$tmp/nul.hlo" "$tmp/nul-out.hlo"
+has "$tmp/err" "NUL byte"
+[ ! -e "$tmp/nul-out.hlo" ] && ok || bad "a string with a NUL was written back"
+
 finish
