@@ -103,14 +103,18 @@ static void any_order_prints_in_xla_order(void)
 static void escapes_decode_and_encode(void)
 {
 	shs_arena *a = shs_arena_new(0);
-	shs_metadata m = parse_md(a, "{op_name=\"\\x41\\x7e\\101\\0z\\a\\?\"}");
+	shs_metadata m = parse_md(a, "{op_name=\"\\x41\\x7e\\101z\\a\\?\"}"), cut;
+	static const char nul[] = "{op_name=\"x\\0yz\"}";
 	char *out = NULL;
 	size_t used = 0, n = 0, off = 0;
 	shs_err e = { 0 };
 	shs_buf b = { 0 };
 
-	SHS_ASSERT_STR_EQ(m.op_name, "A~A");
-	CU_ASSERT_EQUAL(memcmp(m.op_name, "A~A\0z\a?", 8), 0);
+	SHS_ASSERT_STR_EQ(m.op_name, "A~Az\a?");
+	/* a metadata string is a C string: a NUL in it is refused, not cut at */
+	CU_ASSERT_EQUAL(shs_metadata_parse(a, nul, strlen(nul), &used, &cut, &off, &e),
+			SHS_EPARSE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "NUL byte"));
 	/* bytes with NULs survive parse_quoted with their length */
 	SHS_ASSERT_OK(shs_text_parse_quoted(a, "\"a\\000b\\xff\" tail", 17, &used, &out, &n, &off,
 					    &e), &e);
