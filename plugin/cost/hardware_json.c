@@ -30,48 +30,66 @@ typedef enum member_kind {
 /* Which entries may have the member, and which must. */
 typedef enum member_scope { BOTH, TPU_ONLY, GPU_ONLY } member_scope;
 
+/* What a number measures, and the physical range a nonzero one must lie in: a chip's FLOP/s
+ * from a gigaFLOP/s to an exaFLOP/s, bandwidths from 100 kB/s to a PB/s, memories from a MB
+ * to a PB, latencies from a nanosecond to a second. Outside it a value is a typo (1e-308,
+ * 1.7e308), and the predictions it gives are inf or nan. */
+typedef enum member_unit { U_NONE, U_FLOPS, U_BW, U_BYTES, U_SECONDS } member_unit;
+
+static const struct {
+	double lo, hi;
+	const char *what;
+} unit_range[] = {
+	[U_NONE] = { 0, INFINITY, "" },
+	[U_FLOPS] = { 1e9, 1e18, "FLOP/s" },
+	[U_BW] = { 1e5, 1e15, "bytes/s" },
+	[U_BYTES] = { 1e6, 1e15, "bytes" },
+	[U_SECONDS] = { 1e-9, 1, "seconds" },
+};
+
 typedef struct member {
 	const char *name;
 	member_kind kind;
 	size_t offset;
 	member_scope scope;
 	bool required;
+	member_unit unit;
 } member;
 
 #define AT(field) offsetof(shs_hardware, field)
 
 static const member members[] = {
-	{ "gpu", BOOLEAN, AT(gpu), BOTH, false },
-	{ "flops_bf16", POSITIVE, AT(flops[SHS_HW_BF16]), BOTH, true },
-	{ "flops_fp8", NONNEGATIVE, AT(flops[SHS_HW_FP8]), BOTH, false },
-	{ "flops_fp32", NONNEGATIVE, AT(flops[SHS_HW_FP32]), BOTH, false },
-	{ "flops_int8", NONNEGATIVE, AT(flops[SHS_HW_INT8]), BOTH, false },
-	{ "hbm_bytes", POSITIVE, AT(hbm_bytes), BOTH, true },
-	{ "hbm_bw", POSITIVE, AT(hbm_bw), BOTH, true },
-	{ "torus_rank", RANK, AT(torus_rank), TPU_ONLY, true },
-	{ "ici_bw", POSITIVE, AT(ici_bw), TPU_ONLY, true },
-	{ "ici_latency", POSITIVE, AT(ici_latency), TPU_ONLY, true },
-	{ "pod", POD, AT(pod), TPU_ONLY, true },
-	{ "max_slice", POD, AT(max_slice), TPU_ONLY, false },
-	{ "wrap_unit", INTEGER, AT(wrap_unit), TPU_ONLY, true },
-	{ "wrap_needs_equal", BOOLEAN, AT(wrap_needs_equal), TPU_ONLY, false },
-	{ "chips_per_host", INTEGER, AT(chips_per_host), TPU_ONLY, true },
-	{ "node_size", INTEGER, AT(node_size), GPU_ONLY, true },
-	{ "gpu_egress", POSITIVE, AT(gpu_egress), GPU_ONLY, true },
-	{ "node_egress", POSITIVE, AT(node_egress), GPU_ONLY, true },
+	{ "gpu", BOOLEAN, AT(gpu), BOTH, false, U_NONE },
+	{ "flops_bf16", POSITIVE, AT(flops[SHS_HW_BF16]), BOTH, true, U_FLOPS },
+	{ "flops_fp8", NONNEGATIVE, AT(flops[SHS_HW_FP8]), BOTH, false, U_FLOPS },
+	{ "flops_fp32", NONNEGATIVE, AT(flops[SHS_HW_FP32]), BOTH, false, U_FLOPS },
+	{ "flops_int8", NONNEGATIVE, AT(flops[SHS_HW_INT8]), BOTH, false, U_FLOPS },
+	{ "hbm_bytes", POSITIVE, AT(hbm_bytes), BOTH, true, U_BYTES },
+	{ "hbm_bw", POSITIVE, AT(hbm_bw), BOTH, true, U_BW },
+	{ "torus_rank", RANK, AT(torus_rank), TPU_ONLY, true, U_NONE },
+	{ "ici_bw", POSITIVE, AT(ici_bw), TPU_ONLY, true, U_BW },
+	{ "ici_latency", POSITIVE, AT(ici_latency), TPU_ONLY, true, U_SECONDS },
+	{ "pod", POD, AT(pod), TPU_ONLY, true, U_NONE },
+	{ "max_slice", POD, AT(max_slice), TPU_ONLY, false, U_NONE },
+	{ "wrap_unit", INTEGER, AT(wrap_unit), TPU_ONLY, true, U_NONE },
+	{ "wrap_needs_equal", BOOLEAN, AT(wrap_needs_equal), TPU_ONLY, false, U_NONE },
+	{ "chips_per_host", INTEGER, AT(chips_per_host), TPU_ONLY, true, U_NONE },
+	{ "node_size", INTEGER, AT(node_size), GPU_ONLY, true, U_NONE },
+	{ "gpu_egress", POSITIVE, AT(gpu_egress), GPU_ONLY, true, U_BW },
+	{ "node_egress", POSITIVE, AT(node_egress), GPU_ONLY, true, U_BW },
 	/* GPUs: node_egress / node_size when an added entry does not give it */
-	{ "dcn_bw", POSITIVE, AT(dcn_bw), BOTH, true },
-	{ "host_bw", NONNEGATIVE, AT(host_bw), BOTH, false },
-	{ "host_mem_bytes", NONNEGATIVE, AT(host_mem_bytes), BOTH, false },
+	{ "dcn_bw", POSITIVE, AT(dcn_bw), BOTH, true, U_BW },
+	{ "host_bw", NONNEGATIVE, AT(host_bw), BOTH, false, U_BW },
+	{ "host_mem_bytes", NONNEGATIVE, AT(host_mem_bytes), BOTH, false, U_BYTES },
 	/* achievable rates (hardware_rates.c): 0 or absent means the peak / line rate */
-	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false },
-	{ "hbm_eff", FRACTION, AT(hbm_eff), BOTH, false },
-	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false },
-	{ "ici_eff", FRACTION, AT(ici_eff), TPU_ONLY, false },
-	{ "nvlink_eff", FRACTION, AT(nvlink_eff), GPU_ONLY, false },
-	{ "scaleout_eff", FRACTION, AT(scaleout_eff), GPU_ONLY, false },
-	{ "dcn_eff", FRACTION, AT(dcn_eff), BOTH, false },
-	{ "windowed_einsum_bytes", NONNEGATIVE, AT(windowed_einsum_bytes), BOTH, false },
+	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false, U_NONE },
+	{ "hbm_eff", FRACTION, AT(hbm_eff), BOTH, false, U_NONE },
+	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false, U_NONE },
+	{ "ici_eff", FRACTION, AT(ici_eff), TPU_ONLY, false, U_NONE },
+	{ "nvlink_eff", FRACTION, AT(nvlink_eff), GPU_ONLY, false, U_NONE },
+	{ "scaleout_eff", FRACTION, AT(scaleout_eff), GPU_ONLY, false, U_NONE },
+	{ "dcn_eff", FRACTION, AT(dcn_eff), BOTH, false, U_NONE },
+	{ "windowed_einsum_bytes", NONNEGATIVE, AT(windowed_einsum_bytes), BOTH, false, U_NONE },
 };
 
 enum { N_MEMBERS = sizeof(members) / sizeof(members[0]) };
@@ -132,11 +150,17 @@ static int set_number(shs_hardware *h, const member *m, const json_t *v, const w
 	double x = json_is_number(v) ? json_number_value(v) : NAN;
 	bool ok = isfinite(x) && (m->kind == POSITIVE ? x > 0 : x >= 0) &&
 		  (m->kind != FRACTION || x <= 1);
+	char range[96];
 
 	if (!ok)
 		return bad_value(w, m, v, m->kind == NONNEGATIVE ? "a number >= 0" :
 					  m->kind == FRACTION  ? "a number from 0 to 1" :
 								 "a positive number");
+	if (x != 0 && (x < unit_range[m->unit].lo || x > unit_range[m->unit].hi)) {
+		snprintf(range, sizeof(range), "%s from %g to %g", unit_range[m->unit].what,
+			 unit_range[m->unit].lo, unit_range[m->unit].hi);
+		return bad_value(w, m, v, range);
+	}
 	memcpy((char *)h + m->offset, &x, sizeof(x));
 	return SHS_OK;
 }
