@@ -1,4 +1,5 @@
 /* Plan files: a mesh, a base plan and rules mapping parameter paths to shardings (JSON). */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,48 @@ static int bad(shs_err *e, const char *path, const char *fmt, const char *what)
 	return shs_seterr(e, SHS_EINVAL, "%s: %s", path, msg);
 }
 
+/* The mesh axes the named plans give a role (seed.c, plan.c): an axis of another name does
+ * something only where a rule names it. */
+static const char *const role_axes[] = { "data", "fsdp", "tensor", "context", "sequence",
+					 "expert", "stage", NULL };
+
+/* The members each object may have: the top level's, and a rule's. */
+static const char *const top_members[] = { "mesh", "base", "rules", "activations", NULL };
+static const char *const rule_members[] = { "match", "spec", NULL };
+
+static bool listed(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
+/* The first member of object o not in allowed, or NULL (a typo such as "rule" would otherwise
+ * leave the plan without its rules, silently). */
+static const char *unknown_member(const json_t *o, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)o, key, v)
+		if (!listed(allowed, key))
+			return key;
+	return NULL;
+}
+
+/* An axis name: a letter or '_', then letters, digits and '_' (no '=', ',' or '@' to splice
+ * into the mesh's text). */
+static bool plain_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
 /* "mesh": {"fsdp": 16, "tensor": 4} into r (unless the caller gave one). */
 static int load_mesh(shs_plan_request *r, const json_t *mesh, const char *path, shs_err *e)
 {
@@ -25,6 +68,9 @@ static int load_mesh(shs_plan_request *r, const json_t *mesh, const char *path, 
 		return bad(e, path, "member '%s' must be an object of axis sizes", "mesh");
 	json_object_foreach((json_t *)mesh, key, v) {
 		int n;
+		if (!plain_name(key))
+			return bad(e, path, "mesh axis '%s' is no axis name (letters, digits, '_')",
+				   key);
 		if (!json_is_integer(v))
 			return bad(e, path, "mesh axis '%s' must have an integer size", key);
 		n = snprintf(text + used, sizeof(text) - used, "%s%s=%lld", used ? "," : "", key,
@@ -70,6 +116,9 @@ static int load_rule(shs_plan_request *r, const json_t *rule, const char *path,
 	if (!json_is_object(rule) || !json_is_string(match) || !json_is_array(spec))
 		return bad(e, path, "each of '%s' needs \"match\" (a glob) and \"spec\" (a list)",
 			   member);
+	if (unknown_member(rule, rule_members))
+		return bad(e, path, "a rule has the unknown member '%s' (known: match, spec)",
+			   unknown_member(rule, rule_members));
 	if (r->n_rules == SHS_PLAN_MAX_RULES)
 		return bad(e, path, "more than %s rules", "256");
 	if (strlen(json_string_value(match)) >= sizeof(out->pattern))
@@ -88,6 +137,24 @@ static int load_rule(shs_plan_request *r, const json_t *rule, const char *path,
 	return rc;
 }
 
+/* Every axis of the file's mesh has a role in the named plans or is named by a rule: one that
+ * is neither (a typo, "bogus": 8) would split nothing and only look like a plan. */
+static int axes_used(const shs_plan_request *r, const char *path, shs_err *e)
+{
+	for (uint32_t a = 0; a < r->mesh.n_axes; a++) {
+		bool used = listed(role_axes, r->axis_names[a]);
+		for (uint32_t k = 0; k < r->n_rules && !used; k++)
+			for (uint32_t d = 0; d < r->rules[k].spec.rank && !used; d++)
+				for (uint32_t j = 0; j < r->rules[k].spec.dims[d].n && !used; j++)
+					used = r->rules[k].spec.dims[d].axes[j] == a;
+		if (!used)
+			return bad(e, path, "mesh axis '%s' has no role (data, fsdp, tensor, "
+				   "context, sequence, expert, stage) and no rule names it",
+				   r->axis_names[a]);
+	}
+	return SHS_OK;
+}
+
 int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e)
 {
 	shs_plan_request copy = *r;
@@ -100,6 +167,11 @@ int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e)
 				  err.line, err.column, err.text);
 	if (!json_is_object(root)) {
 		rc = bad(e, path, "the top level must be an %s", "object");
+		goto done;
+	}
+	if (unknown_member(root, top_members)) {
+		rc = bad(e, path, "unknown member '%s' (known: mesh, base, rules, activations)",
+			 unknown_member(root, top_members));
 		goto done;
 	}
 	copy.kind = SHS_PLAN_RULES;
@@ -124,6 +196,8 @@ int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e)
 		for (size_t k = 0; rc == SHS_OK && rules && k < json_array_size(rules); k++)
 			rc = load_rule(&copy, json_array_get(rules, k), path, member, e);
 	}
+	if (rc == SHS_OK && mesh)
+		rc = axes_used(&copy, path, e);
 	if (rc == SHS_OK) {
 		*r = copy;
 		for (uint32_t k = 0; k < r->mesh.n_axes; k++)
