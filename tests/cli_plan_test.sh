@@ -280,6 +280,16 @@ assert sum(m[k] for k in ("weights_bytes", "optimizer_bytes", "inputs_bytes", "g
            "gathered_bytes", "activations_and_temporaries_bytes")) >= m["peak_bytes"] * 0.999
 PY
 fi
+# an output that cannot be written is refused before the search: a missing folder, an unknown
+# extension, protobuf for a module with an attribute kept only as text
+expect 1 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/no/such/dir/x.pb"
+has "$tmp/err" "does not exist"
+expect 2 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/x.out"
+has "$tmp/err" "cannot tell the format"
+printf 'HloModule m\nENTRY e {\n  ROOT x = f32[8] parameter(0), weird_attr=5\n}\n' >"$tmp/raw.hlo"
+expect 1 "$ss" annotate "$tmp/raw.hlo" --hardware v5p --devices 8 -o "$tmp/raw.pb"
+has "$tmp/err" "write HLO text instead"
+[ ! -e "$tmp/raw.pb" ] && [ ! -e "$tmp/x.out" ] && ok || bad "a refused output was written"
 # a trace that cannot be written: exit 1, the file named, the module not written
 expect 1 "$ss" annotate "$tmp/l8.hlo" --hardware v5p --devices 16 -o "$tmp/l8-never.hlo" \
 	--trace "$tmp/no/such/dir/t.json"

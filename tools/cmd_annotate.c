@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,6 +267,46 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 	return SHS_EXIT_OK;
 }
 
+/* Whether OUT can take the module, told before any search: its format known (by --format or
+ * the extension), protobuf able to hold every attribute of m (the plan adds only shardings),
+ * its folder there. Prints why not, naming OUT. */
+static int output_ok(const args *a, const shs_module *m)
+{
+	shs_format fmt = a->format != SHS_FORMAT_AUTO ? a->format : shs_format_from_path(a->out);
+	char *dir = strdup(a->out), *slash;
+	struct stat st;
+	shs_err e = { 0 };
+	int rc = SHS_EXIT_OK;
+
+	if (fmt == SHS_FORMAT_AUTO) {
+		free(dir);
+		return shs_cli_usage_error("annotate", "%s: cannot tell the format from the "
+					   "extension (use .pb or .hlo, or --format)", a->out);
+	}
+	if (fmt == SHS_FORMAT_PROTO) {
+		uint8_t *bytes = NULL;
+		size_t len = 0;
+		if (shs_proto_save(m, m->from_hlo_proto, &bytes, &len, &e) != SHS_OK) {
+			fprintf(stderr, "shardsearch: annotate: %s: %s (write HLO text instead: .hlo)\n",
+				a->out, e.msg);
+			rc = SHS_EXIT_FAIL;
+		}
+		free(bytes);
+	}
+	if (rc == SHS_EXIT_OK && dir) {
+		slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		if (slash && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			fprintf(stderr, "shardsearch: annotate: %s: the folder %s does not exist\n",
+				a->out, dir);
+			rc = SHS_EXIT_FAIL;
+		}
+	}
+	free(dir);
+	return rc;
+}
+
 int shs_cmd_annotate(int argc, char **argv)
 {
 	args a = { .format = SHS_FORMAT_AUTO };
@@ -286,8 +327,11 @@ int shs_cmd_annotate(int argc, char **argv)
 	m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true);
 	load_s = now_s() - load_s;
 	rc = SHS_EXIT_FAIL;
-	if (!m)
+	if (!m || (rc = output_ok(&a, m)) != SHS_EXIT_OK) {
+		rc = m ? rc : SHS_EXIT_FAIL;
 		goto done;
+	}
+	rc = SHS_EXIT_FAIL;
 	if (shs_run_microbatch(&r, &m, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: annotate: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
