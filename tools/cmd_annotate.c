@@ -187,7 +187,8 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 					   "devices", (json_int_t)m->num_partitions,
 					   "instructions", (json_int_t)n, "propagation_passes",
 					   (int)p->passes, "resharded_edges", (int)p->n_reshards,
-					   "constraints_kept", a->o.ignore_hints ? 0 : (int)p->n_given,
+					   "constraints_kept",
+					   a->o.ignore_hints ? 0 : (int)p->n_given,
 					   "constraints_ignored", (int)a->o.ignore_hints),
 				 SHS_REPORT_JSON_DIGITS);
 		return;
@@ -287,8 +288,8 @@ static int output_ok(const args *a, const shs_module *m)
 		uint8_t *bytes = NULL;
 		size_t len = 0;
 		if (shs_proto_save(m, m->from_hlo_proto, &bytes, &len, &e) != SHS_OK) {
-			fprintf(stderr, "shardsearch: annotate: %s: %s (write HLO text instead: .hlo)\n",
-				a->out, e.msg);
+			fprintf(stderr, "shardsearch: annotate: %s: %s (write HLO text instead: "
+				".hlo)\n", a->out, e.msg);
 			rc = SHS_EXIT_FAIL;
 		}
 		free(bytes);
