@@ -550,11 +550,19 @@ static void check_rejects_tensors_too_big_to_count(void)
 	c.d_model = (INT64_C(1) << 40) + 1;
 	check_fails(&c, "d_model must be <= 2^40 (got 1099511627777)");
 	c = shs_test_preset("llama3-8b");
+	c.scan = true;
 	c.layers = 100001;
 	check_fails(&c, "layers must be <= 100000 (got 100001)");
 	c.layers = 100000;
 	SHS_ASSERT_OK(shs_gen_config_check(&c, &e), &e);
+	/* unrolled, each layer is its own computations: refused before building what would not
+	 * fit in memory */
+	c.scan = false;
+	check_fails(&c, "layers must be <= 4096 unrolled (got 100000)");
+	c.layers = 4096;
+	SHS_ASSERT_OK(shs_gen_config_check(&c, &e), &e);
 	c = shs_test_preset("llama3-8b");
+	c.scan = true;
 	c.layers = 100000;
 	c.d_model = INT64_C(1) << 30;
 	c.d_ff = INT64_C(1) << 30;

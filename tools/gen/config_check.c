@@ -6,7 +6,11 @@
 
 #include "config_keys.h"
 
-enum { MAX_LAYERS = 100000, MAX_FACTORS = 6, PRODUCT_TEXT_MAX = 256 };
+/* Layers a step may have: scanned (one loop, its size does not grow with them), and unrolled,
+ * where each layer is its own forward and backward computations (about 1.2 MB of module in
+ * memory a layer, measured on llama3-8b: 4096 layers take some 5 GB, 100000 would take 118 GB
+ * and were built until the machine ran out). */
+enum { MAX_LAYERS = 100000, MAX_UNROLLED_LAYERS = 4096, MAX_FACTORS = 6, PRODUCT_TEXT_MAX = 256 };
 
 /* Largest size of one dimension, and the bound on the elements of one tensor. */
 static const int64_t MAX_DIM = INT64_C(1) << 40;
@@ -133,6 +137,10 @@ static int check_layers(const shs_gen_config *c, shs_err *e)
 	if (rc == SHS_OK && c->layers > MAX_LAYERS)
 		rc = shs_seterr(e, SHS_EINVAL, "layers must be <= %d (got %" PRId64 ")", MAX_LAYERS,
 				c->layers);
+	if (rc == SHS_OK && !c->scan && c->layers > MAX_UNROLLED_LAYERS)
+		rc = shs_seterr(e, SHS_EINVAL, "layers must be <= %d unrolled (got %" PRId64 "): "
+				"the module would take some %.0f GB to build; scan them (--scan) for "
+				"more", MAX_UNROLLED_LAYERS, c->layers, 1.2e-3 * (double)c->layers);
 	return rc;
 }
 
