@@ -171,14 +171,14 @@ static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, 
 	shs_plan *p;
 	shs_err e = { 0 };
 	char *text;
+	bool *reducer;
 
 	/* annotate a fresh copy (the plan writes into the module) */
 	m = shs_test_copy(m0);
 	p = make(h, m, r);
 	SHS_ASSERT_OK(shs_plan_annotate(p, m, &e), &e);
 	SHS_ASSERT_OK(shs_module_verify(m, &e), &e);
-	bool *reducer = shs_comp_reducers(m);
-
+	reducer = shs_comp_reducers(m);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(reducer);
 	for (uint32_t c = 0; c < m->n_comps; c++) {
 		if (reducer[c])
@@ -190,6 +190,7 @@ static char *annotate_text(shs_host *h, const shs_module *m0, const char *mesh, 
 				CU_FAIL("instruction without a sharding");
 			}
 	}
+	free(reducer);
 	shs_text_print(&b, m, NULL);
 	text = shs_buf_take(&b);
 	back = shs_test_parse(text);
