@@ -24,6 +24,27 @@ typedef struct shs__verifier {
 int shs__verify_vfail(const shs__verifier *v, const shs_computation *c, const shs_instr *i,
 		      const char *fmt, va_list ap) SHS_PRINTF(4, 0);
 
+/* What one rule looks at: the verification, the computation and the instruction (NULL: a rule
+ * about the whole computation). */
+typedef struct shs__site {
+	shs__verifier *v;
+	const shs_computation *c;
+	const shs_instr *i;
+} shs__site;
+
+/* Fails with fmt's message on the site's instruction (or computation): SHS_EVERIFY. */
+static inline int shs__site_fail(const shs__site *s, const char *fmt, ...) SHS_PRINTF(2, 3);
+static inline int shs__site_fail(const shs__site *s, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = shs__verify_vfail(s->v, s->c, s->i, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* The shape rule of i's opcode in computation c (dot, broadcast, transpose, reshape, reduce,
  * tuple, get-tuple-element, while, call, fusion, conditional, element-wise; others have none).
  * Needs a module whose structure passed (operands and callees in range, v->params filled).

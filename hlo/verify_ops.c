@@ -10,24 +10,8 @@
 /* Devices a sharding may name at most (XLA's device ids are int32). */
 #define MAX_DEVICES ((int64_t)1 << 31)
 
-typedef struct site {
-	shs__verifier *v;
-	const shs_computation *c;
-	const shs_instr *i;
-} site;
-
-static int fail(const site *s, const char *fmt, ...) SHS_PRINTF(2, 3);
-
-static int fail(const site *s, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = shs__verify_vfail(s->v, s->c, s->i, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+typedef shs__site site;
+#define fail shs__site_fail /* the rules' short name for it */
 
 static const shs_shape *operand(const site *s, uint32_t k)
 {

@@ -22,25 +22,8 @@ enum {
 typedef shs__verifier verifier;
 
 /* What one shape rule needs: the instruction, its computation and its operands' shapes. */
-typedef struct site {
-	verifier *v;
-	const shs_computation *c;
-	const shs_instr *i;   /* NULL: a rule about the whole computation */
-} site;
-
-static int fail(const site *s, const char *fmt, ...) SHS_PRINTF(2, 3);
-
-/* Fails with fmt's message on the site's instruction (or computation). */
-static int fail(const site *s, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = shs__verify_vfail(s->v, s->c, s->i, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+typedef shs__site site;
+#define fail shs__site_fail /* the rules' short name for it */
 
 /* The text of s in scratch slot k (layouts left out), for messages. */
 static const char *shape_text(verifier *v, int k, const shs_shape *s)
