@@ -69,8 +69,10 @@ static void mark_updated(const shs_computation *c, uint32_t r, uint32_t stamp, u
 	}
 }
 
-/* Per entry instruction: whether the step returns it updated, aliased or as a root element of
- * its shape computed from it; NULL when out of memory. */
+/* Per entry instruction: whether the step returns it updated: aliased to an output, or, in a
+ * module that aliases nothing (a step jitted without donation), a root element of its shape
+ * computed from it; NULL when out of memory. A module's aliases are its word: the walk back
+ * from every root element is skipped where there are any. */
 static bool *updated_params(const shs_module *m, const shs_computation *c)
 {
 	bool *out = shs_entry_returned_params(m);
@@ -78,7 +80,7 @@ static bool *updated_params(const shs_module *m, const shs_computation *c)
 	uint32_t *stack = malloc((c->n_instrs + 1) * sizeof(*stack));
 	const shs_instr *root = c->instrs[c->root];
 
-	if (out && seen && stack && root->op == SHS_OP_TUPLE)
+	if (out && seen && stack && root->op == SHS_OP_TUPLE && !m->n_aliases)
 		for (uint32_t k = 0; k < root->n_operands; k++) {
 			const shs_shape *s = &c->instrs[root->operands[k]]->shape;
 			if (s->type != SHS_TUPLE && s->rank && shs_elem_is_float(s->type))
