@@ -314,4 +314,16 @@ expect 1 "$ss" convert "$tmp/nul.hlo" "$tmp/nul-out.hlo"
 has "$tmp/err" "NUL byte"
 [ ! -e "$tmp/nul-out.hlo" ] && ok || bad "a string with a NUL was written back"
 
+# a hardware or plan file that is not JSON is refused without echoing its bytes (a pass
+# option hardware-file=/etc/passwd showed the file's first word)
+printf 'secret_token_42:x:0:0\n' >"$tmp/not-json"
+"$ss" annotate "$tmp/pipe.pb" --hardware-file "$tmp/not-json" --hardware v5p --devices 8 \
+	-o "$tmp/never.pb" >"$tmp/out" 2>"$tmp/err" && bad "a hardware file that is no JSON was taken" || ok
+has "$tmp/err" "not hardware JSON"
+! grep -q secret_token "$tmp/err" && ok || bad "the hardware file's bytes echoed: $(cat "$tmp/err")"
+cp "$tmp/not-json" "$tmp/not-json.json"
+"$ss" annotate "$tmp/pipe.pb" --plan "$tmp/not-json.json" --mesh fsdp=8 -o "$tmp/never.pb" \
+	>"$tmp/out" 2>"$tmp/err" && bad "a plan file that is no JSON was taken" || ok
+! grep -q secret_token "$tmp/err" && ok || bad "the plan file's bytes echoed: $(cat "$tmp/err")"
+
 finish

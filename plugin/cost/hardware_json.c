@@ -479,9 +479,14 @@ int shs_hw_catalog_load_json(shs_hw_catalog *c, const char *path, shs_err *e)
 		return shs_seterr(e, SHS_ENOMEM, "%s: out of memory", path);
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
 	if (!root) {
+		/* not jansson's "near 'TOKEN'": it would echo a file that is not ours to show
+		 * (hardware-file=/etc/passwd) */
+		char *near = strstr(err.text, " near '");
+		if (near && err.line >= 0)
+			*near = '\0';
 		if (err.line >= 0)
-			rc = shs_seterr(e, SHS_EPARSE, "%s:%d:%d: %s", path, err.line, err.column,
-					err.text);
+			rc = shs_seterr(e, SHS_EPARSE, "%s:%d:%d: not hardware JSON: %s", path,
+					err.line, err.column, err.text);
 		else if (strstr(err.text, path)) /* "unable to open PATH: ..." */
 			rc = shs_seterr(e, SHS_EIO, "%s", err.text);
 		else

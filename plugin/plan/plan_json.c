@@ -162,9 +162,13 @@ int shs_plan_load_json(shs_plan_request *r, const char *path, shs_err *e)
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err), *rules, *base, *mesh;
 	int rc = SHS_OK;
 
-	if (!root)
+	if (!root) { /* without jansson's "near 'TOKEN'", the file's own bytes */
+		char *near = strstr(err.text, " near '");
+		if (near && err.line >= 0)
+			*near = '\0';
 		return shs_seterr(e, err.line < 0 ? SHS_EIO : SHS_EPARSE, "%s:%d:%d: %s", path,
 				  err.line, err.column, err.text);
+	}
 	if (!json_is_object(root)) {
 		rc = bad(e, path, "the top level must be an %s", "object");
 		goto done;
