@@ -8,6 +8,7 @@
 #include "report.h"
 #include "report_sequence.h"
 #include "run.h"
+#include "trace_json.h"
 
 enum { SHOWN_COLLECTIVES = 10 };
 
@@ -98,6 +99,7 @@ int shs_cmd_evaluate(int argc, char **argv)
 	shs_run r = { 0 };
 	shs_module *m = NULL;
 	shs_err e = { 0 };
+	shs_trace trace = { 0 };
 	int rc;
 
 	shs_cli_run_defaults(&a.o, false);
@@ -110,17 +112,21 @@ int shs_cmd_evaluate(int argc, char **argv)
 	rc = SHS_EXIT_FAIL;
 	if (!(m = shs_cli_load(a.in, SHS_FORMAT_AUTO, true)))
 		goto done;
+	if (a.trace_file) /* the one evaluation records its timeline */
+		a.o.eval.trace = &trace;
 	if (shs_run_microbatch(&r, &m, &e) != SHS_OK || shs_run_evaluate(&r, m, &ev, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
 		goto done;
 	}
 	if (a.trace_file) {
-		char *trace = NULL;
-		rc = shs_cli_trace_text("evaluate", a.trace_file, &r, m, &trace);
-		if (rc == SHS_EXIT_OK)
-			rc = shs_cli_write_text("evaluate", a.trace_file, trace);
-		free(trace);
+		char *text = NULL;
+		if (shs_trace_json(&trace, m, &r.cluster, &ev, &text, &e) != SHS_OK) {
+			fprintf(stderr, "shardsearch: evaluate: %s: %s\n", a.trace_file, e.msg);
+			goto done;
+		}
+		rc = shs_cli_write_text("evaluate", a.trace_file, text);
+		free(text);
 		if (rc != SHS_EXIT_OK)
 			goto done;
 	}
@@ -136,6 +142,7 @@ int shs_cmd_evaluate(int argc, char **argv)
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();
+	shs_trace_free(&trace);
 	shs_eval_free(&ev);
 	shs_run_free(&r);
 	shs_module_free(m);

@@ -505,7 +505,6 @@ static void trace_close(shs_trace *t, const shs_eval *ev)
 	};
 	double at = t->stream_end;
 
-	t->step_s = ev->step_time_s;
 	if (ev->pipe.stages) /* the pipeline's timeline has its own (evaluate_pipeline.c) */
 		return;
 	for (size_t k = 0; k < sizeof(added) / sizeof(added[0]); k++) {

@@ -15,7 +15,7 @@ void shs_trace_reset(shs_trace *t)
 	t->n = 0;
 	t->dropped = 0;
 	t->n_entry = 0;
-	t->cut_at = t->stream_end = t->step_s = 0;
+	t->cut_at = t->stream_end = 0;
 	t->rc = SHS_OK;
 }
 

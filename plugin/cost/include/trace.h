@@ -48,7 +48,6 @@ typedef struct shs_trace {
 	double *entry_at, *entry_live;
 	uint32_t n_entry;
 	double stream_end;     /* when the compute stream's schedule ends (before ADDED time) */
-	double step_s;         /* the step time the events add up to */
 	int rc;
 } shs_trace;
 
