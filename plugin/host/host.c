@@ -216,33 +216,39 @@ static void sizes_diff(uint64_t a, uint64_t b, char *buf, size_t n)
 	}
 }
 
-/* Whether dl's ABI version and sizes word are the host's (before any of its code runs). */
-static int check_abi(const char *path, void *dl, shs_err *e)
+/* Whether the plugin file at path is ours and speaks this host's ABI version with its sizes
+ * word: read from the file, before dlopen runs its constructors or anything else of it. */
+static int check_abi(const char *path, shs_err *e)
 {
-	const uint32_t *abi = NULL;
-	const uint64_t *sizes = NULL;
+	shs__host_abi abi;
 	char diff[SHS_ERRMSG_MAX / 2];
+	int rc = shs__host_elf_abi(path, &abi, e);
 
-	if (!find_symbol(dl, "shs_plugin_abi_version", &abi, sizeof(abi)))
+	if (rc != SHS_OK)
+		return rc;
+	if (!abi.has_init)
+		return shs_seterr(e, SHS_EINVAL,
+				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
+	if (!abi.has_version)
 		return shs_seterr(e, SHS_EINVAL,
 				  "%s: no shs_plugin_abi_version (not a shardsearch plugin)", path);
-	if (*abi != SHS_PLUGIN_ABI_VERSION)
+	if (abi.version != SHS_PLUGIN_ABI_VERSION)
 		return shs_seterr(e, SHS_EINVAL, "%s: built for plugin ABI %u, this host speaks %u",
-				  path, *abi, SHS_PLUGIN_ABI_VERSION);
-	if (!find_symbol(dl, "shs_plugin_abi_sizes", &sizes, sizeof(sizes)))
+				  path, abi.version, SHS_PLUGIN_ABI_VERSION);
+	if (!abi.has_sizes)
 		return shs_seterr(e, SHS_EINVAL, "%s: no shs_plugin_abi_sizes (build it with "
 				  "SHS_PLUGIN_DEFINE of this shardsearch_plugin.h)", path);
-	if (*sizes != SHS_PLUGIN_SIZES) {
-		sizes_diff(*sizes, SHS_PLUGIN_SIZES, diff, sizeof(diff));
+	if (abi.sizes != SHS_PLUGIN_SIZES) {
+		sizes_diff(abi.sizes, SHS_PLUGIN_SIZES, diff, sizeof(diff));
 		return shs_seterr(e, SHS_EINVAL, "%s: built with other limits or struct sizes than "
 				  "this host (sizes word 0x%016llx, host 0x%016llx: %s)", path,
-				  (unsigned long long)*sizes,
+				  (unsigned long long)abi.sizes,
 				  (unsigned long long)SHS_PLUGIN_SIZES, diff);
 	}
 	return SHS_OK;
 }
 
-/* Checks dl's exports and runs its init; on failure removes what it registered. */
+/* Runs dl's init; on failure removes what it registered. */
 static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 {
 	shs_plugin_init_fn init = NULL;
@@ -252,9 +258,6 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 	if (!find_symbol(dl, "shs_plugin_init", &init, sizeof(init)))
 		return shs_seterr(e, SHS_EINVAL,
 				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
-	rc = check_abi(path, dl, e);
-	if (rc != SHS_OK)
-		return rc;
 	h->reg = (struct shs_registry){ .h = h, .path = path, .plugin = h->n_plugins,
 					.open = true };
 	rc = init(&h->reg, shs__host_api());
@@ -278,6 +281,8 @@ int shs_host_load(shs_host *h, const char *path, shs_err *e)
 	if (!h || !path)
 		return shs_seterr(e, SHS_EINVAL, "shs_host_load: NULL host or path");
 	rc = reserve_plugin(h, e);
+	if (rc == SHS_OK)
+		rc = check_abi(path, e);
 	if (rc != SHS_OK)
 		return rc;
 	dlerror();

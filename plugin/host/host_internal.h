@@ -73,6 +73,21 @@ const shs_host_api *shs__host_api(void);
  * Writes it to out[0..n) and returns true, or false when none exists. */
 bool shs__host_builtin_dir(const char *object_path, char *out, size_t n);
 
+/* ---- A plugin's file (host_elf.c) ---- */
+
+/* What a plugin's ELF file says of its ABI: whether it defines shs_plugin_init, and the values
+ * of its shs_plugin_abi_version and shs_plugin_abi_sizes constants when it defines them. */
+typedef struct shs__host_abi {
+	bool has_init, has_version, has_sizes;
+	uint32_t version;
+	uint64_t sizes;
+} shs__host_abi;
+
+/* Reads the ABI words of the shared object at path from its dynamic symbol table, without
+ * loading it (none of its code runs). Returns SHS_OK, SHS_EIO (cannot be read) or SHS_EINVAL
+ * (not an ELF shared object of this machine, or a broken symbol table; e says "PATH: why"). */
+int shs__host_elf_abi(const char *path, shs__host_abi *abi, shs_err *e);
+
 /* ---- Views (host_view.c) ---- */
 
 /* One instruction as plugins see it, with its leaves flattened: the result's n_result leaves,

@@ -1,5 +1,7 @@
-/* Test plugin: built for plugin ABI 999; the host must refuse it before running its init. */
+/* Test plugin: built for plugin ABI 999; the host must refuse it before running any of its code:
+ * its constructor aborts the process that runs it. */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "shardsearch_plugin.h"
 
@@ -19,6 +21,11 @@ static const shs_strategy strategy = {
 	.opcodes = ops,
 	.generate = gen,
 };
+
+__attribute__((constructor)) static void loaded(void)
+{
+	abort(); /* dlopen ran it: the ABI was checked too late */
+}
 
 SHS_PLUGIN_EXPORT const uint32_t shs_plugin_abi_version = 999;
 SHS_PLUGIN_EXPORT int shs_plugin_init(shs_registry *reg, const shs_host_api *api);

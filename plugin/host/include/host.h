@@ -24,9 +24,10 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user);
 void shs_host_free(shs_host *h);
 
 /* Loads the plugin at path. A plugin without shs_plugin_init, built for another ABI version or
- * with another sizes word (both read before its init runs), already loaded, or whose init
- * fails is refused: nothing of it stays registered and e says "PATH: why". Returns SHS_OK,
- * SHS_EIO (dlopen failed), SHS_EINVAL (refused) or SHS_ENOMEM. */
+ * with another sizes word (all three read from its file, before dlopen runs any of its code,
+ * constructors included), already loaded, or whose init fails is refused: nothing of it stays
+ * registered and e says "PATH: why". Returns SHS_OK, SHS_EIO (cannot be read or dlopen
+ * failed), SHS_EINVAL (refused) or SHS_ENOMEM. */
 int shs_host_load(shs_host *h, const char *path, shs_err *e);
 
 /* Loads every *.so in dir, in name order. A refused plugin is reported through the warn callback
