@@ -624,8 +624,9 @@ static void caps_candidate_flood(void)
 	shs_module *m = shs_test_parse(module_text);
 	shs_cands c = cands_of(h, m, "neg");
 
-	SHS_ASSERT_INT_EQ(c.n, SHS_PLUGIN_MAX_CANDIDATES);
-	SHS_ASSERT_STR_EQ(c.v[SHS_PLUGIN_MAX_CANDIDATES - 1].label, "flood");
+	/* the first SHS_PLUGIN_MAX_CANDIDATES kept, then pruned: all one choice at one cost */
+	SHS_ASSERT_INT_EQ(c.n, 1);
+	SHS_ASSERT_STR_EQ(c.v[0].label, "flood");
 	SHS_ASSERT_INT_EQ(w.n, 1);
 	ASSERT_WARNED(&w, "(strategy bad.flood): neg (negate): more than 100000 candidates");
 	shs_cands_free(&c);
@@ -900,7 +901,8 @@ static void query_digests(void)
 }
 
 /* add_candidate makes what candidate, set_result, set_operand and set_cost make; a whole
- * candidate without a result is dropped with a warning. */
+ * candidate without a result is dropped with a warning; a strategy's candidates of one choice
+ * are pruned to those no other is cheaper than in both FLOPs and bytes. */
 static void whole_candidates(void)
 {
 	static const char *const paths[] = { PLUGIN("whole"), NULL };
@@ -914,9 +916,9 @@ static void whole_candidates(void)
 	shs_module *m = shs_test_parse(text);
 	shs_cands c = cands_of(h, m, "m");
 
-	SHS_ASSERT_INT_EQ(c.n, 4);
-	for (uint32_t k = 0; k + 1 < c.n; k += 2) {
-		const shs_cand *a = &c.v[k], *b = &c.v[k + 1];
+	SHS_ASSERT_INT_EQ(c.n, 6);
+	for (uint32_t k = 0; k < 2; k++) {
+		const shs_cand *a = &c.v[k], *b = &c.v[k + 2];
 		SHS_ASSERT_STR_EQ(a->label, "whole");
 		SHS_ASSERT_STR_EQ(b->label, "pieces");
 		CU_ASSERT_TRUE(shs_spec_equal(&a->result[0], &b->result[0]));
@@ -927,7 +929,10 @@ static void whole_candidates(void)
 		SHS_ASSERT_INT_EQ(a->n_colls, 1);
 		SHS_ASSERT_INT_EQ(b->n_colls, 1);
 	}
-	SHS_ASSERT_INT_EQ(c.v[2].result[0].dims[0].n, 1);
+	SHS_ASSERT_STR_EQ(c.v[4].label, "cheap");
+	CU_ASSERT_EQUAL(c.v[4].flops, 4);
+	SHS_ASSERT_STR_EQ(c.v[5].label, "lean");
+	SHS_ASSERT_INT_EQ(c.v[1].result[0].dims[0].n, 1);
 	SHS_ASSERT_INT_EQ(w.n, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(w.msg[0], "candidate 'no result': add_candidate: NULL result"));
 	shs_cands_free(&c);

@@ -105,7 +105,10 @@ int shs_run_plugins(shs_run *r, shs_err *e)
 		return SHS_OK;
 	if (!(r->host = shs_host_new(r->warn, r->warn_user)))
 		return shs_seterr(e, SHS_ENOMEM, "plugins: out of memory");
-	rc = shs_host_load_default(r->host, r->o->dirs, r->o->env_plugins, e);
+	/* the time budget is a hard limit on plugin code, their inits included */
+	rc = r->o->time_budget_s > 0 ? shs_host_watch(r->host, r->o->time_budget_s, e) : SHS_OK;
+	if (rc == SHS_OK)
+		rc = shs_host_load_default(r->host, r->o->dirs, r->o->env_plugins, e);
 	rc = rc < 0 ? rc : SHS_OK; /* else the number loaded */
 	for (uint32_t k = 0; k < r->o->n_files && rc == SHS_OK; k++)
 		rc = shs_host_load(r->host, r->o->files[k], e);

@@ -30,6 +30,11 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user)
 		free(h);
 		return NULL;
 	}
+	if (pthread_mutex_init(&h->watch_lock, NULL)) {
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return NULL;
+	}
 	h->warn = warn;
 	h->user = user;
 	h->reg.h = h;
@@ -40,9 +45,17 @@ shs_host *shs_host_new(shs_warn_fn warn, void *user)
  * then forgets them. */
 static void destroy_strategies(shs_host *h, uint32_t from)
 {
-	for (uint32_t k = h->n_strats; k-- > from;)
-		if (h->strats[k].s.destroy)
-			h->strats[k].s.destroy(h->strats[k].s.user);
+	for (uint32_t k = h->n_strats; k-- > from;) {
+		const shs_host_strat *st = &h->strats[k];
+		shs_host_call *call;
+
+		if (!st->s.destroy)
+			continue;
+		call = shs__host_enter(h, st->plugin < h->n_plugins ? h->plugins[st->plugin].path :
+				       h->reg.path, st->s.name, "destroy", NULL);
+		st->s.destroy(st->s.user);
+		shs__host_leave(call);
+	}
 	h->n_strats = from;
 }
 
@@ -51,6 +64,7 @@ void shs_host_free(shs_host *h)
 	if (!h)
 		return;
 	destroy_strategies(h, 0);
+	shs__host_unwatch(h);
 	free(h->strats);
 	free(h->seen);
 	for (uint32_t k = h->n_plugins; k-- > 0;) {
@@ -59,6 +73,7 @@ void shs_host_free(shs_host *h)
 	}
 	free(h->plugins);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->watch_lock);
 	free(h);
 }
 
@@ -253,6 +268,7 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 {
 	shs_plugin_init_fn init = NULL;
 	uint32_t before = h->n_strats;
+	shs_host_call *call;
 	int rc;
 
 	if (!find_symbol(dl, "shs_plugin_init", &init, sizeof(init)))
@@ -260,7 +276,9 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
 	h->reg = (struct shs_registry){ .h = h, .path = path, .plugin = h->n_plugins,
 					.open = true };
+	call = shs__host_enter(h, path, NULL, "init", NULL);
 	rc = init(&h->reg, shs__host_api());
+	shs__host_leave(call);
 	h->reg.open = false;
 	if (rc == 0)
 		return SHS_OK;
@@ -274,6 +292,7 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 int shs_host_load(shs_host *h, const char *path, shs_err *e)
 {
 	const char *why, *other;
+	shs_host_call *call;
 	char *copy;
 	void *dl;
 	int rc;
@@ -285,8 +304,11 @@ int shs_host_load(shs_host *h, const char *path, shs_err *e)
 		rc = check_abi(path, e);
 	if (rc != SHS_OK)
 		return rc;
+	shs__host_guard_install();
 	dlerror();
+	call = shs__host_enter(h, path, NULL, "constructors", NULL);
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	shs__host_leave(call);
 	if (!dl) {
 		why = dlerror();
 		why = why ? why : "cannot be loaded";

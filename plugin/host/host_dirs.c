@@ -189,7 +189,27 @@ static int load_optional(shs_host *h, const char *dir, int *loaded, shs_err *e)
 	return SHS_OK;
 }
 
-/* Loads each folder of the colon-separated list (empty entries skipped). */
+/* Whether folder dir of the environment may give plugins: an absolute path (not one that means
+ * another folder in each working directory) to a folder others cannot write (where no one
+ * else can plant a plugin); a warning says why not. */
+static bool trusted_dir(const shs_host *h, const char *dir)
+{
+	struct stat st;
+
+	if (dir[0] != '/') {
+		shs__host_warn(h, "%s: %s: not an absolute path; skipped", path_env, dir);
+		return false;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return true; /* the load says it cannot be read */
+	if (st.st_mode & S_IWOTH) {
+		shs__host_warn(h, "%s: %s: writable by others; skipped", path_env, dir);
+		return false;
+	}
+	return true;
+}
+
+/* Loads each trusted folder of the colon-separated list (empty entries skipped). */
 static int load_path_list(shs_host *h, const char *list, int *loaded, shs_err *e)
 {
 	char dir[PATH_MAX_LEN];
@@ -201,7 +221,7 @@ static int load_path_list(shs_host *h, const char *list, int *loaded, shs_err *e
 		if (len && len < sizeof(dir)) {
 			memcpy(dir, list, len);
 			dir[len] = '\0';
-			rc = load_optional(h, dir, loaded, e);
+			rc = trusted_dir(h, dir) ? load_optional(h, dir, loaded, e) : SHS_OK;
 			if (rc != SHS_OK)
 				return rc;
 		} else if (len) {

@@ -10,10 +10,24 @@
 #include "arena.h"
 #include "host.h"
 #include "opcode.h"
+#include "shs_limits.h"
 
 enum {
-	SHS_HOST_MAX_LEAVES = 1 << 20     /* leaves of one instruction (result + operands) */
+	SHS_HOST_MAX_LEAVES = 1 << 20,    /* leaves of one instruction (result + operands) */
+	SHS_HOST_CALL_SLOTS = SHS_MAX_THREADS + 16 /* calls into plugins watched at once: a
+						    * search's threads and its callers' */
 };
+
+/* A call into a plugin's code (host_guard.c): which plugin, strategy and entry point, about
+ * which instruction (names borrowed for the call), since when (monotonic ns; 0: not watched,
+ * and a slot whose path is NULL is free). */
+typedef struct shs_host_call {
+	const char *path;
+	const char *strategy;      /* NULL for the plugin's init */
+	const char *what;          /* "init", "generate", "match", "digest", "destroy" */
+	const char *instr;         /* NULL when the call is about no instruction */
+	int64_t start_ns;
+} shs_host_call;
 
 /* A loaded plugin: its path (owned) and dlopen handle. */
 typedef struct shs_host_plugin {
@@ -56,7 +70,31 @@ struct shs_host {
 	shs_host_seen *seen;
 	pthread_mutex_t lock;       /* guards seen and the warning callback: candidates may be
 				     * asked from several threads at once (the search's) */
+	shs_host_call calls[SHS_HOST_CALL_SLOTS]; /* calls in progress, when watched */
+	bool watching, watch_stop;  /* a watchdog runs; it is asked to stop */
+	double budget_s;
+	int64_t deadline_ns;        /* monotonic */
+	pthread_t watchdog;
+	pthread_mutex_t watch_lock; /* guards watch_stop for watch_wake */
+	pthread_cond_t watch_wake;
 };
+
+/* ---- Calls into plugins (host_guard.c) ---- */
+
+/* Installs, once per process, the handlers that name the plugin a crash (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGABRT) or an exit() happens in: each handler replaced gets its signal
+ * after the message. */
+void shs__host_guard_install(void);
+
+/* Marks this thread as inside plugin path's entry point what (strategy and instr may be NULL)
+ * until shs__host_leave(the result); when h is watched, the call also takes a slot the
+ * watchdog reads (NULL when it is not watched or every slot is busy). */
+shs_host_call *shs__host_enter(const shs_host *h, const char *path, const char *strategy,
+			       const char *what, const char *instr);
+void shs__host_leave(shs_host_call *slot);
+
+/* Stops h's watchdog, if one runs (shs_host_free). */
+void shs__host_unwatch(shs_host *h);
 
 /* Formats a warning and hands it to the host's callback (if any). */
 void shs__host_warn(const shs_host *h, const char *fmt, ...) SHS_PRINTF(2, 3);
@@ -141,6 +179,7 @@ struct shs_pemit {
 	uint32_t cap;       /* room in list->v */
 	uint32_t limit;     /* candidates kept for this instruction */
 	uint32_t first;
+	uint32_t created;   /* candidates offered by the strategies so far, kept or not */
 	char **faults;
 	uint32_t cap_faults;
 	bool capped, oom, failed, misused;
@@ -155,11 +194,21 @@ bool shs__host_in_list(const char *const *list, const char *s);
 
 /* Whether strategy st serves an instruction of opcode op seen as i (its opcodes, its custom-call
  * targets or its match). */
-bool shs__host_serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i);
+bool shs__host_serves(const shs_host *h, const shs_host_strat *st, shs_opcode op,
+		      const shs_pinstr *i);
 
 /* Keeps the valid candidates of the strategy that just generated into out (in order) and
  * reports the others; or drops them all after its generator failed (host_check.c). */
 void shs__host_check_strategy(shs_pemit *out);
 void shs__host_drop_strategy(shs_pemit *out);
+
+/* Drops each checked candidate of this strategy whose specs and collectives another of its
+ * candidates has at no more FLOPs and bytes (the cheaper keeps the place offered first); the
+ * others stay in order (host_prune.c). Out of memory, nothing is dropped. */
+void shs__host_prune_strategy(shs_pemit *out);
+
+/* Moves list's candidates (each with n_leaves specs) into a new arena of chunk-byte chunks and
+ * frees the old one, with all that was offered and dropped; out of memory, the list stays. */
+void shs__host_compact(shs_cands *list, uint32_t n_leaves, size_t chunk);
 
 #endif

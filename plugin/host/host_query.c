@@ -7,38 +7,55 @@
 #include "buf.h"
 #include "host_internal.h"
 
-enum { CANDS_CHUNK = 4096 }; /* block size of a candidate list's arena */
+enum {
+	CANDS_CHUNK = 4096,   /* block size of a candidate list's arena */
+	COMPACT_MIN = 64      /* candidates dropped before a list is moved to a smaller arena */
+};
 
 /* Kinds of instructions warned about once. */
 enum { SEEN_UNSERVED = 1, SEEN_TOO_LARGE = 2 };
 
-bool shs__host_serves(const shs_host_strat *st, shs_opcode op, const shs_pinstr *i)
+bool shs__host_serves(const shs_host *h, const shs_host_strat *st, shs_opcode op,
+		      const shs_pinstr *i)
 {
 	const shs_strategy *s = &st->s;
+	shs_host_call *call;
+	bool yes;
 
 	if (op < SHS_OP_COUNT && st->by_op[op])
 		return true;
 	if (op == SHS_OP_CUSTOM_CALL &&
 	    shs__host_in_list(s->custom_call_targets, i->custom_call_target))
 		return true;
-	return s->match && s->match(i, s->user);
+	if (!s->match)
+		return false;
+	call = shs__host_enter(h, h->plugins[st->plugin].path, s->name, "match", i->name);
+	yes = s->match(i, s->user);
+	shs__host_leave(call);
+	return yes;
 }
 
 /* Runs strategy st's generator and keeps its checked candidates. */
 static void run_strategy(shs_pemit *out, const shs_host_strat *st, const shs_pquery *q)
 {
+	shs_host_call *call;
 	int rc;
 
 	out->st = st;
 	out->first = out->list->n;
 	out->failed = out->misused = false;
+	call = shs__host_enter(out->h, out->h->plugins[st->plugin].path, st->s.name, "generate",
+			       q->instr->name);
 	rc = st->s.generate(q, out, shs__host_api(), st->s.user);
+	shs__host_leave(call);
+	out->created += out->list->n - out->first;
 	if (out->oom)
 		return;
 	if (rc != 0 || out->failed)
 		shs__host_drop_strategy(out);
 	else
 		shs__host_check_strategy(out);
+	shs__host_prune_strategy(out);
 }
 
 /* The candidates cap for an instruction with n_leaves leaves per candidate. */
@@ -67,8 +84,10 @@ static bool make_room(shs_pemit *em, uint32_t hint)
 	return em->list->v && em->faults;
 }
 
+/* The candidates of every strategy serving the query into out; *created counts those offered,
+ * dropped or not. */
 static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pquery *q,
-	       uint32_t hint, shs_cands *out, shs_err *e)
+	       uint32_t hint, shs_cands *out, uint32_t *created, shs_err *e)
 {
 	shs_pemit em = { .h = h, .v = v, .mesh = q->mesh, .list = out,
 			 .limit = cand_limit(v->n_leaves) };
@@ -77,7 +96,7 @@ static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pq
 	em.oom = !make_room(&em, hint);
 
 	for (uint32_t k = 0; k < h->n_strats && !em.oom; k++) {
-		if (!shs__host_serves(&h->strats[k], op, &v->instr))
+		if (!shs__host_serves(h, &h->strats[k], op, &v->instr))
 			continue;
 		out->served = true;
 		run_strategy(&em, &h->strats[k], q);
@@ -87,6 +106,7 @@ static int ask(shs_host *h, shs_opcode op, const shs_host_iview *v, const shs_pq
 			free(em.faults[k - em.first]);
 		rc = shs_seterr(e, SHS_ENOMEM, "%s: candidates: out of memory", v->instr.name);
 	}
+	*created = em.created;
 	return rc;
 }
 
@@ -139,6 +159,7 @@ int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computatio
 	shs_err why; /* asked hundreds of thousands of times: only its head is cleared */
 	shs_mesh_view mv;
 	shs_host_iview v;
+	uint32_t created = 0;
 	shs_pquery q;
 	shs_arena *a;
 	int rc;
@@ -182,9 +203,12 @@ int shs_host_candidates_q(shs_host *h, const shs_module *m, const shs_computatio
 		rc = shs_seterr(e, rc, "%s: out of memory", i->name);
 		goto out_free;
 	}
-	rc = ask(h, i->op, &v, &q, hq->cap_hint, out, e);
+	rc = ask(h, i->op, &v, &q, hq->cap_hint, out, &created, e);
 	if (rc == SHS_OK && !out->served)
 		unserved(h, m, c, i, &v, SEEN_UNSERVED, "no strategy");
+	/* a strategy that offered many it did not keep: the list is not kept in their memory */
+	if (rc == SHS_OK && out->n && created - out->n > out->n + COMPACT_MIN)
+		shs__host_compact(out, v.n_leaves, CANDS_CHUNK);
 out_free:
 	if (rc != SHS_OK || !out->n) {
 		bool served = out->served;

@@ -86,7 +86,7 @@ uint64_t shs_host_query_class(const shs_host *h, const shs_host_views *views, ui
 		if (st->s.flags & SHS_STRATEGY_PURE)
 			continue;
 		/* an impure match may take one instruction of a class and not another */
-		if (st->s.match || shs__host_serves(st, in->op, &v->instr))
+		if (st->s.match || shs__host_serves(h, st, in->op, &v->instr))
 			return 0;
 	}
 	return shs__host_views_class(views, c, i);
@@ -101,7 +101,7 @@ bool shs_host_query_digestible(const shs_host *h, const shs_host_views *views, u
 	if (!h || !v || !in)
 		return false;
 	for (uint32_t k = 0; k < h->n_strats; k++) {
-		if (!shs__host_serves(&h->strats[k], in->op, &v->instr))
+		if (!shs__host_serves(h, &h->strats[k], in->op, &v->instr))
 			continue;
 		if (!h->strats[k].s.digest || ++served > DIGEST_STRATEGIES)
 			return false;
@@ -115,6 +115,7 @@ uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, cons
 	const shs_pspec *none[DIGEST_OPERANDS + 1] = { NULL };
 	uint64_t parts[2 * DIGEST_STRATEGIES + 1];
 	uint32_t n = 0;
+	shs_host_call *call;
 	shs_mesh_view mv;
 	shs_pquery q;
 
@@ -129,12 +130,16 @@ uint64_t shs_host_query_digest(const shs_host *h, const shs_host_query *hq, cons
 	parts[n++] = (uint64_t)(uint32_t)hq->mode;
 	for (uint32_t k = 0; k < h->n_strats; k++) {
 		const shs_host_strat *st = &h->strats[k];
-		if (!shs__host_serves(st, in->op, &v->instr))
+		if (!shs__host_serves(h, st, in->op, &v->instr))
 			continue;
 		if (n == sizeof(parts) / sizeof(parts[0]) || !st->s.digest)
 			return 0;
 		parts[n++] = k;
-		if (!(parts[n++] = st->s.digest(&q, st->s.user)))
+		call = shs__host_enter(h, h->plugins[st->plugin].path, st->s.name, "digest",
+				       in->name);
+		parts[n] = st->s.digest(&q, st->s.user);
+		shs__host_leave(call);
+		if (!parts[n++])
 			return 0;
 	}
 	return n > 1 ? put(0xd16e57, parts, n * sizeof(parts[0])) | 1 : 0;

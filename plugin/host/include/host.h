@@ -38,11 +38,26 @@ int shs_host_load_dir(shs_host *h, const char *dir, shs_err *e);
 /* Loads the built-in plugins (the strategies folder beside the library or executable in a build
  * tree, or lib/shardsearch/plugins under the install prefix), then, when from_env, each folder
  * of the colon-separated SHARDSEARCH_PLUGIN_PATH (a host that wants them asks: the command line
- * does, a compiler pass does not unless told), then extra_dirs (NULL-terminated, may be NULL).
+ * does, a compiler pass does not unless told; an entry that is not an absolute path, or a
+ * folder others can write, is skipped with a warning), then extra_dirs (NULL-terminated, may be NULL).
  * A built-in or environment folder that cannot be read is a warning, one of extra_dirs an error.
  * Returns the number loaded (>= 0), or SHS_EIO (one of extra_dirs), SHS_EINVAL or SHS_ENOMEM. */
 int shs_host_load_default(shs_host *h, const char *const *extra_dirs, bool from_env,
 			  shs_err *e);
+
+/* Calls into plugin code past a deadline (the time budget as a hard limit): from now on, a
+ * call still running SHS_HOST_GRACE_S after it started, once budget_s has passed, ends the
+ * process with status SHS_HOST_DEATH_STATUS after naming the plugin, its strategy and the
+ * instruction on standard error (a thread inside a plugin, and what the plugin locked, cannot
+ * be taken back). A budget over SHS_HOST_BUDGET_MAX_S is that. Whether watched or not, a crash
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) inside a plugin's code is named on standard error
+ * before the handler it replaced gets the signal, and an exit() inside one names the plugin
+ * and ends the process with SHS_HOST_DEATH_STATUS. Returns SHS_OK, SHS_EINVAL (NULL h, a budget
+ * not above 0, h already watched) or SHS_ENOMEM (no thread). */
+#define SHS_HOST_GRACE_S 2.0
+#define SHS_HOST_BUDGET_MAX_S 1e9
+enum { SHS_HOST_DEATH_STATUS = 70 }; /* EX_SOFTWARE of sysexits.h */
+int shs_host_watch(shs_host *h, double budget_s, shs_err *e);
 
 /* Number of loaded plugins, and the path of plugin k (borrowed, valid until h is freed). */
 uint32_t shs_host_plugin_count(const shs_host *h);
