@@ -26,7 +26,9 @@ enum { SHS_IR_BYTES_PER_INPUT_BYTE = 5 };
 /* Parses a binary HloProto or bare HloModuleProto held in buf[0..len), telling them apart by
  * content. origin names the input in messages ("model.pb"). On success *out is a new module;
  * caller frees with shs_module_free(). buf is only read. Unknown fields at every level the IR
- * keeps (module, computation, instruction, HloProto) are kept for shs_proto_save.
+ * keeps (module, computation, instruction, HloProto) are kept for shs_proto_save. A string
+ * holding a NUL byte, a name that is no HLO identifier and a computation or instruction name
+ * used twice are refused (SHS_EPARSE): the module could not be kept or written as text.
  * Returns SHS_OK, SHS_EPARSE, SHS_EUNSUPPORTED or SHS_ENOMEM with the reason in e. */
 int shs_proto_load(const uint8_t *buf, size_t len, const char *origin, shs_module **out,
 		   shs_err *e) SHS_MUST_USE;

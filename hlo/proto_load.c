@@ -1,8 +1,11 @@
 /* HloProto / HloModuleProto -> IR: the entry point, the module and its computations. */
+#include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "io.h"
 #include "proto_internal.h"
+#include "text_lexer.h"
 
 enum {
 	MIB_SHIFT = 20,
@@ -10,7 +13,9 @@ enum {
 	FIELD_COMPUTATIONS = 3,      /* HloModuleProto.computations */
 	HLO_PROTO_MAX_FIELD = 3,     /* HloProto has fields 1 to 3 only */
 	UNPACK_PER_BYTE = 8,         /* bytes of unpacked tree per input byte (MaxText needs ~6) */
-	UNPACK_MIN_BLOCK = 64 << 10
+	UNPACK_MIN_BLOCK = 64 << 10,
+	FIELD_NAME = 1,              /* the name of a computation or an instruction */
+	NUL_WALK_DEPTH = SHS_MAX_NESTING + SHS__PB_FIXED_DEPTH
 };
 
 /* ---- Id -> index maps ------------------------------------------------------------------------ */
@@ -415,6 +420,268 @@ static int convert(loader *l, const ProtobufCMessage *msg, bool wrapped)
 	return module_from(l, mp);
 }
 
+/* ---- Strings with a NUL ---------------------------------------------------------------------- */
+
+/* protobuf-c hands string fields over NUL-terminated and the IR keeps them as C strings: one
+ * holding a NUL byte would be cut short there, and written back so. Such input is refused, found
+ * by a walk of the wire data guided by the descriptors, once the module has loaded. */
+
+/* Where the walk is: the input, and the computation and instruction messages it is inside. */
+typedef struct nul_walk {
+	const uint8_t *buf;
+	shs__pb_span comp, instr; /* payload_len 0: not inside one */
+	const ProtobufCFieldDescriptor *field; /* the string holding a NUL, once found */
+	const ProtobufCMessageDescriptor *in;
+	size_t at;
+} nul_walk;
+
+/* The message type a tuple field (bytes holding a message of the outer type) holds, or NULL. */
+static const ProtobufCMessageDescriptor *tuple_of(const ProtobufCMessageDescriptor *d,
+						  uint32_t field)
+{
+	if ((d == &xla__shape_proto__descriptor && field == SHS__PB_SHAPE_TUPLE) ||
+	    (d == &xla__literal_proto__descriptor && field == SHS__PB_LITERAL_TUPLE) ||
+	    (d == &xla__op_sharding__descriptor && field == SHS__PB_SHARDING_TUPLE))
+		return d;
+	return NULL;
+}
+
+/* Whether messages of type d hold no string at any depth: the walk skips them (the shapes,
+ * layouts and literals that make most of a module's bytes). */
+static bool stringless(const ProtobufCMessageDescriptor *d)
+{
+	return d == &xla__shape_proto__descriptor || d == &xla__layout_proto__descriptor ||
+	       d == &xla__literal_proto__descriptor || d == &xla__tile_proto__descriptor;
+}
+
+/* The varint at buf[*pos..end), advancing *pos; false when it runs past end or over 10 bytes. */
+static inline bool wire_varint(const uint8_t *buf, size_t end, size_t *pos, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *pos < end && shift < 64; shift += 7) {
+		uint8_t b = buf[(*pos)++];
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The next field at buf[*pos..end) past it: its tag, and for a length-delimited one its
+ * payload in *f; false at the end or at a malformed field (the walk then stops). */
+static inline bool wire_field(const uint8_t *buf, size_t end, size_t *pos, shs__pb_span *f)
+{
+	uint64_t tag, n;
+
+	if (!wire_varint(buf, end, pos, &tag))
+		return false;
+	f->field = (uint32_t)(tag >> SHS__PB_TAG_SHIFT);
+	f->wire = (int)(tag & SHS__PB_WIRE_MASK);
+	switch (f->wire) {
+	case SHS__PB_VARINT:
+		return wire_varint(buf, end, pos, &n);
+	case SHS__PB_64BIT:
+	case SHS__PB_32BIT:
+		n = f->wire == SHS__PB_64BIT ? sizeof(uint64_t) : sizeof(uint32_t);
+		break;
+	case SHS__PB_LEN:
+		if (!wire_varint(buf, end, pos, &n))
+			return false;
+		f->payload = *pos;
+		f->payload_len = (size_t)n;
+		break;
+	default:
+		return false;
+	}
+	if (n > end - *pos)
+		return false;
+	*pos += (size_t)n;
+	return true;
+}
+
+/* Walks the message of type d at w->buf[start..end); true when a string field in it holds a
+ * NUL (w says which and where). */
+static bool find_nul(nul_walk *w, const ProtobufCMessageDescriptor *d, size_t start, size_t end,
+		     unsigned depth)
+{
+	size_t pos = start;
+	shs__pb_span f;
+
+	while (pos < end && wire_field(w->buf, end, &pos, &f)) {
+		const ProtobufCFieldDescriptor *fd;
+		const ProtobufCMessageDescriptor *inner;
+		shs__pb_span *place = NULL, was;
+
+		if (f.wire != SHS__PB_LEN)
+			continue;
+		fd = protobuf_c_message_descriptor_get_field(d, f.field);
+		if (!fd)
+			continue;
+		if (fd->type == PROTOBUF_C_TYPE_STRING) {
+			const uint8_t *nul = memchr(w->buf + f.payload, 0, f.payload_len);
+			if (nul) {
+				w->field = fd;
+				w->in = d;
+				w->at = (size_t)(nul - w->buf);
+				return true;
+			}
+			continue;
+		}
+		inner = fd->type == PROTOBUF_C_TYPE_MESSAGE ? fd->descriptor : tuple_of(d, f.field);
+		if (!inner || stringless(inner) || depth >= NUL_WALK_DEPTH)
+			continue;
+		if (inner == &xla__hlo_computation_proto__descriptor)
+			place = &w->comp;
+		else if (inner == &xla__hlo_instruction_proto__descriptor)
+			place = &w->instr;
+		if (place) {
+			was = *place;
+			*place = f;
+		}
+		if (find_nul(w, inner, f.payload, f.payload + f.payload_len, depth + 1))
+			return true;
+		if (place)
+			*place = was;
+	}
+	return false;
+}
+
+/* The name (field 1) of the message in span m, up to its first NUL, into buf (cap bytes). */
+static void span_name(const uint8_t *buf, const shs__pb_span *m, char *out, size_t cap)
+{
+	size_t pos = m->payload, end = m->payload + m->payload_len;
+	shs__pb_span f;
+
+	snprintf(out, cap, "?");
+	while (pos < end && shs__pb_field(buf, end, &pos, &f))
+		if (f.field == FIELD_NAME && f.wire == SHS__PB_LEN)
+			snprintf(out, cap, "%.*s", (int)f.payload_len,
+				 (const char *)buf + f.payload);
+}
+
+/* Refuses buf when a string field holds a NUL, naming the field, the instruction and the
+ * computation it is in. */
+static int refuse_nul(loader *l, const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+		      size_t len)
+{
+	nul_walk w = { .buf = buf };
+	char comp[SHS_ERRMSG_MAX / 4], instr[SHS_ERRMSG_MAX / 4];
+
+	if (!find_nul(&w, d, 0, len, 0))
+		return SHS_OK;
+	l->c.comp = l->c.instr = NULL;
+	if (w.comp.payload_len) {
+		span_name(buf, &w.comp, comp, sizeof(comp));
+		l->c.comp = comp;
+	}
+	if (w.instr.payload_len) {
+		span_name(buf, &w.instr, instr, sizeof(instr));
+		l->c.instr = instr;
+	}
+	return shs__pl_fail(&l->c, SHS_EPARSE, "string field '%s' of %s holds a NUL byte (offset "
+			    "%zu), which the module cannot keep", w.field->name, w.in->short_name,
+			    w.at);
+}
+
+/* ---- Names ----------------------------------------------------------------------------------- */
+
+/* HLO text names what protobuf numbers: a module that could not be written as text that reads
+ * back is refused. Each name must be one identifier, an instruction's not the word ROOT and a
+ * computation's not ENTRY, and computation and instruction names unique in the module (as
+ * XLA's HloModule::CreateFromProto requires them). */
+
+/* One name seen: the computation, and the instruction plus one (0 for a computation). */
+typedef struct name_slot {
+	const char *name;
+	uint32_t comp, instr1;
+} name_slot;
+
+typedef struct name_set {
+	name_slot *slots;
+	uint64_t mask;
+} name_set;
+
+/* The slot of name: the one holding it, or the empty one where it goes. */
+static name_slot *name_find(const name_set *t, const char *name)
+{
+	uint64_t h = XXH3_64bits(name, strlen(name)) & t->mask;
+
+	while (t->slots[h].name && strcmp(t->slots[h].name, name))
+		h = (h + 1) & t->mask;
+	return &t->slots[h];
+}
+
+/* Whether name can stand where the text form puts it: an identifier, not keyword. */
+static int check_name(const loader *l, const char *name, const char *keyword, const char *what)
+{
+	if (!shs__lex_is_name(name))
+		return shs__pl_fail(&l->c, SHS_EPARSE, "%s name '%s' is not an HLO identifier (a "
+				    "letter or '_', then letters, digits, '_', '.', '-')", what,
+				    name);
+	if (keyword && !strcmp(name, keyword))
+		return shs__pl_fail(&l->c, SHS_EPARSE, "%s name '%s' would read as the keyword",
+				    what, name);
+	return SHS_OK;
+}
+
+/* Each instruction name of computation k: printable, and in no other place of t. */
+static int check_instr_names(loader *l, name_set *t, uint32_t k)
+{
+	const shs_computation *c = l->c.m->comps[k];
+
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		name_slot *s = name_find(t, c->instrs[i]->name);
+		int rc;
+
+		l->c.instr = c->instrs[i]->name;
+		if ((rc = check_name(l, c->instrs[i]->name, "ROOT", "the")) != SHS_OK)
+			return rc;
+		if (s->name)
+			return shs__pl_fail(&l->c, SHS_EPARSE, "name is also used in computation "
+					    "'%s'", l->c.m->comps[s->comp]->name);
+		*s = (name_slot){ c->instrs[i]->name, k, i + 1 };
+	}
+	l->c.instr = NULL;
+	return SHS_OK;
+}
+
+static int check_names(loader *l)
+{
+	const shs_module *m = l->c.m;
+	size_t most = m->n_comps;
+	name_set t;
+	int rc = check_name(l, m->name, NULL, "the module");
+
+	for (uint32_t k = 0; k < m->n_comps; k++)
+		most += m->comps[k]->n_instrs;
+	t.mask = ((uint64_t)1 << id_bits_for(most)) - 1;
+	t.slots = l->c.scratch->alloc.alloc(l->c.scratch, (size_t)(t.mask + 1) * sizeof(*t.slots));
+	if (!t.slots)
+		return shs__pl_nomem(&l->c);
+	memset(t.slots, 0, (size_t)(t.mask + 1) * sizeof(*t.slots));
+	for (uint32_t k = 0; rc == SHS_OK && k < m->n_comps; k++) {
+		name_slot *s = name_find(&t, m->comps[k]->name);
+
+		l->c.comp = m->comps[k]->name;
+		rc = check_name(l, m->comps[k]->name, "ENTRY", "the");
+		if (rc == SHS_OK && s->name)
+			rc = shs__pl_fail(&l->c, SHS_EPARSE, "two computations have this name");
+		*s = (name_slot){ m->comps[k]->name, k, 0 };
+	}
+	memset(t.slots, 0, (size_t)(t.mask + 1) * sizeof(*t.slots));
+	for (uint32_t k = 0; rc == SHS_OK && k < m->n_comps; k++) {
+		l->c.comp = m->comps[k]->name;
+		rc = check_instr_names(l, &t, k);
+	}
+	if (rc == SHS_OK)
+		l->c.comp = NULL;
+	return rc;
+}
+
 /* ---- Telling HloProto from HloModuleProto ---------------------------------------------------- */
 
 /* True when buf[0..len) is well-formed wire data with a length-delimited field 3. */
@@ -493,10 +760,22 @@ static int convert_new(loader *l, shs__pb_arena *pa, const ProtobufCMessage *msg
 	return convert(l, msg, wrapped);
 }
 
+/* After an unpack or a conversion that failed to parse: a fault in the wire data explains the
+ * failure best, when there is one. */
+static void explain(const loader *l, const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+		    size_t len)
+{
+	shs_err why;
+
+	if (shs__proto_check(d, buf, len, l->c.origin, &why) != SHS_OK)
+		*l->c.e = why;
+}
+
 /* Unpacks buf with protobuf-c into an arena and converts it. The schema is not recursive (tuples
  * are nested bytes the conversion unpacks itself, SHS_MAX_NESTING deep at most), so protobuf-c
- * cannot recurse without bound and the input needs no pre-scan: only when the unpack or the
- * conversion fails is the wire data walked, to say where and why. */
+ * cannot recurse without bound and the input needs no pre-scan. Once it has unpacked, its
+ * strings are looked at on the wire for a NUL; when the unpack or the conversion fails, the wire
+ * data is walked again, to say where and why. */
 static int load(loader *l, const uint8_t *buf, size_t len, bool wrapped)
 {
 	const ProtobufCMessageDescriptor *d =
@@ -512,19 +791,18 @@ static int load(loader *l, const uint8_t *buf, size_t len, bool wrapped)
 	shs__pb_arena_init(&pa, tree, unpack_block(len));
 	l->c.scratch = &pa;
 	msg = protobuf_c_message_unpack(d, &pa.alloc, len, buf);
-	if (msg)
-		rc = convert_new(l, &pa, msg, wrapped, budget);
-	else if (pa.refused)
+	if (!msg && pa.refused) {
 		rc = shs__pl_fail(&l->c, SHS_ENOMEM,
 				  "unpacking %zu bytes needs more than the %zu MiB budget", len,
 				  budget >> MIB_SHIFT);
-	else
+	} else if (!msg) {
 		rc = shs__pl_fail(&l->c, SHS_EPARSE, "malformed protobuf (%zu bytes)", len);
-	if (rc == SHS_EPARSE) { /* a fault in the wire data explains the failure best */
-		shs_err why;
-
-		if (shs__proto_check(d, buf, len, l->c.origin, &why) != SHS_OK)
-			*l->c.e = why;
+		explain(l, d, buf, len);
+	} else if ((rc = refuse_nul(l, d, buf, len)) == SHS_OK &&
+		   (rc = convert_new(l, &pa, msg, wrapped, budget)) == SHS_OK) {
+		rc = check_names(l);
+	} else if (rc == SHS_EPARSE && l->c.m) { /* the conversion failed */
+		explain(l, d, buf, len);
 	}
 	/* Every block of the unpacked tree, of the nested messages unpacked while converting and of
 	 * the id tables came from tree, through pa, whose free does nothing; the module points

@@ -270,6 +270,16 @@ bool shs__lex_is_ident_char(char c)
 	return is_class(c, CH_IDENT);
 }
 
+bool shs__lex_is_name(const char *s)
+{
+	if (!is_class(*s, CH_IDENT_START))
+		return false;
+	while (*++s)
+		if (!is_class(*s, CH_IDENT))
+			return false;
+	return true;
+}
+
 bool shs__tok_is_word(const shs_lexer *lx, const shs_tok *t, const char *word)
 {
 	size_t n = strlen(word);

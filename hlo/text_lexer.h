@@ -85,6 +85,10 @@ static inline bool shs__lex_is(const shs_lexer *lx, shs_tok_kind kind)
 /* True for [A-Za-z0-9_.-], the bytes that continue an identifier. */
 bool shs__lex_is_ident_char(char c);
 
+/* True when s is one whole identifier ([A-Za-z_][A-Za-z0-9_.-]*): a name that prints as text
+ * which reads back. s: borrowed, valid until this returns. */
+bool shs__lex_is_name(const char *s);
+
 /* True when t is the identifier word. lx, t and word: borrowed, valid until this returns. */
 bool shs__tok_is_word(const shs_lexer *lx, const shs_tok *t, const char *word);
 

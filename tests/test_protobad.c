@@ -278,6 +278,115 @@ static void malformed_tuple_element(void)
 	shs_buf_free(&mod);
 }
 
+/* ---- strings the module cannot keep, names the text form cannot hold ------------------------ */
+
+enum { INSTR_METADATA = 7, METADATA_OP_NAME = 2, COMP_EXECUTION_THREAD = 8 };
+
+/* parameter 'p0' (id 1) and, unless neg is NULL, negate neg of it (id 2), in computation comp
+ * of module name (each written with its bytes as given, NULs included). */
+typedef struct named_mod {
+	const char *module, *comp, *p0, *neg;
+	size_t module_len, comp_len, neg_len; /* 0: strlen */
+	const char *op_name, *thread;        /* neg's metadata op_name, comp's thread, or NULL */
+	size_t op_name_len, thread_len;
+} named_mod;
+
+static size_t len_of(const char *s, size_t n)
+{
+	return n ? n : strlen(s);
+}
+
+static void named_module(shs_buf *mod, const named_mod *o)
+{
+	shs_buf p0 = { 0 }, neg = { 0 }, comp = { 0 }, md = { 0 };
+	const int64_t operand = 1;
+
+	instr_msg(&p0, o->p0 ? o->p0 : "p0", "parameter", 1, NULL, 0);
+	w_bytes(&comp, COMP_NAME, o->comp, len_of(o->comp, o->comp_len));
+	w_msg(&comp, COMP_INSTRS, &p0);
+	if (o->neg) {
+		instr_msg(&neg, "", "negate", 2, &operand, 1);
+		/* the name after the empty one instr_msg wrote: the last one counts */
+		w_bytes(&neg, INSTR_NAME, o->neg, len_of(o->neg, o->neg_len));
+		if (o->op_name) {
+			w_bytes(&md, METADATA_OP_NAME, o->op_name,
+				len_of(o->op_name, o->op_name_len));
+			w_msg(&neg, INSTR_METADATA, &md);
+		}
+		w_msg(&comp, COMP_INSTRS, &neg);
+	}
+	if (o->thread)
+		w_bytes(&comp, COMP_EXECUTION_THREAD, o->thread, len_of(o->thread, o->thread_len));
+	w_uint(&comp, COMP_ROOT, o->neg ? 2 : 1);
+	w_bytes(mod, MOD_NAME, o->module, len_of(o->module, o->module_len));
+	w_msg(mod, MOD_COMPS, &comp);
+	shs_buf_free(&p0);
+	shs_buf_free(&neg);
+	shs_buf_free(&comp);
+	shs_buf_free(&md);
+}
+
+/* A string with a NUL byte is refused naming the field, the instruction and the computation
+ * (protobuf-c hands strings over NUL-terminated: it was kept and written back cut short). */
+static void nul_in_strings(void)
+{
+	static const struct {
+		named_mod o;
+		const char *needles[4];
+	} cases[] = {
+		{ { .module = "m", .comp = "main", .neg = "neg", .op_name = "x\0yz",
+		    .op_name_len = 4 },
+		  { "computation 'main', instruction 'neg'",
+		    "string field 'op_name' of OpMetadata holds a NUL byte", NULL } },
+		{ { .module = "m", .comp = "main", .neg = "ne\0g", .neg_len = 4 },
+		  { "computation 'main', instruction 'ne'",
+		    "string field 'name' of HloInstructionProto holds a NUL byte", NULL } },
+		{ { .module = "m", .comp = "main", .thread = "ma\0in", .thread_len = 5 },
+		  { "bad.pb: computation 'main': string field 'execution_thread' of "
+		    "HloComputationProto holds a NUL byte", NULL } },
+		{ { .module = "m\0x", .module_len = 3, .comp = "main" },
+		  { "bad.pb: string field 'name' of HloModuleProto holds a NUL byte", NULL } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shs_buf mod = { 0 };
+
+		named_module(&mod, &cases[i].o);
+		load_fails(&mod, SHS_EPARSE, cases[i].needles);
+		shs_buf_free(&mod);
+	}
+}
+
+/* Names HLO text could not hold (no identifier, a keyword, used twice) are refused: the module
+ * would print as text that does not read back. */
+static void unprintable_names(void)
+{
+	static const struct {
+		named_mod o;
+		const char *needles[3];
+	} cases[] = {
+		{ { .module = "m", .comp = "main", .neg = "a b" },
+		  { "instruction 'a b'", "name 'a b' is not an HLO identifier", NULL } },
+		{ { .module = "m", .comp = "main", .neg = "ROOT" },
+		  { "instruction 'ROOT'", "would read as the keyword", NULL } },
+		{ { .module = "m", .comp = "ENTRY" },
+		  { "computation 'ENTRY'", "would read as the keyword", NULL } },
+		{ { .module = "m", .comp = "main", .neg = "p0" },
+		  { "instruction 'p0'", "name is also used in computation 'main'", NULL } },
+		{ { .module = "xla_computat)on", .comp = "main" },
+		  { "module name 'xla_computat)on' is not an HLO identifier", NULL } },
+		{ { .module = "", .comp = "main" }, { "module name '' is not", NULL } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shs_buf mod = { 0 };
+
+		named_module(&mod, &cases[i].o);
+		load_fails(&mod, SHS_EPARSE, cases[i].needles);
+		shs_buf_free(&mod);
+	}
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -289,5 +398,7 @@ CU_TestInfo protobad_tests[] = {
 	{ "text-only attributes cannot be saved", raw_attrs_are_unsupported },
 	{ "100000-deep tuple sharding is rejected", deep_sharding_nesting },
 	{ "a malformed tuple element names its offset", malformed_tuple_element },
+	{ "a string holding a NUL is refused with its field and place", nul_in_strings },
+	{ "names HLO text cannot hold are refused", unprintable_names },
 	CU_TEST_INFO_NULL,
 };
