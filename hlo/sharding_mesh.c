@@ -286,12 +286,36 @@ static int metadata_at(mp *p, shs_sharding *sh)
 	return rc;
 }
 
+/* The items after the mesh, each at most once (a second would overwrite the first, or extend
+ * its dimensions with ones never read). */
+enum {
+	SEEN_DIMS = 1 << 0,
+	SEEN_DEVICE_IDS = 1 << 1,
+	SEEN_METADATA = 1 << 2,
+	SEEN_WHOLE = 1 << 3,
+	SEEN_LIST = 1 << 4 /* shifted by the list: replicated=, unreduced=, manual= */
+};
+
+/* Marks item bit as seen, or fails naming it when it was already. */
+static int once(mp *p, unsigned *seen, unsigned bit, const char *what)
+{
+	char msg[64];
+
+	if (!(*seen & bit)) {
+		*seen |= bit;
+		return SHS_OK;
+	}
+	snprintf(msg, sizeof(msg), "%s given twice", what);
+	return fail(p, msg);
+}
+
 /* The words after the mesh: replicated, unreduced, manual, [dims], X={axes}, metadata=. */
 static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 {
 	static const char *const wholes[] = { "replicated", "unreduced", "manual" };
 	static const shs_sharding_kind kinds[] = { SHS_SHARDING_REPLICATED, SHS_SHARDING_UNREDUCED,
 						   SHS_SHARDING_MANUAL };
+	unsigned seen = 0;
 	int rc = SHS_OK;
 
 	while (!rc && eat(p, ',')) {
@@ -299,15 +323,18 @@ static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 		bool found = false;
 
 		if (peek(p) == '[') {
-			rc = dims_at(p, m);
+			if (!(rc = once(p, &seen, SEEN_DIMS, "the dimensions")))
+				rc = dims_at(p, m);
 			continue;
 		}
 		if (eat_word(p, "device_ids=")) {
-			rc = device_ids_at(p, m);
+			if (!(rc = once(p, &seen, SEEN_DEVICE_IDS, "device_ids")))
+				rc = device_ids_at(p, m);
 			continue;
 		}
 		if (eat_word(p, "metadata=")) {
-			rc = metadata_at(p, sh);
+			if (!(rc = once(p, &seen, SEEN_METADATA, "metadata")))
+				rc = metadata_at(p, sh);
 			continue;
 		}
 		for (int k = 0; !found && k < 3; k++) {
@@ -316,6 +343,8 @@ static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 			snprintf(key, sizeof(key), "%s=", wholes[k]);
 			if (eat_word(p, key)) {
 				found = true;
+				if ((rc = once(p, &seen, SEEN_LIST << k, key)))
+					break;
 				rc = axes_at(p, m, &list, false);
 				*(k == 0   ? &m->n_replicated
 				  : k == 1 ? &m->n_unreduced
@@ -324,6 +353,7 @@ static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 					list.axes;
 			} else if (eat_word(p, wholes[k])) {
 				found = true;
+				rc = once(p, &seen, SEEN_WHOLE, "a whole-value word");
 				m->whole = kinds[k];
 			}
 		}
@@ -331,6 +361,54 @@ static int rest_at(mp *p, shs_sharding *sh, shs_mesh_sharding *m)
 			rc = fail(p, "unknown named-sharding item");
 	}
 	return rc ? rc : need(p, '}', "expected '}' to end the named sharding");
+}
+
+/* What the text read says as XLA's NamedSharding holds it (and its protobuf form keeps it): a
+ * maximal sharding is alone, a whole-value word has no dimensions or axis lists beside it, and
+ * the value is settled (shs__mesh_sharding_settle). */
+static int settle_read(mp *p, shs_mesh_sharding *m)
+{
+	bool lists = m->rank || m->n_replicated || m->n_unreduced || m->n_manual;
+
+	if (m->maximal && (lists || m->whole != SHS_SHARDING_TILED || m->n_device_ids ||
+			   m->n_iota))
+		return fail(p, "maximal_mesh takes no dimensions, axis lists, device_ids or "
+			    "whole-value word");
+	if (m->whole != SHS_SHARDING_TILED && lists)
+		return fail(p, "a whole-value word takes no dimensions or axis lists");
+	if (m->whole != SHS_SHARDING_TILED && !m->n_axes)
+		m->whole = SHS_SHARDING_REPLICATED; /* unreduced or manual over no axis */
+	shs__mesh_sharding_settle(m);
+	return SHS_OK;
+}
+
+/* Whether refs are every axis of m, whole, in order. */
+static bool is_all(const shs_mesh_sharding *m, const shs_axis_ref *r, uint32_t n)
+{
+	if (n != m->n_axes || !n)
+		return false;
+	for (uint32_t k = 0; k < n; k++)
+		if (r[k].axis != k || r[k].size)
+			return false;
+	return true;
+}
+
+void shs__mesh_sharding_settle(shs_mesh_sharding *m)
+{
+	bool split = false;
+
+	for (uint32_t d = 0; d < m->rank; d++)
+		split |= m->dims[d].n || m->dims[d].open;
+	if (m->whole == SHS_SHARDING_TILED && !m->maximal && !split && !m->n_replicated) {
+		if (!m->n_unreduced && !m->n_manual)
+			m->whole = SHS_SHARDING_REPLICATED;
+		else if (!m->n_manual && is_all(m, m->unreduced, m->n_unreduced))
+			m->whole = SHS_SHARDING_UNREDUCED;
+		else if (!m->n_unreduced && is_all(m, m->manual, m->n_manual))
+			m->whole = SHS_SHARDING_MANUAL;
+	}
+	if (m->whole != SHS_SHARDING_TILED || m->maximal)
+		m->rank = m->n_replicated = m->n_unreduced = m->n_manual = 0;
 }
 
 bool shs__at_mesh_sharding(const char *s, size_t len, size_t pos)
@@ -360,6 +438,8 @@ int shs__mesh_sharding_parse(shs_arena *a, const char *s, size_t len, size_t *po
 	rc = mesh_at(&p, m);
 	if (rc == SHS_OK)
 		rc = rest_at(&p, sh, m);
+	if (rc == SHS_OK)
+		rc = settle_read(&p, m);
 	*pos = p.pos;
 	return rc;
 }

@@ -18,6 +18,12 @@ bool shs__at_mesh_sharding(const char *s, size_t len, size_t pos);
 int shs__mesh_sharding_parse(shs_arena *a, const char *s, size_t len, size_t *pos,
 			     shs_sharding *sh, size_t *err_off, shs_err *e);
 
+/* Settles m as XLA's NamedSharding reads it (IsReplicated, IsUnreduced, IsManual): with no
+ * dimension split and no replicated axes, nothing else, every axis whole unreduced or every axis
+ * whole manual is the whole value replicated, unreduced or manual; a whole value or a maximal
+ * sharding keeps no dimensions or axis lists. m: borrowed, valid until this returns. */
+void shs__mesh_sharding_settle(shs_mesh_sharding *m);
+
 /* Appends sh (kind NAMED) as XLA prints it, its names quoted when it was read so. */
 void shs__mesh_sharding_print(shs_buf *b, const shs_sharding *sh);
 

@@ -186,17 +186,6 @@ static int refs_from(shs_arena *a, const shs_mesh_sharding *m, Xla__AxisRefProto
 	return SHS_OK;
 }
 
-/* Whether refs are every axis of m, whole, in order. */
-static bool is_all(const shs_mesh_sharding *m, const shs_axis_ref *r, uint32_t n)
-{
-	if (n != m->n_axes || !n)
-		return false;
-	for (uint32_t k = 0; k < n; k++)
-		if (r[k].axis != k || r[k].size)
-			return false;
-	return true;
-}
-
 static bool bare(const char *s)
 {
 	for (; *s; s++)
@@ -251,7 +240,6 @@ int shs__mesh_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sh
 {
 	const Xla__NamedShardingProto *n = p->named_sharding;
 	shs_mesh_sharding *m = shs_arena_calloc(a, 1, sizeof(*m));
-	bool tiled = false;
 	int rc;
 
 	if (!m)
@@ -270,7 +258,6 @@ int shs__mesh_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sh
 		rc = refs_from(a, m, n->dim_shardings[d]->axes, n->dim_shardings[d]->n_axes,
 			       &m->dims[d].axes, &m->dims[d].n, e);
 		m->dims[d].open = !n->dim_shardings[d]->is_closed;
-		tiled |= m->dims[d].n || m->dims[d].open;
 	}
 	if (rc == SHS_OK)
 		rc = refs_from(a, m, n->replicated_axes, n->n_replicated_axes, &m->replicated,
@@ -283,18 +270,7 @@ int shs__mesh_sharding_from_proto(shs_arena *a, const Xla__OpSharding *p, shs_sh
 	if (rc != SHS_OK)
 		return rc;
 	m->whole = SHS_SHARDING_TILED;
-	if (!m->maximal && !tiled && !m->n_replicated) {
-		if (!m->n_unreduced && !m->n_manual)
-			m->whole = SHS_SHARDING_REPLICATED;
-		else if (!m->n_manual && is_all(m, m->unreduced, m->n_unreduced))
-			m->whole = SHS_SHARDING_UNREDUCED;
-		else if (!m->n_unreduced && is_all(m, m->manual, m->n_manual))
-			m->whole = SHS_SHARDING_MANUAL;
-		if (m->whole != SHS_SHARDING_TILED)
-			m->rank = m->n_unreduced = m->n_manual = 0;
-	}
-	if (m->maximal)
-		m->rank = 0;
+	shs__mesh_sharding_settle(m);
 	if (n->n_metadata && !(sh->metadata = shs_arena_calloc(a, n->n_metadata,
 								sizeof(*sh->metadata))))
 		return nomem(e);

@@ -742,8 +742,59 @@ static void named_shardings_round_trip(void)
 	shs_arena_free(a);
 }
 
+/* A named sharding settles as XLA's NamedSharding and its protobuf form read it (a value with
+ * no dimension split is replicated, unreduced or manual as a whole; over a mesh without axes,
+ * replicated), so the text printed and the OpSharding written say the same (fuzz_sharding:
+ * {mesh[], manual} came back from OpSharding as replicated); items given twice, a whole-value
+ * word beside dimensions and a maximal_mesh with more are refused (a second dimension list
+ * extended the first with entries never read). */
+static void named_shardings_settle(void)
+{
+	static const char *const settled[][2] = {
+		{ "{mesh[], manual}", "{mesh[], replicated}" },
+		{ "{mesh[], unreduced}", "{mesh[], replicated}" },
+		{ "{mesh[a=2], []}", "{mesh[a=2], replicated}" },
+		{ "{mesh[a=2], [{}, {}]}", "{mesh[a=2], replicated}" },
+		{ "{mesh[a=2,b=2], [], manual={a, b}}", "{mesh[a=2,b=2], manual}" },
+		{ "{mesh[a=2,b=2], [], unreduced={a, b}}", "{mesh[a=2,b=2], unreduced}" },
+	};
+	static const char *const refused[][2] = {
+		{ "{mesh[a=2], [{a}], [, {a}]}", "the dimensions given twice" },
+		{ "{mesh[a=2], replicated={a}, replicated={a}}", "replicated= given twice" },
+		{ "{mesh[a=2], manual, replicated}", "whole-value word given twice" },
+		{ "{mesh[a=2], device_ids=(0,1), device_ids=(1,0)}", "device_ids given twice" },
+		{ "{mesh[a=2], [{a}], manual}", "takes no dimensions" },
+		{ "{mesh[a=2], unreduced={a}, replicated}", "takes no dimensions" },
+		{ "{maximal_mesh[device_id=1], [{}]}", "maximal_mesh takes no" },
+		{ "{maximal_mesh[device_id=1], replicated}", "maximal_mesh takes no" },
+	};
+	shs_arena *a = shs_arena_new(0);
+
+	for (size_t i = 0; i < sizeof(settled) / sizeof(settled[0]); i++) {
+		shs_sharding *s = parse_ok(a, settled[i][0]);
+
+		assert_prints(s, settled[i][1]);
+		CU_ASSERT_TRUE(shs_sharding_equal(s, via_wire(a, s)));
+		CU_ASSERT_TRUE(shs_sharding_equal(s, parse_ok(a, settled[i][1])));
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		shs_sharding *s = NULL;
+		size_t used = 0, off = 0;
+		shs_err e = { 0 };
+		int rc = shs_sharding_parse(a, refused[i][0], strlen(refused[i][0]), &used, &s,
+					    &off, &e);
+
+		if (rc != SHS_EPARSE || !strstr(e.msg, refused[i][1]))
+			fprintf(stderr, "\n  %s: rc %d msg \"%s\"\n", refused[i][0], rc, e.msg);
+		SHS_ASSERT_INT_EQ(rc, SHS_EPARSE);
+		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, refused[i][1]));
+	}
+	shs_arena_free(a);
+}
+
 CU_TestInfo sharding_tests[] = {
 	{ "XLA's named shardings: text and protobuf round trips", named_shardings_round_trip },
+	{ "named shardings settle as XLA reads them; repeats refused", named_shardings_settle },
 	{ "XLA strings parse and print identically", xla_strings_round_trip },
 	{ "XLA strings survive OpSharding bytes", xla_strings_survive_proto },
 	{ "clone is deep and equal", clone_is_equal_and_deep },
