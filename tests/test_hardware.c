@@ -492,6 +492,13 @@ static void json_rejects_bad_values(void)
 		SHS_EINVAL, "torus_rank 2 needs a pod of 2 dims, not 16x20x28");
 	rejects("hw_scope.json", "{\"hardware\": [{\"name\": \"h100\", \"ici_bw\": 1e11}]}",
 		SHS_EINVAL, "'ici_bw' is only for TPU entries");
+	/* a dcn_bw derived as node_egress / node_size is held to the same range (fuzz_hardware:
+	 * the catalog written back did not load) */
+	rejects("hw_derived.json", "{\"hardware\": [{\"name\": \"g\", \"gpu\": true, "
+		"\"flops_bf16\": 1e15, \"hbm_bytes\": 8e10, \"hbm_bw\": 3.4e12, \"node_size\": 8, "
+		"\"gpu_egress\": 4.5e11, \"node_egress\": 400006}]}", SHS_EINVAL,
+		"hardware[0] 'g': member 'dcn_bw' (node_egress / node_size when not given) must be "
+		"bytes/s from 100000 to 1e+15, got 50000.8");
 }
 
 static void json_rejects_unknown_base(void)

@@ -319,8 +319,14 @@ static bool fits_sorted(const int64_t *a, const int64_t *b)
  * as many dims and inside the pod. */
 static int check_entry(shs_hardware *h, size_t pod_len, size_t slice_len, const where *w)
 {
-	if (h->gpu && !(h->dcn_bw > 0) && h->node_egress > 0 && h->node_size > 0)
+	if (h->gpu && !(h->dcn_bw > 0) && h->node_egress > 0 && h->node_size > 0) {
 		h->dcn_bw = h->node_egress / (double)h->node_size;
+		/* in range as a given one must be (a small node_egress over a large node) */
+		if (h->dcn_bw < unit_range[U_BW].lo)
+			return bad(w, "member 'dcn_bw' (node_egress / node_size when not "
+				   "given) must be %s from %g to %g, got %g", unit_range[U_BW].what,
+				   unit_range[U_BW].lo, unit_range[U_BW].hi, h->dcn_bw);
+	}
 	for (size_t k = 0; k < N_MEMBERS; k++) {
 		const member *m = &members[k];
 		bool applies = m->scope == BOTH || (m->scope == GPU_ONLY) == h->gpu;
