@@ -376,10 +376,22 @@ static int settle_read(mp *p, shs_mesh_sharding *m)
 			    "whole-value word");
 	if (m->whole != SHS_SHARDING_TILED && lists)
 		return fail(p, "a whole-value word takes no dimensions or axis lists");
+	if ((m->n_device_ids || m->n_iota) && !shs__mesh_order_fits(m))
+		return fail(p, "device_ids must order as many devices as the mesh has");
 	if (m->whole != SHS_SHARDING_TILED && !m->n_axes)
 		m->whole = SHS_SHARDING_REPLICATED; /* unreduced or manual over no axis */
 	shs__mesh_sharding_settle(m);
 	return SHS_OK;
+}
+
+bool shs__mesh_order_fits(const shs_mesh_sharding *m)
+{
+	int64_t mesh = 1, order = m->n_device_ids;
+
+	if (!shs__dims_product(m->sizes, m->n_axes, &mesh) ||
+	    (m->n_iota && !shs__dims_product(m->iota_dims, m->n_iota, &order)))
+		return false;
+	return order == mesh;
 }
 
 /* Whether refs are every axis of m, whole, in order. */

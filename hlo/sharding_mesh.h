@@ -18,6 +18,10 @@ bool shs__at_mesh_sharding(const char *s, size_t len, size_t pos);
 int shs__mesh_sharding_parse(shs_arena *a, const char *s, size_t len, size_t *pos,
 			     shs_sharding *sh, size_t *err_off, shs_err *e);
 
+/* Whether m's device order (explicit or iota, m->n_device_ids or m->n_iota set) holds as many
+ * devices as the mesh. m: borrowed, valid until this returns. */
+bool shs__mesh_order_fits(const shs_mesh_sharding *m);
+
 /* Settles m as XLA's NamedSharding reads it (IsReplicated, IsUnreduced, IsManual): with no
  * dimension split and no replicated axes, nothing else, every axis whole unreduced or every axis
  * whole manual is the whole value replicated, unreduced or manual; a whole value or a maximal

@@ -198,6 +198,7 @@ static bool bare(const char *s)
 static int mesh_from(shs_arena *a, const Xla__MeshProto *mp, shs_mesh_sharding *m, shs_err *e)
 {
 	bool identity = true;
+	int64_t devices = 1;
 
 	if (!mp)
 		return SHS_OK;
@@ -232,6 +233,10 @@ static int mesh_from(shs_arena *a, const Xla__MeshProto *mp, shs_mesh_sharding *
 						       mp->n_device_ids * sizeof(int64_t))))
 			return nomem(e);
 	}
+	if (mp->n_device_ids && (!shs__dims_product(m->sizes, m->n_axes, &devices) ||
+				 (uint64_t)devices != mp->n_device_ids))
+		return shs_seterr(e, SHS_EPARSE, "named sharding: %zu device ids for a mesh of "
+				  "another size", mp->n_device_ids);
 	return SHS_OK;
 }
 

@@ -767,6 +767,10 @@ static void named_shardings_settle(void)
 		{ "{mesh[a=2], unreduced={a}, replicated}", "takes no dimensions" },
 		{ "{maximal_mesh[device_id=1], [{}]}", "maximal_mesh takes no" },
 		{ "{maximal_mesh[device_id=1], replicated}", "maximal_mesh takes no" },
+		/* fuzz_sharding: 16 ids for 64 devices came back from OpSharding otherwise */
+		{ "{mesh[a=2,b=4,c=4,d=2], device_ids=([1,16]T(1,0)), [{a}]}",
+		  "device_ids must order as many devices as the mesh has" },
+		{ "{mesh[a=2], device_ids=(1,0,2)}", "as many devices as the mesh has" },
 	};
 	shs_arena *a = shs_arena_new(0);
 
@@ -788,6 +792,18 @@ static void named_shardings_settle(void)
 			fprintf(stderr, "\n  %s: rc %d msg \"%s\"\n", refused[i][0], rc, e.msg);
 		SHS_ASSERT_INT_EQ(rc, SHS_EPARSE);
 		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, refused[i][1]));
+	}
+	/* and from protobuf: a device list of another length than the mesh */
+	{
+		Xla__OpSharding p;
+		shs_sharding *back = NULL;
+		shs_err e = { 0 };
+
+		SHS_ASSERT_OK(shs_sharding_to_proto(a, parse_ok(a, "{mesh[a=2], device_ids=(1,0)}"),
+						    &p, &e), &e);
+		p.named_sharding->mesh->n_device_ids = 1;
+		SHS_ASSERT_INT_EQ(shs_sharding_from_proto(a, &p, &back, &e), SHS_EPARSE);
+		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "1 device ids for a mesh of another size"));
 	}
 	shs_arena_free(a);
 }
