@@ -34,9 +34,14 @@ static int parse_raw(shs__parser *p, const char **out, size_t *out_len)
 {
 	size_t start = p->lx.tok.off, end = start;
 	int rc = shs__lex_raw_end(&p->lx, start, &end);
+	const char *nul;
 
 	if (rc)
 		return rc;
+	/* kept as a C string: it would end there, and print unbalanced */
+	if ((nul = memchr(p->lx.src + start, 0, end - start)))
+		return shs__fail_at(p, (size_t)(nul - p->lx.src), "a NUL byte in this value, "
+				    "which this does not keep");
 	*out = shs_arena_strndup(p->a, p->lx.src + start, end - start);
 	if (!*out)
 		return shs__oom(p);

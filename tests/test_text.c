@@ -1068,6 +1068,38 @@ static void null_error_record(void)
 	CU_ASSERT_PTR_NULL(m);
 }
 
+/* A NUL byte inside a value kept raw (a header attribute, an instruction attribute) is refused
+ * where it is: a header value was kept as a C string, cut there, and printed unbalanced
+ * (fuzz_text: the printed module did not load). */
+static void nul_in_raw_value(void)
+{
+	static const char header[] = "HloModule m, entry_x={a\0b}\n\nENTRY e {\n"
+				     "  ROOT p = f32[] parameter(0)\n}\n";
+	static const char attr[] = "HloModule m\n\nENTRY e {\n"
+				   "  ROOT p = f32[] parameter(0), statistics={visualizing\0}\n}\n";
+	const struct {
+		const char *text;
+		size_t len;
+		const char *where;
+	} cases[] = {
+		{ header, sizeof(header) - 1, "nul.hlo:1:24: " },
+		{ attr, sizeof(attr) - 1, "nul.hlo:4:55: " },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shs_module *m = NULL;
+		shs_err e = { 0 };
+
+		SHS_ASSERT_INT_EQ(shs_text_load(cases[i].text, cases[i].len, "nul.hlo", &m, &e),
+				  SHS_EPARSE);
+		CU_ASSERT_PTR_NULL(m);
+		if (strncmp(e.msg, cases[i].where, strlen(cases[i].where)))
+			fprintf(stderr, "\n  got \"%s\", want \"%s...\"\n", e.msg, cases[i].where);
+		CU_ASSERT_EQUAL(strncmp(e.msg, cases[i].where, strlen(cases[i].where)), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "NUL byte"));
+	}
+}
+
 CU_TestInfo text_tests[] = {
 	{ "every corpus file parses with consistent links and ids", corpus_parses },
 	{ "MaxText: computations, entry layout, aliases, style", maxtext_module },
@@ -1094,5 +1126,6 @@ CU_TestInfo text_tests[] = {
 	{ "attribute values: bad bytes, repeats, unsupported layouts", attribute_value_errors },
 	{ "every prefix of a module fails cleanly", truncated_prefixes },
 	{ "a NULL error record is allowed", null_error_record },
+	{ "a NUL byte in a raw value is refused where it is", nul_in_raw_value },
 	CU_TEST_INFO_NULL,
 };
