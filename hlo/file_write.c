@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,12 @@ enum {
 	PROC_FD_PATH_MAX = 32,  /* "/proc/self/fd/" and an int */
 	TRY_NAMED = -1          /* the unnamed temporary cannot be used here: try a named one */
 };
+
+/* The named temporary being written, for a signal that ends the process meanwhile (one write
+ * at a time is covered: the command and the pipeline write one file at a time). */
+static char pending[PATH_MAX];
+static volatile sig_atomic_t has_pending;
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
 static const char alphabet[RANDOM_ALPHABET + 1] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -292,9 +299,17 @@ static int commit(const job *j, int fd, const char *tmp, bool named, int err)
 		err = fail_with(j, errno, "cannot write");
 	if (named && err)
 		unlink(tmp);
+	has_pending = 0;
 	if (named && !err)
 		sync_dir(j->dir);
 	return err;
+}
+
+/* Tells the test hooks, if any, that the temporary now has the name tmp. */
+static void now_named(const job *j, const char *tmp)
+{
+	if (j->hooks && j->hooks->named)
+		j->hooks->named(j->hooks->arg, tmp);
 }
 
 /* The reason when every temporary name tried was taken. */
@@ -329,8 +344,13 @@ static int link_name(const job *j, int fd, char *tmp, size_t cap)
 		if (err)
 			return fail_with(j, err, "cannot write");
 		/* linkat never follows, nor replaces, what is already at tmp */
+		has_pending = 0;
+		snprintf(pending, sizeof(pending), "%s", tmp);
 		err = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+		has_pending = !err;
 	}
+	if (!err)
+		now_named(j, tmp);
 	if (err == EEXIST)
 		return names_taken(j);
 	if (err && link_unsupported(err))
@@ -370,10 +390,15 @@ static int create_named(const job *j, char *tmp, size_t cap, int *fd)
 		if (err)
 			return fail_with(j, err, "cannot write");
 		/* O_EXCL fails on anything at tmp, a planted symlink included: nothing is followed */
+		has_pending = 0;
+		snprintf(pending, sizeof(pending), "%s", tmp);
 		*fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			   MODE_NEW);
 		err = *fd < 0 ? errno : 0;
+		has_pending = !err;
 	}
+	if (!err)
+		now_named(j, tmp);
 	if (err == EEXIST)
 		return names_taken(j);
 	if (err)
@@ -445,4 +470,34 @@ int shs__file_write_hooked(const char *path, const void *data, size_t len,
 int shs_file_write(const char *path, const void *data, size_t len, char *why, size_t why_cap)
 {
 	return shs__file_write_hooked(path, data, len, NULL, why, why_cap);
+}
+
+/* Removes the named temporary being written, if any, then lets the signal end the process as
+ * it would have (async-signal-safe: unlink, sigaction, raise). */
+static void on_ending_signal(int sig)
+{
+	struct sigaction dfl;
+
+	if (has_pending)
+		unlink(pending);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+void shs_file_write_clean_on_signals(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_ending_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t k = 0; k < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); k++) {
+		/* a signal the program was started ignoring (nohup) stays ignored */
+		if (sigaction(cleanup_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(cleanup_signals[k], &sa, NULL);
+	}
 }

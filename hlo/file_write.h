@@ -31,13 +31,20 @@ enum {
  *    is unnamed (O_TMPFILE) until complete, else a fresh random ".NAME.XXXXXX" created with
  *    O_EXCL, so a symlink planted at a temporary name is never followed. A replaced file's
  *    permission bits are kept; a new file gets 0666 less the umask. No temporary is left
- *    behind on failure (only a kill at the wrong moment can leave a ".NAME.XXXXXX").
+ *    behind on failure, nor on SIGINT, SIGTERM or SIGHUP with shs_file_write_clean_on_signals
+ *    (only SIGKILL on a filesystem without O_TMPFILE can leave a ".NAME.XXXXXX").
  * Returns 0 or an errno value, with why[0..why_cap) (may be NULL) set to a short reason that
  * does not name the path: "cannot write: Permission denied", "write failed: No space left on
  * device", "is a directory".
  */
 int shs_file_write(const char *path, const void *data, size_t len, char *why, size_t why_cap)
 	SHS_FILE_MUST_USE;
+
+/* Installs handlers of SIGINT, SIGTERM and SIGHUP (those not ignored) that remove the named
+ * temporary of a write in progress, then end the process by the same signal. For programs
+ * (the command, tools/pipeline): a library leaves its host's signals alone. The unnamed
+ * temporary needs none: the kernel drops it with the process. */
+void shs_file_write_clean_on_signals(void);
 
 /* For tests: writes the next temporary name to try for a target in folder dir named base
  * into out[0..cap). Returns 0, or an errno value (ENAMETOOLONG) that ends the write. */
@@ -49,6 +56,7 @@ typedef struct shs_file_hooks {
 	shs_file_namer next_name; /* NULL: random ".BASE.XXXXXX" names */
 	void *arg;                /* borrowed, passed to next_name */
 	bool named_only;          /* skip the unnamed O_TMPFILE temporary (the fallback path) */
+	void (*named)(void *arg, const char *tmp); /* called once a temporary has its name */
 } shs_file_hooks;
 
 /* For tests: shs_file_write with hooks (NULL: none), so a test can plant files at exactly the

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "file_write.h"
@@ -307,7 +309,8 @@ static void planted_symlinks_are_not_followed(void)
 		char out[PATH_MAX], victim[PATH_MAX], made[PATH_MAX];
 		char *names[PLANTED + 3];
 		plant_namer p = { 0 };
-		shs_file_hooks hooks = { plant_name, &p, both_paths[k].named_only };
+		shs_file_hooks hooks = { .next_name = plant_name, .arg = &p,
+					 .named_only = both_paths[k].named_only };
 
 		put_file(join(victim, dir, "victim"), "victim\n", MODE_PRIVATE);
 		plant(dir, PLANTED, names);
@@ -333,7 +336,8 @@ static void every_name_taken_fails_and_leaves_nothing(void)
 		char out[PATH_MAX], victim[PATH_MAX];
 		char *names[SHS_FILE_NAME_TRIES + 2];
 		plant_namer p = { 0 };
-		shs_file_hooks hooks = { plant_name, &p, both_paths[k].named_only };
+		shs_file_hooks hooks = { .next_name = plant_name, .arg = &p,
+					 .named_only = both_paths[k].named_only };
 
 		put_file(join(victim, dir, "victim"), "victim\n", MODE_PRIVATE);
 		plant(dir, SHS_FILE_NAME_TRIES, names);
@@ -472,6 +476,46 @@ static void empty_content_makes_an_empty_file(void)
 	assert_only(dir, (const char *[]){ "out.hlo", NULL });
 }
 
+/* The named hook of a write that ends by sig once its temporary has a name. */
+static void signal_once_named(void *arg, const char *tmp)
+{
+	(void)tmp;
+	raise(*(const int *)arg);
+}
+
+/* A write ended by SIGINT, SIGTERM or SIGHUP once its temporary is named (both paths: the
+ * unnamed temporary gets its name just before the rename) leaves no temporary and no output,
+ * and the process ends by that signal (the write runs in a child). */
+static void an_ending_signal_leaves_no_temporary(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (size_t s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++) {
+		for (size_t k = 0; k < sizeof(both_paths) / sizeof(both_paths[0]); k++) {
+			const char *dir = case_dir("signal");
+			int sig = sigs[s], status = 0;
+			shs_file_hooks hooks = { .named_only = both_paths[k].named_only,
+						 .named = signal_once_named, .arg = &sig };
+			char out[PATH_MAX], why[SHS_FILE_WHY_MAX];
+			pid_t child;
+
+			join(out, dir, "out.pb");
+			fflush(NULL);
+			child = fork();
+			CU_ASSERT_TRUE_FATAL(child >= 0);
+			if (child == 0) {
+				shs_file_write_clean_on_signals();
+				(void)!shs__file_write_hooked(out, content, strlen(content),
+							      &hooks, why, sizeof(why));
+				_exit(0); /* the signal should have ended it first */
+			}
+			SHS_ASSERT_INT_EQ(waitpid(child, &status, 0), child);
+			CU_ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+			assert_only(dir, (const char *[]){ NULL });
+		}
+	}
+}
+
 CU_TestInfo write_tests[] = {
 	{ "writes a new file (0666 less the umask)", writes_a_new_file },
 	{ "replaces a file atomically and keeps its mode", replaces_a_file_and_keeps_its_mode },
@@ -485,5 +529,7 @@ CU_TestInfo write_tests[] = {
 	{ "a directory is refused", a_directory_fails },
 	{ "a missing folder fails", a_missing_folder_fails },
 	{ "empty content makes an empty file", empty_content_makes_an_empty_file },
+	{ "SIGINT, SIGTERM, SIGHUP mid-write leave no temporary",
+	  an_ending_signal_leaves_no_temporary },
 	CU_TEST_INFO_NULL,
 };

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "file_write.h"
 #include "shardsearch.h"
 
 static const char usage[] =
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 {
 	mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES);
 	mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_BYTES);
+	shs_file_write_clean_on_signals();
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return SHS_EXIT_USAGE;

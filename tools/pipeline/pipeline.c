@@ -124,6 +124,7 @@ int main(int argc, char **argv)
 	bytes module = { 0 };
 	int n = 0, rc;
 
+	shs_file_write_clean_on_signals();
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
 			return usage(NULL), 0;
