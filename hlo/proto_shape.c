@@ -5,13 +5,13 @@
 
 /* ---- Proto -> IR ----------------------------------------------------------------------------- */
 
-/* minor_to_major is empty (the default order) or a permutation of the rank dims. */
+/* minor_to_major is a permutation of the rank dims: a layout, even an empty one, names every
+ * dim, as XLA's and the text form's do (an empty one on an array printed `{}`, which does not
+ * read back). */
 static bool is_layout_order(const int64_t *m2m, size_t n, size_t rank)
 {
 	bool seen[SHS_MAX_RANK] = { false };
 
-	if (!n)
-		return true;
 	if (n != rank)
 		return false;
 	for (size_t k = 0; k < n; k++) {

@@ -387,6 +387,33 @@ static void unprintable_names(void)
 	}
 }
 
+/* A layout message with no minor_to_major on an array is refused, as XLA refuses it: it was
+ * read as the default order and printed `{}`, which no text parser reads back (fuzz_proto). */
+static void empty_layout_on_array(void)
+{
+	const int64_t dims[] = { 4 };
+	const char *const needles[] = { "instruction 'p'", "not a permutation of the 1 dims",
+					NULL };
+	shs_buf shape = { 0 }, empty = { 0 }, mod = { 0 }, scalar = { 0 };
+	shs_module *m;
+
+	w_uint(&shape, SHAPE_TYPE, T_F32);
+	w_packed(&shape, SHAPE_DIMS, dims, 1);
+	w_msg(&shape, SHAPE_LAYOUT, &empty);
+	module_with(&mod, "p", "parameter", &shape, NULL);
+	load_fails(&mod, SHS_EPARSE, needles);
+	/* a scalar's empty layout names its every (no) dim */
+	w_uint(&scalar, SHAPE_TYPE, T_F32);
+	w_msg(&scalar, SHAPE_LAYOUT, &empty);
+	shs_buf_reset(&mod);
+	module_with(&mod, "p", "parameter", &scalar, NULL);
+	m = load_ok(&mod);
+	shs_module_free(m);
+	shs_buf_free(&shape);
+	shs_buf_free(&mod);
+	shs_buf_free(&scalar);
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -400,5 +427,6 @@ CU_TestInfo protobad_tests[] = {
 	{ "a malformed tuple element names its offset", malformed_tuple_element },
 	{ "a string holding a NUL is refused with its field and place", nul_in_strings },
 	{ "names HLO text cannot hold are refused", unprintable_names },
+	{ "an empty layout on an array is refused", empty_layout_on_array },
 	CU_TEST_INFO_NULL,
 };
