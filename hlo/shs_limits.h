@@ -9,7 +9,10 @@ enum {
 	SHS_MAX_MICROBATCHES = 1 << 20, /* micro-batches of one step */
 	SHS_MAX_NESTING = 64,       /* tuple / literal / sharding nesting depth */
 	SHS_MAX_OPERANDS = 1 << 20, /* operands of one instruction */
-	SHS_MAX_INPUT_MB = 2048     /* one input file or buffer */
+	SHS_MAX_INPUT_MB = 2048,    /* one input file or buffer */
+	SHS_MAX_INSTRS = 1 << 22    /* instructions of one module, all computations: memory
+				     * grows about 2 KB a instruction (annotate --plan of 10^6
+				     * in 2.0 GB), the largest real modules hold a few 10^5 */
 };
 
 /* Meshes and shardings. */

@@ -1,5 +1,4 @@
 /* Users of each instruction of one computation, as a CSR list. */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +29,8 @@ int shs_users_make(const shs_computation *c, shs_users *u)
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < c->instrs[i]->n_operands; k++) {
 			uint32_t o = c->instrs[i]->operands[k];
-			bool seen = false;
-			for (uint32_t j = u->first[o]; j < u->first[o] + fill[o]; j++)
-				seen = seen || u->list[j] == i;
-			if (!seen)
+			/* users arrive in order: i is o's user already only if it is the last */
+			if (!fill[o] || u->list[u->first[o] + fill[o] - 1] != i)
 				u->list[u->first[o] + fill[o]++] = i;
 		}
 	/* compact duplicates away: users listed once each */

@@ -634,6 +634,9 @@ int shs_module_verify(const shs_module *m, shs_err *e)
 		return rc;
 	for (uint32_t c = 0; c < m->n_comps; c++)
 		n_instrs += m->comps[c]->n_instrs;
+	if (n_instrs > SHS_MAX_INSTRS)
+		return shs_seterr(e, SHS_EUNSUPPORTED, "%zu instructions, over the %d a module may "
+				  "hold here", n_instrs, SHS_MAX_INSTRS);
 	param_store = calloc(n_instrs, sizeof(*param_store));
 	v.params = calloc(m->n_comps, sizeof(*v.params));
 	v.n_params = calloc(m->n_comps, sizeof(*v.n_params));
