@@ -59,6 +59,9 @@ python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"])'
 expect 0 /usr/bin/time -f "%M" -o "$tmp/flood.rss" "$ss" annotate "$tmp/l.pb" --hardware v5p \
 	--devices $chips --plugin "$hostile/floods.so" --json -o "$tmp/flood.pb"
 python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"])' "$tmp/out" >"$tmp/flood.t"
+has "$tmp/err" "floods.so: strategy hostile.idle refused: more than 256 strategies"
+# its init checks that exactly the strategies past the limit were refused
+! grep -q "floods.so: init failed" "$tmp/err" && ok || bad "flood: $(grep 'init failed' "$tmp/err")"
 if cmp -s "$tmp/plain.t" "$tmp/flood.t"; then ok; else bad "flood changed the step time: $(cat "$tmp/plain.t") vs $(cat "$tmp/flood.t")"; fi
 # 1 GB before pruning and compaction; about 50 MB without the plugin
 if [ "$sanitized" = 1 ] || [ "$(tail -1 "$tmp/flood.rss")" -lt 300000 ]; then ok; else bad "flood: $(tail -1 "$tmp/flood.rss") KB"; fi

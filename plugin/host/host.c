@@ -275,7 +275,7 @@ static int init_plugin(shs_host *h, const char *path, void *dl, shs_err *e)
 		return shs_seterr(e, SHS_EINVAL,
 				  "%s: no shs_plugin_init (not a shardsearch plugin)", path);
 	h->reg = (struct shs_registry){ .h = h, .path = path, .plugin = h->n_plugins,
-					.open = true };
+					.first = h->n_strats, .open = true };
 	call = shs__host_enter(h, path, NULL, "init", NULL);
 	rc = init(&h->reg, shs__host_api());
 	shs__host_leave(call);

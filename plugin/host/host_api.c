@@ -50,6 +50,11 @@ static int register_strategy(shs_registry *reg, const shs_strategy *s)
 			       !s ? "NULL descriptor" : "no name or generate function");
 		return -1;
 	}
+	if (h->n_strats - reg->first >= SHS_PLUGIN_MAX_STRATEGIES) {
+		shs__host_warn(h, "%s: strategy %s refused: more than %d strategies", reg->path,
+			       s->name, SHS_PLUGIN_MAX_STRATEGIES);
+		return -1;
+	}
 	if (h->n_strats == h->cap_strats) {
 		cap = h->cap_strats ? h->cap_strats * 2 : GROW_MIN;
 		grown = realloc(h->strats, cap * sizeof(*grown));

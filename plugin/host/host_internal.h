@@ -47,6 +47,7 @@ struct shs_registry {
 	struct shs_host *h;
 	const char *path;          /* the plugin being loaded */
 	uint32_t plugin;           /* its index once loaded */
+	uint32_t first;            /* the index its first strategy gets */
 	bool open;
 	bool has_err;
 	char err[SHS_PLUGIN_MSG_MAX];

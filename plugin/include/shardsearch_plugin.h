@@ -41,6 +41,8 @@ enum {
 					     * this; candidate() then returns
 					     * SHS_PLUGIN_NO_CANDIDATE */
 	SHS_PLUGIN_MAX_COLLECTIVES = 64,    /* collectives one candidate performs */
+	SHS_PLUGIN_MAX_STRATEGIES = 256,    /* strategies one plugin registers (each is asked
+					     * about every instruction); past it, refused */
 	SHS_PLUGIN_MSG_MAX = 512            /* bytes of a set_error or fail message; longer: cut */
 };
 

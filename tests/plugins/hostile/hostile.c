@@ -1,6 +1,7 @@
 /* Test plugin, built once per misdeed (HOSTILE_CRASHES, _EXITS, _HANGS, _EXITS_ON_LOAD,
  * _FLOODS): a strategy for "dot" that crashes, calls exit(0) or never returns when asked,
- * exits as it is loaded, or offers far more candidates than a search can use. */
+ * exits as it is loaded, or offers far more candidates than a search can use (and registers
+ * more strategies than a plugin may). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -60,9 +61,31 @@ static const shs_strategy strategy = {
 	.generate = gen,
 };
 
+static const char *const no_ops[] = { NULL };
+
+/* Serves nothing: registered past the host's limit by the flooding build. */
+static const shs_strategy idle = {
+	.struct_size = sizeof(shs_strategy),
+	.name = "hostile.idle",
+	.opcodes = no_ops,
+	.generate = gen,
+};
+
 static int init(shs_registry *reg, const shs_host_api *api)
 {
-	return api->register_strategy(reg, &strategy);
+	int refused = 0;
+
+	if (api->register_strategy(reg, &strategy))
+		return -1;
+#ifdef HOSTILE_FLOODS
+	for (int k = 0; k < SHS_PLUGIN_MAX_STRATEGIES + 10; k++)
+		refused += api->register_strategy(reg, &idle) != 0;
+	return refused == 11 ? 0 : -1; /* the host took the first 255 and refused the rest */
+#else
+	(void)idle;
+	(void)refused;
+	return 0;
+#endif
 }
 
 SHS_PLUGIN_DEFINE(init)
