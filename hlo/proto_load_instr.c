@@ -2,12 +2,14 @@
 #include <string.h>
 
 #include "proto_internal.h"
+#include "text_lexer.h"
 
 /* ---- Opcode names ---------------------------------------------------------------------------- */
 
 enum {
 	FNV_OFFSET = 2166136261u,
-	FNV_PRIME = 16777619u
+	FNV_PRIME = 16777619u,
+	CONV_SPATIAL_MAX = 10 /* dim_labels name spatial dims with one digit each */
 };
 
 /* FNV-1a of the NUL-terminated s; *len receives its length. */
@@ -115,13 +117,43 @@ static int scatter_from(const shs__pl *c, const Xla__ScatterDimensionNumbers *p,
 	return SHS_OK;
 }
 
+/* Whether a, b and the spatial dims sp[0..n) name each of the n + 2 dims once, n at most
+ * CONV_SPATIAL_MAX: what dim_labels (`b01f`, one digit a spatial dim) can say. */
+static bool labels_part(int64_t a, int64_t b, const int64_t *sp, size_t n)
+{
+	uint32_t seen = 0;
+
+	if (n > CONV_SPATIAL_MAX || a < 0 || b < 0 || a > (int64_t)n + 1 || b > (int64_t)n + 1 ||
+	    a == b)
+		return false;
+	seen = 1u << a | 1u << b;
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i] < 0 || sp[i] > (int64_t)n + 1 || (seen >> sp[i] & 1))
+			return false;
+		seen |= 1u << sp[i];
+	}
+	return true;
+}
+
 static int conv_from(const shs__pl *c, const Xla__ConvolutionDimensionNumbers *p,
 		     shs_conv_dims **out)
 {
 	shs_conv_dims *d = shs_arena_calloc(c->a, 1, sizeof(*d));
+	size_t n = p->n_input_spatial_dimensions;
 
 	if (!d)
 		return shs__pl_nomem(c);
+	/* XLA's dim_labels, which the text form prints, must be able to say them */
+	if (p->n_kernel_spatial_dimensions != n || p->n_output_spatial_dimensions != n ||
+	    !labels_part(p->input_batch_dimension, p->input_feature_dimension,
+			 p->input_spatial_dimensions, n) ||
+	    !labels_part(p->kernel_input_feature_dimension, p->kernel_output_feature_dimension,
+			 p->kernel_spatial_dimensions, n) ||
+	    !labels_part(p->output_batch_dimension, p->output_feature_dimension,
+			 p->output_spatial_dimensions, n))
+		return shs__pl_fail(c, SHS_EPARSE, "convolution dimension numbers do not name "
+				    "each dimension once (at most %d spatial ones, as many in each "
+				    "part)", CONV_SPATIAL_MAX);
 	*out = d;
 	d->input_batch = p->input_batch_dimension;
 	d->input_feature = p->input_feature_dimension;
@@ -227,6 +259,8 @@ static int structs_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs
 		rc = scatter_from(c, p->scatter_dimension_numbers, &in->scatter);
 	if (rc == SHS_OK && p->convolution_dimension_numbers)
 		rc = conv_from(c, p->convolution_dimension_numbers, &in->conv);
+	else if (rc == SHS_OK && in->op == SHS_OP_CONVOLUTION) /* as XLA requires them */
+		rc = shs__pl_fail(c, SHS_EPARSE, "convolution has no dimension numbers");
 	if (rc == SHS_OK && p->window)
 		rc = window_from(c, p->window, in);
 	if (rc == SHS_OK)
@@ -288,6 +322,15 @@ static int strings_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs
 		in->metadata = m;
 	}
 	return shs__strs_copy(&s, c->a) ? SHS_OK : shs__pl_nomem(c);
+}
+
+/* w (may be NULL) is one of words, the ones HLO text has for it, as XLA reads it from protobuf
+ * (another string, printed as the word, made text that does not read back). */
+static int word_known(const shs__pl *c, const char *w, const char *const *words, const char *what)
+{
+	if (w && !shs__word_in(w, words))
+		return shs__pl_fail(c, SHS_EPARSE, "unknown %s '%s'", what, w);
+	return SHS_OK;
 }
 
 static int lists_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_instr *in)
@@ -372,6 +415,13 @@ int shs__instr_from(const shs__pl *c, const shs__op_table *ops,
 		return shs__pl_fail(c, SHS_EPARSE, "instruction has no shape");
 	scalars_from(p, in);
 	rc = strings_from(c, p, in);
+	if (rc == SHS_OK)
+		rc = word_known(c, in->comparison_direction, shs__comparison_directions,
+				"comparison direction");
+	if (rc == SHS_OK)
+		rc = word_known(c, in->comparison_type, shs__comparison_types, "comparison type");
+	if (rc == SHS_OK)
+		rc = word_known(c, in->fusion_kind, shs__fusion_kinds, "fusion kind");
 	if (rc == SHS_OK)
 		rc = shs__shape_from(c, p->shape, &in->shape, 0);
 	if (rc == SHS_OK)

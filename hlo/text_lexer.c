@@ -270,6 +270,19 @@ bool shs__lex_is_ident_char(char c)
 	return is_class(c, CH_IDENT);
 }
 
+const char *const shs__comparison_directions[] = { "EQ", "NE", "GE", "GT", "LE", "LT", NULL };
+const char *const shs__comparison_types[] = { "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED",
+					      NULL };
+const char *const shs__fusion_kinds[] = { "kLoop", "kInput", "kOutput", "kCustom", NULL };
+
+bool shs__word_in(const char *word, const char *const *words)
+{
+	for (; *words; words++)
+		if (!strcmp(word, *words))
+			return true;
+	return false;
+}
+
 bool shs__lex_is_name(const char *s)
 {
 	if (!is_class(*s, CH_IDENT_START))

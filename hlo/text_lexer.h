@@ -85,6 +85,15 @@ static inline bool shs__lex_is(const shs_lexer *lx, shs_tok_kind kind)
 /* True for [A-Za-z0-9_.-], the bytes that continue an identifier. */
 bool shs__lex_is_ident_char(char c);
 
+/* The words the text form takes for a compare's direction and type and a fusion's kind (XLA's
+ * ComparisonDirection, Comparison::Type and FusionKind), NULL-terminated; static storage. */
+extern const char *const shs__comparison_directions[];
+extern const char *const shs__comparison_types[];
+extern const char *const shs__fusion_kinds[];
+
+/* Whether word is one of words (NULL-terminated). Both: borrowed, valid until this returns. */
+bool shs__word_in(const char *word, const char *const *words);
+
 /* True when s is one whole identifier ([A-Za-z_][A-Za-z0-9_.-]*): a name that prints as text
  * which reads back. s: borrowed, valid until this returns. */
 bool shs__lex_is_name(const char *s);

@@ -584,9 +584,6 @@ static int parse_index_vector_dim(shs__parser *p, shs_instr *ins)
 /* Attributes with a single int, bool or word value; *handled false for the others. */
 static int parse_scalar_attr(shs__parser *p, shs_instr *ins, int id, bool *handled)
 {
-	static const char *const directions[] = { "EQ", "NE", "GE", "GT", "LE", "LT", NULL };
-	static const char *const types[] = { "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", NULL };
-	static const char *const kinds[] = { "kLoop", "kInput", "kOutput", "kCustom", NULL };
 	int64_t v = 0;
 	int rc;
 
@@ -611,10 +608,12 @@ static int parse_scalar_attr(shs__parser *p, shs_instr *ins, int id, bool *handl
 	case A_IS_STABLE: return parse_bool(p, &ins->is_stable);
 	case A_LARGEST: return parse_bool(p, &ins->largest);
 	case A_DIRECTION:
-		return shs__parse_word(p, directions, "comparison direction",
+		return shs__parse_word(p, shs__comparison_directions, "comparison direction",
 				       &ins->comparison_direction);
-	case A_TYPE: return shs__parse_word(p, types, "comparison type", &ins->comparison_type);
-	case A_KIND: return shs__parse_word(p, kinds, "fusion kind", &ins->fusion_kind);
+	case A_TYPE:
+		return shs__parse_word(p, shs__comparison_types, "comparison type",
+				       &ins->comparison_type);
+	case A_KIND: return shs__parse_word(p, shs__fusion_kinds, "fusion kind", &ins->fusion_kind);
 	case A_CC_TARGET: return shs__parse_string(p, &ins->custom_call_target, NULL);
 	default: break;
 	}
@@ -795,6 +794,9 @@ int shs__parse_instr_attrs(shs__parser *p, shs_instr *ins, uint32_t index)
 		if ((rc = parse_attr(p, ins, index, &st)))
 			return rc;
 	}
+	/* XLA's parser requires them; the zeroed ones printed dim_labels=f_o->f (fuzz_text) */
+	if (ins->op == SHS_OP_CONVOLUTION && !(st.seen >> A_DIM_LABELS & 1))
+		return shs__fail(p, "a convolution needs dim_labels");
 	if ((rc = set_called(p, ins, &st)) || (rc = add_op_defaults(p, ins)))
 		return rc;
 	return shs__raw_finish(p->a, ins) ? shs__oom(p) : SHS_OK;

@@ -448,6 +448,13 @@ static void every_opcode_resolves(void)
 		shs_module *m;
 
 		module_with(&mod, "x", shs_opcode_name((shs_opcode)op), &shape, NULL);
+		if (op == SHS_OP_CONVOLUTION) { /* resolved, then refused without its numbers */
+			const char *const needles[] = { "convolution has no dimension numbers",
+							NULL };
+			load_fails(&mod, SHS_EPARSE, needles);
+			shs_buf_free(&mod);
+			continue;
+		}
 		m = load_ok(&mod);
 		SHS_ASSERT_INT_EQ(m->comps[0]->instrs[0]->op, op);
 		shs_module_free(m);

@@ -414,6 +414,40 @@ static void empty_layout_on_array(void)
 	shs_buf_free(&scalar);
 }
 
+/* Words and dimension numbers HLO text could not print so that they read back are refused, as
+ * XLA refuses them (fuzz_proto: a comparison direction of two raw bytes printed as the word). */
+static void unprintable_attributes(void)
+{
+	enum { FUSION_KIND = 11, CONV_DIMS = 16, DIRECTION = 63, TYPE = 72 };
+	static const struct {
+		const char *opcode;
+		uint32_t field;
+		const char *value; /* a string, or NULL: an empty message */
+		const char *says;
+	} cases[] = {
+		{ "compare", DIRECTION, "\x9bT", "unknown comparison direction" },
+		{ "compare", TYPE, "TOTAL", "unknown comparison type 'TOTAL'" },
+		{ "fusion", FUSION_KIND, "kBogus", "unknown fusion kind 'kBogus'" },
+		{ "convolution", CONV_DIMS, NULL, "convolution dimension numbers do not name each "
+		  "dimension once" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const needles[] = { "instruction 'x'", cases[i].says, NULL };
+		shs_buf in = { 0 }, mod = { 0 }, empty = { 0 };
+
+		instr_msg(&in, "x", cases[i].opcode, 1, NULL, 0);
+		if (cases[i].value)
+			w_str(&in, cases[i].field, cases[i].value);
+		else
+			w_msg(&in, cases[i].field, &empty);
+		module_of(&mod, &in, 1);
+		load_fails(&mod, SHS_EPARSE, needles);
+		shs_buf_free(&in);
+		shs_buf_free(&mod);
+	}
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -428,5 +462,6 @@ CU_TestInfo protobad_tests[] = {
 	{ "a string holding a NUL is refused with its field and place", nul_in_strings },
 	{ "names HLO text cannot hold are refused", unprintable_names },
 	{ "an empty layout on an array is refused", empty_layout_on_array },
+	{ "words and dimension numbers text cannot print are refused", unprintable_attributes },
 	CU_TEST_INFO_NULL,
 };

@@ -1100,6 +1100,24 @@ static void nul_in_raw_value(void)
 	}
 }
 
+/* As XLA's parser: without them the IR held zeroed dimension numbers, printed dim_labels=f_o->f,
+ * which does not read back (fuzz_text). */
+static void convolution_needs_dim_labels(void)
+{
+	static const char head[] = "HloModule m\n\nENTRY e {\n  a = f32[1,4,4,1] parameter(0)\n"
+				   "  k = f32[3,3,1,1] parameter(1)\n"
+				   "  ROOT c = f32[1,2,2,1] convolution(a, k), window={size=3x3}";
+	char text[sizeof(head) + 64];
+	shs_module *m = NULL;
+	shs_err e = { 0 };
+
+	snprintf(text, sizeof(text), "%s\n}\n", head);
+	CU_ASSERT_TRUE(check_error(text, SHS_EPARSE, "7:1", "a convolution needs dim_labels"));
+	snprintf(text, sizeof(text), "%s, dim_labels=b01f_01io->b01f\n}\n", head);
+	SHS_ASSERT_OK(shs_text_load(text, strlen(text), "conv.hlo", &m, &e), &e);
+	shs_module_free(m);
+}
+
 CU_TestInfo text_tests[] = {
 	{ "every corpus file parses with consistent links and ids", corpus_parses },
 	{ "MaxText: computations, entry layout, aliases, style", maxtext_module },
@@ -1127,5 +1145,6 @@ CU_TestInfo text_tests[] = {
 	{ "every prefix of a module fails cleanly", truncated_prefixes },
 	{ "a NULL error record is allowed", null_error_record },
 	{ "a NUL byte in a raw value is refused where it is", nul_in_raw_value },
+	{ "a convolution needs dim_labels", convolution_needs_dim_labels },
 	CU_TEST_INFO_NULL,
 };

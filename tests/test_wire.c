@@ -409,7 +409,7 @@ static void b_constants(builder *b, shs_computation *c)
 static void b_structured(builder *b, shs_computation *c, uint32_t adder)
 {
 	static const int64_t d48[] = { 4, 8 }, d816[] = { 8, 16 }, d416[] = { 4, 16 },
-		d28[] = { 2, 8 }, one[] = { 1 }, zero[] = { 0 }, d4[] = { 4 };
+		d28[] = { 2, 8 }, one[] = { 1 }, zero[] = { 0 }, two[] = { 2 };
 	static const int32_t prec[] = { SHS_PRECISION_DEFAULT, SHS_PRECISION_HIGHEST };
 	const uint32_t p0p1[] = { 0, 1 }, p0[] = { 0 };
 	shs_instr *in;
@@ -462,7 +462,10 @@ static void b_structured(builder *b, shs_computation *c, uint32_t adder)
 	in->conv->input_feature = 1;
 	in->conv->kernel_output_feature = 1;
 	in->conv->output_feature = 1;
-	in->conv->input_spatial = b_list(b, d4, 1);
+	/* each part names each dim once, as dim_labels can say: b f 0, i o 0, b f 0 */
+	in->conv->input_spatial = b_list(b, two, 1);
+	in->conv->kernel_spatial = b_list(b, two, 1);
+	in->conv->output_spatial = b_list(b, two, 1);
 	in->feature_group_count = 1;
 	in->batch_group_count = 1;
 	in->window = b_alloc(b, sizeof(*in->window));
