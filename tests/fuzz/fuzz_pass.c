@@ -1,13 +1,11 @@
-/* libFuzzer target: the pass entry point on any bytes must give an annotated module or a
- * message, never a crash or a leak; its output must load back. A 4-chip v5p slice keeps each
- * search small. */
-#include <stdint.h>
+/* libFuzzer target: the pass entry point (shs_pass_run: load, search, annotate, write) on any
+ * bytes gives an annotated module or a message, never a crash or a leak; what it wrote loads
+ * back and verifies. A 4-chip v5p slice, one thread and a 2 s budget keep each search small. */
 #include <stdlib.h>
 
+#include "fuzz_util.h"
 #include "io.h"
 #include "shardsearch.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,13 +18,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (shs_pass_run(data, size, options, &out, &len, &err) == 0) {
 		shs_module *m = NULL;
 		shs_err e = { 0 };
-		/* what the pass wrote loads and verifies */
-		if (shs_proto_load(out, len, "pass output", &m, &e) != SHS_OK ||
-		    shs_module_verify(m, &e) != SHS_OK)
-			abort();
+		int rc = shs_proto_load(out, len, "pass output", &m, &e);
+
+		fuzz_require(rc == SHS_OK, "what the pass wrote loads", e.msg);
+		rc = shs_module_verify(m, &e);
+		fuzz_require(rc == SHS_OK, "what the pass wrote verifies", e.msg);
 		shs_module_free(m);
-	} else if (!err) {
-		abort(); /* a failure always says why */
+	} else {
+		fuzz_require(err && err[0], "a failed pass says why", NULL);
 	}
 	shs_pass_free(out);
 	shs_pass_free(err);
