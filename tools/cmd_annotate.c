@@ -41,7 +41,8 @@ static const char usage_head[] =
 	"options:\n";
 
 static const char usage_tail[] =
-	"  --time-budget S       stop searching after S seconds with the best plan so far\n"
+	"  --time-budget S       stop searching after S seconds with the best plan so far (a\n"
+	"                        plugin call running 2 s past it ends the process, status 70)\n"
 	"  --threads N           meshes searched at once (default: the processors online); the\n"
 	"                        result is the same for any N\n"
 	"  --exhaustive          try every mesh (default: every one when there are at most 64,\n"
