@@ -162,7 +162,9 @@ static int array_literal_from(const shs__pl *c, const Xla__LiteralProto *p,
 
 	if (n < 0)
 		return shs__pl_fail(c, SHS_EPARSE, "literal shape has an invalid element count");
-	if (n > 0 && literal_has_no_data(p)) {
+	/* an array without values is elided, as text prints {...}; a scalar's value is always
+	 * there (its elided form printed {...}, which no text parser reads) */
+	if (n > 0 && s->rank > 0 && literal_has_no_data(p)) {
 		out->elided = true;
 		return SHS_OK;
 	}
@@ -190,10 +192,6 @@ static int array_literal_from(const shs__pl *c, const Xla__LiteralProto *p,
 static int tuple_literal_from(const shs__pl *c, const Xla__LiteralProto *p, const shs_shape *s,
 			      shs_literal *out, unsigned depth)
 {
-	if (!p->n_tuple_literals && s->n_tuple) {
-		out->elided = true;
-		return SHS_OK;
-	}
 	if (p->n_tuple_literals != s->n_tuple)
 		return shs__pl_fail(c, SHS_EPARSE, "tuple literal has %zu elements, its shape %u",
 				    p->n_tuple_literals, s->n_tuple);

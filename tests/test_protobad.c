@@ -448,6 +448,30 @@ static void unprintable_attributes(void)
 	}
 }
 
+/* A scalar constant and a tuple constant without values are refused, as XLA refuses them: they
+ * were read as elided and printed {...}, which text takes for arrays only (fuzz_proto). */
+static void scalar_and_tuple_literals_need_values(void)
+{
+	const char *const scalar_says[] = { "instruction 'c'", "literal of 1 f32 elements has 0 "
+					    "values", NULL };
+	const char *const tuple_says[] = { "instruction 'c'", "tuple literal has 0 elements, "
+					   "its shape 2", NULL };
+	shs_buf scalar = { 0 }, tuple = { 0 }, empty = { 0 }, mod = { 0 };
+
+	shape_msg(&scalar, T_F32, NULL, 0);
+	module_with(&mod, "c", "constant", &scalar, &empty);
+	load_fails(&mod, SHS_EPARSE, scalar_says);
+	w_uint(&tuple, SHAPE_TYPE, T_TUPLE);
+	w_msg(&tuple, SHAPE_TUPLE, &scalar);
+	w_msg(&tuple, SHAPE_TUPLE, &scalar);
+	shs_buf_reset(&mod);
+	module_with(&mod, "c", "constant", &tuple, &empty);
+	load_fails(&mod, SHS_EPARSE, tuple_says);
+	shs_buf_free(&scalar);
+	shs_buf_free(&tuple);
+	shs_buf_free(&mod);
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -463,5 +487,6 @@ CU_TestInfo protobad_tests[] = {
 	{ "names HLO text cannot hold are refused", unprintable_names },
 	{ "an empty layout on an array is refused", empty_layout_on_array },
 	{ "words and dimension numbers text cannot print are refused", unprintable_attributes },
+	{ "scalar and tuple constants need their values", scalar_and_tuple_literals_need_values },
 	CU_TEST_INFO_NULL,
 };
