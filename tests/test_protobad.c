@@ -448,14 +448,15 @@ static void unprintable_attributes(void)
 	}
 }
 
-/* A scalar constant and a tuple constant without values are refused, as XLA refuses them: they
- * were read as elided and printed {...}, which text takes for arrays only (fuzz_proto). */
+/* A scalar constant and a tuple constant without values, or without a literal, are refused:
+ * they were read as elided and printed {...}, which text takes for arrays only (fuzz_proto). */
 static void scalar_and_tuple_literals_need_values(void)
 {
 	const char *const scalar_says[] = { "instruction 'c'", "literal of 1 f32 elements has 0 "
 					    "values", NULL };
 	const char *const tuple_says[] = { "instruction 'c'", "tuple literal has 0 elements, "
 					   "its shape 2", NULL };
+	const char *const none_says[] = { "instruction 'c'", "constant has no literal", NULL };
 	shs_buf scalar = { 0 }, tuple = { 0 }, empty = { 0 }, mod = { 0 };
 
 	shape_msg(&scalar, T_F32, NULL, 0);
@@ -467,6 +468,9 @@ static void scalar_and_tuple_literals_need_values(void)
 	shs_buf_reset(&mod);
 	module_with(&mod, "c", "constant", &tuple, &empty);
 	load_fails(&mod, SHS_EPARSE, tuple_says);
+	shs_buf_reset(&mod);
+	module_with(&mod, "c", "constant", &scalar, NULL); /* no literal at all */
+	load_fails(&mod, SHS_EPARSE, none_says);
 	shs_buf_free(&scalar);
 	shs_buf_free(&tuple);
 	shs_buf_free(&mod);
