@@ -87,17 +87,21 @@ void shs__host_prune_strategy(shs_pemit *out)
 	uint32_t n = out->list->n - out->first, cap = 4, keep = 0, *slot;
 	uint64_t *hash;
 	bool *dead;
+	void *mem;
 
-	if (n < 2)
+	if (n < SHS_HOST_PRUNE_MIN)
 		return;
 	while (cap < 2 * n)
 		cap *= 2;
-	slot = malloc(cap * sizeof(*slot));
-	hash = malloc(n * sizeof(*hash));
-	dead = calloc(n, sizeof(*dead));
-	if (!slot || !hash || !dead) /* nothing is pruned: the candidates stay as offered */
-		goto out;
+	/* one block: hashes, then slots, then the dead flags */
+	mem = malloc(n * sizeof(*hash) + cap * sizeof(*slot) + n * sizeof(*dead));
+	if (!mem) /* nothing is pruned: the candidates stay as offered */
+		return;
+	hash = mem;
+	slot = (uint32_t *)(hash + n);
+	dead = (bool *)(slot + cap);
 	memset(slot, 0xff, cap * sizeof(*slot));
+	memset(dead, 0, n * sizeof(*dead));
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t j = (uint32_t)(hash[k] = choice_hash(&v[k], out->v->n_leaves)) & (cap - 1);
 
@@ -116,10 +120,7 @@ void shs__host_prune_strategy(shs_pemit *out)
 		if (!dead[k])
 			v[keep++] = v[k];
 	out->list->n = out->first + keep;
-out:
-	free(slot);
-	free(hash);
-	free(dead);
+	free(mem);
 }
 
 /* Copies candidate c (its block of specs, operand starts and label, and its collectives) into a;

@@ -1,6 +1,6 @@
 /* Test plugin that makes each candidate twice, whole (add_candidate) in one strategy and piece by
  * piece (candidate, set_result, set_operand, set_cost) in another, and one whole candidate
- * without a result; a third strategy offers one choice three times, at costs that prune. */
+ * without a result; a third strategy offers one choice many times, at costs that prune. */
 #include <stddef.h>
 #include <string.h>
 
@@ -44,8 +44,9 @@ static int gen(const shs_pquery *q, shs_pemit *out, const shs_host_api *api, voi
 	return 0;
 }
 
-/* Replicated three times: "dear", then "cheap" (fewer FLOPs and bytes: it takes dear's place),
- * then "lean" (fewer bytes, more FLOPs than cheap: both stay), then "dearer" (dropped). */
+/* Replicated many times: "dear", then "cheap" (fewer FLOPs and bytes: it takes dear's place),
+ * then "lean" (fewer bytes, more FLOPs than cheap: both stay), then "dearer" copies (dropped),
+ * enough of them for the host to prune the list. */
 static int gen_thrice(const shs_pquery *q, shs_pemit *out, const shs_host_api *api, void *user)
 {
 	const shs_pspec spec = { .rank = q->instr->shape.rank }, operands[2] = { spec, spec };
@@ -54,7 +55,8 @@ static int gen_thrice(const shs_pquery *q, shs_pemit *out, const shs_host_api *a
 	api->add_candidate(out, "dear", &spec, operands, 10, 10);
 	api->add_candidate(out, "cheap", &spec, operands, 4, 4);
 	api->add_candidate(out, "lean", &spec, operands, 6, 1);
-	api->add_candidate(out, "dearer", &spec, operands, 6, 6);
+	for (int k = 0; k < 100; k++)
+		api->add_candidate(out, "dearer", &spec, operands, 6 + k, 6);
 	return 0;
 }
 
