@@ -590,9 +590,9 @@ static int refuse_nul(loader *l, const ProtobufCMessageDescriptor *d, const uint
 /* ---- Names ----------------------------------------------------------------------------------- */
 
 /* HLO text names what protobuf numbers: a module that could not be written as text that reads
- * back is refused. Each name must be one identifier, an instruction's not the word ROOT and a
- * computation's not ENTRY, and computation and instruction names unique in the module (as
- * XLA's HloModule::CreateFromProto requires them). */
+ * back is refused. Each name must be one identifier, an instruction's not ROOT and a
+ * computation's not ENTRY or a stack frame table's word (text_lexer.h), and computation and
+ * instruction names unique in the module (as XLA's HloModule::CreateFromProto requires them). */
 
 /* One name seen: the computation, and the instruction plus one (0 for a computation). */
 typedef struct name_slot {
@@ -615,14 +615,16 @@ static name_slot *name_find(const name_set *t, const char *name)
 	return &t->slots[h];
 }
 
-/* Whether name can stand where the text form puts it: an identifier, not keyword. */
-static int check_name(const loader *l, const char *name, const char *keyword, const char *what)
+/* Whether name can stand where the text form puts it: an identifier, none of keywords (may be
+ * NULL). */
+static int check_name(const loader *l, const char *name, const char *const *keywords,
+		      const char *what)
 {
 	if (!shs__lex_is_name(name))
 		return shs__pl_fail(&l->c, SHS_EPARSE, "%s name '%s' is not an HLO identifier (a "
 				    "letter or '_', then letters, digits, '_', '.', '-')", what,
 				    name);
-	if (keyword && !strcmp(name, keyword))
+	if (keywords && shs__word_in(name, keywords))
 		return shs__pl_fail(&l->c, SHS_EPARSE, "%s name '%s' would read as the keyword",
 				    what, name);
 	return SHS_OK;
@@ -638,7 +640,7 @@ static int check_instr_names(loader *l, name_set *t, uint32_t k)
 		int rc;
 
 		l->c.instr = c->instrs[i]->name;
-		if ((rc = check_name(l, c->instrs[i]->name, "ROOT", "the")) != SHS_OK)
+		if ((rc = check_name(l, c->instrs[i]->name, shs__instr_words, "the")) != SHS_OK)
 			return rc;
 		if (s->name)
 			return shs__pl_fail(&l->c, SHS_EPARSE, "name is also used in computation "
@@ -667,7 +669,7 @@ static int check_names(loader *l)
 		name_slot *s = name_find(&t, m->comps[k]->name);
 
 		l->c.comp = m->comps[k]->name;
-		rc = check_name(l, m->comps[k]->name, "ENTRY", "the");
+		rc = check_name(l, m->comps[k]->name, shs__comp_words, "the");
 		if (rc == SHS_OK && s->name)
 			rc = shs__pl_fail(&l->c, SHS_EPARSE, "two computations have this name");
 		*s = (name_slot){ m->comps[k]->name, k, 0 };

@@ -275,6 +275,10 @@ const char *const shs__comparison_types[] = { "FLOAT", "TOTALORDER", "SIGNED", "
 					      NULL };
 const char *const shs__fusion_kinds[] = { "kLoop", "kInput", "kOutput", "kCustom", NULL };
 
+const char *const shs__comp_words[] = { "ENTRY", "FileNames", "FunctionNames", "FileLocations",
+					"StackFrames", NULL };
+const char *const shs__instr_words[] = { "ROOT", NULL };
+
 bool shs__word_in(const char *word, const char *const *words)
 {
 	for (; *words; words++)

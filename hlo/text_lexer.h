@@ -91,6 +91,12 @@ extern const char *const shs__comparison_directions[];
 extern const char *const shs__comparison_types[];
 extern const char *const shs__fusion_kinds[];
 
+/* The words that open something where HLO text names a computation (ENTRY, the stack frame
+ * tables of text_parse.c) or an instruction (ROOT), NULL-terminated: a computation or
+ * instruction of that name would not read back. Static storage. */
+extern const char *const shs__comp_words[];
+extern const char *const shs__instr_words[];
+
 /* Whether word is one of words (NULL-terminated). Both: borrowed, valid until this returns. */
 bool shs__word_in(const char *word, const char *const *words);
 

@@ -371,6 +371,8 @@ static void unprintable_names(void)
 		  { "instruction 'ROOT'", "would read as the keyword", NULL } },
 		{ { .module = "m", .comp = "ENTRY" },
 		  { "computation 'ENTRY'", "would read as the keyword", NULL } },
+		{ { .module = "m", .comp = "StackFrames" }, /* fuzz_proto */
+		  { "computation 'StackFrames'", "would read as the keyword", NULL } },
 		{ { .module = "m", .comp = "main", .neg = "p0" },
 		  { "instruction 'p0'", "name is also used in computation 'main'", NULL } },
 		{ { .module = "xla_computat)on", .comp = "main" },
