@@ -246,6 +246,34 @@ static int precision_from(const shs__pl *c, const Xla__PrecisionConfig *p, shs_i
 	return SHS_OK;
 }
 
+/* The structures XLA always has for these opcodes, empty when the proto has none, as the text
+ * parser makes them (add_op_defaults of text_parse_attr.c): a module reads the same from
+ * either form (fuzz_proto: a reduce-window without a window hashed otherwise once printed). */
+static int op_defaults(const shs__pl *c, shs_instr *in)
+{
+	bool ok = true;
+
+	switch (in->op) {
+	case SHS_OP_DOT:
+		ok = in->dot || (in->dot = shs_arena_calloc(c->a, 1, sizeof(*in->dot)));
+		break;
+	case SHS_OP_GATHER:
+		ok = in->gather || (in->gather = shs_arena_calloc(c->a, 1, sizeof(*in->gather)));
+		break;
+	case SHS_OP_SCATTER:
+		ok = in->scatter || (in->scatter = shs_arena_calloc(c->a, 1, sizeof(*in->scatter)));
+		break;
+	case SHS_OP_CONVOLUTION:
+	case SHS_OP_REDUCE_WINDOW:
+	case SHS_OP_SELECT_AND_SCATTER:
+		ok = in->window || (in->window = shs_arena_calloc(c->a, 1, sizeof(*in->window)));
+		break;
+	default:
+		break;
+	}
+	return ok ? SHS_OK : shs__pl_nomem(c);
+}
+
 /* Dimension numbers, windows, slices, padding and precision. */
 static int structs_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_instr *in)
 {
@@ -269,6 +297,8 @@ static int structs_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs
 		rc = padding_from(c, p->padding_config, in);
 	if (rc == SHS_OK && p->precision_config)
 		rc = precision_from(c, p->precision_config, in);
+	if (rc == SHS_OK)
+		rc = op_defaults(c, in);
 	return rc;
 }
 

@@ -478,6 +478,33 @@ static void scalar_and_tuple_literals_need_values(void)
 	shs_buf_free(&mod);
 }
 
+/* The structures XLA always has for dot, gather, scatter, reduce-window and select-and-scatter
+ * are there, empty, when the proto leaves them out, as text makes them: a reduce-window read
+ * without its window hashed otherwise than its printed text read back (fuzz_proto). */
+static void op_structures_default(void)
+{
+	static const char *const ops[] = { "dot", "gather", "scatter", "reduce-window",
+					   "select-and-scatter" };
+	const int64_t d4[] = { 4 };
+	shs_buf shape = { 0 };
+
+	shape_msg(&shape, T_F32, d4, 1);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		shs_buf mod = { 0 };
+		shs_module *m;
+		const shs_instr *in;
+
+		module_with(&mod, "x", ops[i], &shape, NULL);
+		m = load_ok(&mod);
+		in = m->comps[0]->instrs[0];
+		CU_ASSERT_TRUE(i == 0 ? in->dot != NULL : i == 1 ? in->gather != NULL :
+			       i == 2 ? in->scatter != NULL : in->window != NULL);
+		shs_module_free(m);
+		shs_buf_free(&mod);
+	}
+	shs_buf_free(&shape);
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -494,5 +521,6 @@ CU_TestInfo protobad_tests[] = {
 	{ "an empty layout on an array is refused", empty_layout_on_array },
 	{ "words and dimension numbers text cannot print are refused", unprintable_attributes },
 	{ "scalar and tuple constants need their values", scalar_and_tuple_literals_need_values },
+	{ "structures XLA always has are made when left out", op_structures_default },
 	CU_TEST_INFO_NULL,
 };
