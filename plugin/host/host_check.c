@@ -144,13 +144,6 @@ static bool check_colls(const shs_cand *c, const shs_pmesh *mesh, char *msg, siz
 	return true;
 }
 
-/* Whether a and b are the same spec (their dims up to their rank). */
-static bool same_spec(const shs_pspec *a, const shs_pspec *b)
-{
-	return a->rank == b->rank && a->padded == b->padded && a->rank <= SHS_PLUGIN_MAX_RANK &&
-	       !memcmp(a->dims, b->dims, a->rank * sizeof(a->dims[0]));
-}
-
 /* Whether candidate c is valid; writes the fault to msg when not. A leaf equal to the one of
  * the valid candidate before it (prev, or NULL) is not checked again: a strategy's candidates
  * share most operand specs. */
@@ -162,7 +155,7 @@ static bool check_cand(const shs_pemit *out, const shs_cand *c, const shs_cand *
 		return false;
 	}
 	for (uint32_t k = 0; k < out->v->n_leaves; k++)
-		if ((!prev || !same_spec(&c->result[k], &prev->result[k])) &&
+		if ((!prev || !shs__host_same_spec(&c->result[k], &prev->result[k])) &&
 		    !check_spec(out->v, out->mesh, k, &c->result[k], msg, n))
 			return false;
 	return check_colls(c, out->mesh, msg, n);

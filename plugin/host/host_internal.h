@@ -209,6 +209,10 @@ void shs__host_drop_strategy(shs_pemit *out);
  * costs the search less than its pruning (8 % of a 70B search when every list was pruned).
  * Out of memory, nothing is dropped. */
 enum { SHS_HOST_PRUNE_MIN = 64 };
+
+/* Whether x and y split the same dims over the same axes, padded alike (each dim's axes up to
+ * its count, dims up to the rank; a rank past SHS_PLUGIN_MAX_RANK compares that many). */
+bool shs__host_same_spec(const shs_pspec *x, const shs_pspec *y);
 void shs__host_prune_strategy(shs_pemit *out);
 
 /* Moves list's candidates (each with n_leaves specs) into a new arena of chunk-byte chunks and

@@ -24,7 +24,7 @@ static uint64_t spec_hash(uint64_t h, const shs_pspec *s)
 	return XXH3_64bits_withSeed(buf, n, h);
 }
 
-static bool same_spec(const shs_pspec *x, const shs_pspec *y)
+bool shs__host_same_spec(const shs_pspec *x, const shs_pspec *y)
 {
 	if (x->rank != y->rank || x->padded != y->padded)
 		return false;
@@ -62,10 +62,10 @@ static bool same_choice(const shs_cand *x, const shs_cand *y, uint32_t n_leaves)
 	if (x->n_result != y->n_result || x->n_colls != y->n_colls)
 		return false;
 	for (uint32_t k = 0; k < x->n_result; k++)
-		if (!same_spec(&x->result[k], &y->result[k]))
+		if (!shs__host_same_spec(&x->result[k], &y->result[k]))
 			return false;
 	for (uint32_t k = 0; k < n_leaves - x->n_result; k++)
-		if (!same_spec(&x->operands[k], &y->operands[k]))
+		if (!shs__host_same_spec(&x->operands[k], &y->operands[k]))
 			return false;
 	for (uint32_t k = 0; k < x->n_colls; k++) {
 		const shs_coll *a = &x->colls[k], *b = &y->colls[k];
