@@ -421,10 +421,13 @@ static int extras_from(const shs__pl *c, const Xla__HloInstructionProto *p, shs_
 		rc = shs__literal_from(c, p->literal, &in->shape, in->literal, 0);
 		if (rc != SHS_OK)
 			return rc;
-	} else if (in->op == SHS_OP_CONSTANT &&
-		   (in->shape.type == SHS_TUPLE || in->shape.rank == 0)) {
-		/* only an array's values may be left out (elided, {...} in text) */
-		return shs__pl_fail(c, SHS_EPARSE, "constant has no literal");
+	} else if (in->op == SHS_OP_CONSTANT) {
+		/* only an array's values may be left out: elided, as text's {...} reads */
+		if (in->shape.type == SHS_TUPLE || in->shape.rank == 0)
+			return shs__pl_fail(c, SHS_EPARSE, "constant has no literal");
+		if (!(in->literal = shs_arena_calloc(c->a, 1, sizeof(*in->literal))))
+			return shs__pl_nomem(c);
+		in->literal->elided = true;
 	}
 	if (p->frontend_attributes) {
 		rc = shs__pl_attrs(c, p->frontend_attributes, &in->n_frontend_attrs,

@@ -479,8 +479,9 @@ static void scalar_and_tuple_literals_need_values(void)
 }
 
 /* The structures XLA always has for dot, gather, scatter, reduce-window and select-and-scatter
- * are there, empty, when the proto leaves them out, as text makes them: a reduce-window read
- * without its window hashed otherwise than its printed text read back (fuzz_proto). */
+ * are there, empty, when the proto leaves them out, as text makes them, and a constant array's
+ * literal elided: a reduce-window without its window, a constant without its literal hashed
+ * otherwise than their printed text read back (fuzz_proto). */
 static void op_structures_default(void)
 {
 	static const char *const ops[] = { "dot", "gather", "scatter", "reduce-window",
@@ -499,6 +500,18 @@ static void op_structures_default(void)
 		in = m->comps[0]->instrs[0];
 		CU_ASSERT_TRUE(i == 0 ? in->dot != NULL : i == 1 ? in->gather != NULL :
 			       i == 2 ? in->scatter != NULL : in->window != NULL);
+		shs_module_free(m);
+		shs_buf_free(&mod);
+	}
+	/* a constant array without a literal is elided, as its text {...} reads */
+	{
+		shs_buf mod = { 0 };
+		shs_module *m;
+
+		module_with(&mod, "x", "constant", &shape, NULL);
+		m = load_ok(&mod);
+		CU_ASSERT_TRUE(m->comps[0]->instrs[0]->literal &&
+			       m->comps[0]->instrs[0]->literal->elided);
 		shs_module_free(m);
 		shs_buf_free(&mod);
 	}
