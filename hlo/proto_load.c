@@ -351,6 +351,42 @@ static int aliases_from(loader *l, const Xla__HloInputOutputAliasProto *p)
 	return SHS_OK;
 }
 
+/* The entry layout XLA takes when the proto has none (its module config's, from the entry's
+ * parameters in order and its root), as the text parser makes it: a module reads the same from
+ * either form (fuzz_proto: its text gained an entry_computation_layout once read back). Left
+ * out when the parameter numbers are not 0..n-1 once each, which the verifier names. */
+static int entry_layout_default(const loader *l)
+{
+	shs_module *m = l->c.m;
+	const shs_computation *c = m->comps[m->entry];
+	shs_program_shape *ps = shs_arena_calloc(l->c.a, 1, sizeof(*ps));
+	uint32_t n = 0;
+	bool *seen;
+
+	for (uint32_t i = 0; i < c->n_instrs; i++)
+		n += c->instrs[i]->op == SHS_OP_PARAMETER;
+	seen = shs_arena_calloc(l->c.a, n + 1, sizeof(*seen));
+	if (!ps || !seen || (n && !(ps->params = shs_arena_calloc(l->c.a, n, sizeof(*ps->params)))))
+		return shs__pl_nomem(&l->c);
+	for (uint32_t i = 0; i < c->n_instrs; i++) {
+		const shs_instr *in = c->instrs[i];
+		int64_t k = in->parameter_number;
+
+		if (in->op != SHS_OP_PARAMETER)
+			continue;
+		if (k < 0 || k >= (int64_t)n || seen[k])
+			return SHS_OK;
+		seen[k] = true;
+		if (shs_shape_copy(l->c.a, &ps->params[k], &in->shape) != SHS_OK)
+			return shs__pl_nomem(&l->c);
+	}
+	ps->n_params = n;
+	if (shs_shape_copy(l->c.a, &ps->result, &c->instrs[c->root]->shape) != SHS_OK)
+		return shs__pl_nomem(&l->c);
+	m->entry_layout = ps;
+	return SHS_OK;
+}
+
 /* Everything beside the computations: entry, entry layout, aliases, attributes, unknowns. */
 static int module_rest(loader *l, const Xla__HloModuleProto *p)
 {
@@ -361,6 +397,8 @@ static int module_rest(loader *l, const Xla__HloModuleProto *p)
 		l->c.part = "host_program_shape";
 		rc = shs__program_shape_from(&l->c, p->host_program_shape, &m->entry_layout);
 		l->c.part = NULL;
+	} else if (rc == SHS_OK) {
+		rc = entry_layout_default(l);
 	}
 	if (rc == SHS_OK)
 		rc = aliases_from(l, p->input_output_alias);

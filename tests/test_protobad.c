@@ -518,6 +518,25 @@ static void op_structures_default(void)
 	shs_buf_free(&shape);
 }
 
+/* A module without host_program_shape takes its entry's parameters and root as its entry
+ * layout, as XLA and the text parser do (fuzz_proto: its text gained one once read back). */
+static void entry_layout_defaults(void)
+{
+	shs_buf mod = { 0 };
+	mod_opts o = { 0 };
+	shs_module *m;
+
+	module_msg(&mod, &o);
+	m = load_ok(&mod);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m->entry_layout);
+	SHS_ASSERT_INT_EQ(m->entry_layout->n_params, 1);
+	CU_ASSERT_TRUE(shs_shape_equal(&m->entry_layout->params[0],
+				       &m->comps[0]->instrs[0]->shape));
+	CU_ASSERT_TRUE(shs_shape_equal(&m->entry_layout->result, &m->comps[0]->instrs[1]->shape));
+	shs_module_free(m);
+	shs_buf_free(&mod);
+}
+
 CU_TestInfo protobad_tests[] = {
 	{ "every prefix of a module loads or fails cleanly", truncated_input },
 	{ "1000 random byte strings fail cleanly", random_bytes },
@@ -535,5 +554,6 @@ CU_TestInfo protobad_tests[] = {
 	{ "words and dimension numbers text cannot print are refused", unprintable_attributes },
 	{ "scalar and tuple constants need their values", scalar_and_tuple_literals_need_values },
 	{ "structures XLA always has are made when left out", op_structures_default },
+	{ "an entry layout left out is the entry's signature", entry_layout_defaults },
 	CU_TEST_INFO_NULL,
 };
