@@ -15,7 +15,11 @@ enum {
 	UNPACK_PER_BYTE = 8,         /* bytes of unpacked tree per input byte (MaxText needs ~6) */
 	UNPACK_MIN_BLOCK = 64 << 10,
 	FIELD_NAME = 1,              /* the name of a computation or an instruction */
-	NUL_WALK_DEPTH = SHS_MAX_NESTING + SHS__PB_FIXED_DEPTH
+	NUL_WALK_DEPTH = SHS_MAX_NESTING + SHS__PB_FIXED_DEPTH,
+	VARINT_MORE = 0x80,          /* a varint byte: more bytes follow */
+	VARINT_PAYLOAD = 0x7f,       /* a varint byte's seven bits of value */
+	VARINT_BITS = 7,
+	VARINT_MAX_SHIFT = 64
 };
 
 /* ---- Id -> index maps ------------------------------------------------------------------------ */
@@ -462,7 +466,8 @@ static int convert(loader *l, const ProtobufCMessage *msg, bool wrapped)
 
 /* protobuf-c hands string fields over NUL-terminated and the IR keeps them as C strings: one
  * holding a NUL byte would be cut short there, and written back so. Such input is refused, found
- * by a walk of the wire data guided by the descriptors, once the module has loaded. */
+ * by a walk of the wire data guided by the descriptors once protobuf-c has unpacked it (the wire
+ * data is then well-formed). */
 
 /* Where the walk is: the input, and the computation and instruction messages it is inside. */
 typedef struct nul_walk {
@@ -497,11 +502,11 @@ static inline bool wire_varint(const uint8_t *buf, size_t end, size_t *pos, uint
 {
 	uint64_t v = 0;
 
-	for (unsigned shift = 0; *pos < end && shift < 64; shift += 7) {
+	for (unsigned shift = 0; *pos < end && shift < VARINT_MAX_SHIFT; shift += VARINT_BITS) {
 		uint8_t b = buf[(*pos)++];
 
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
+		v |= (uint64_t)(b & VARINT_PAYLOAD) << shift;
+		if (!(b & VARINT_MORE)) {
 			*out = v;
 			return true;
 		}
