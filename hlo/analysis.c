@@ -339,29 +339,3 @@ bool shs_while_keeps(const shs_computation *body, int64_t k)
 	return g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == k && g->n_operands == 1 &&
 	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
 }
-
-static bool partitioned_op(shs_opcode op)
-{
-	switch (op) {
-	case SHS_OP_ALL_GATHER: case SHS_OP_ALL_GATHER_START: case SHS_OP_ALL_REDUCE:
-	case SHS_OP_ALL_REDUCE_START: case SHS_OP_REDUCE_SCATTER: case SHS_OP_ALL_TO_ALL:
-	case SHS_OP_RAGGED_ALL_TO_ALL: case SHS_OP_COLLECTIVE_BROADCAST:
-	case SHS_OP_COLLECTIVE_PERMUTE: case SHS_OP_COLLECTIVE_PERMUTE_START:
-	case SHS_OP_PARTITION_ID:
-		return true;
-	default:
-		return false;
-	}
-}
-
-const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computation **comp)
-{
-	for (uint32_t c = 0; c < m->n_comps; c++)
-		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
-			if (partitioned_op(m->comps[c]->instrs[i]->op)) {
-				if (comp)
-					*comp = m->comps[c];
-				return m->comps[c]->instrs[i];
-			}
-	return NULL;
-}

@@ -47,11 +47,4 @@ bool *shs_entry_returned_params(const shs_module *m);
 /* Instructions per opcode over the whole module into counts[SHS_OP_COUNT]; returns the total. */
 uint64_t shs_opcode_histogram(const shs_module *m, uint64_t counts[SHS_OP_COUNT]);
 
-/* The first instruction showing that m was already partitioned, as XLA's SPMD partitioner leaves
- * a module (or that it holds manually partitioned code): a collective (all-gather, all-reduce,
- * reduce-scatter, all-to-all, ragged-all-to-all, collective-broadcast, collective-permute, their
- * asynchronous forms) or partition-id; NULL when there is none. *comp: its computation. Both
- * borrowed, valid until m is freed. */
-const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computation **comp);
-
 #endif

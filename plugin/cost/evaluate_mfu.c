@@ -75,6 +75,21 @@ static bool attention_dot(const shs_computation *c, const shs_instr *in)
 	return false;
 }
 
+/* Devices that run instruction i of computation c on their own piece of the model: all of
+ * them in a shard_map region (its shapes are one device's), else one (its shapes are the
+ * whole model's). */
+static double runs_per_device(const shs_plan *p, const shs_mesh *mesh, uint32_t c, uint32_t i)
+{
+	const shs_decision *d = &p->d[c][i];
+	double n = 1;
+
+	if (!d->strategy || strcmp(d->strategy, "manual"))
+		return 1;
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		n *= (double)mesh->sizes[a];
+	return n;
+}
+
 double shs__model_flops(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)
 {
 	double *done = calloc(m->n_comps + 1, sizeof(*done)), total = -1;
@@ -88,11 +103,13 @@ double shs__model_flops(const shs_module *m, const shs_plan *p, const shs_mesh *
 			double best = 0, scale = 1;
 			int64_t trips;
 			if (in->op == SHS_OP_DOT) {
-				done[k] += shs_dot_flops(c, in) * (attention_dot(c, in) ? 0.5 : 1);
+				done[k] += shs_dot_flops(c, in) * (attention_dot(c, in) ? 0.5 : 1) *
+					   runs_per_device(p, mesh, k, j);
 				continue;
 			}
 			if (in->op == SHS_OP_CUSTOM_CALL) {
-				done[k] += flash_flops(p, mesh, k, j, in);
+				done[k] += flash_flops(p, mesh, k, j, in) *
+					   runs_per_device(p, mesh, k, j);
 				continue;
 			}
 			if (in->op != SHS_OP_WHILE && in->op != SHS_OP_CONDITIONAL &&

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "manual.h"
 #include "plan_internal.h"
 
 bool *shs_comp_reducers(const shs_module *m)
@@ -71,16 +72,54 @@ done:
 	return rc;
 }
 
+/* {manual}, or a tuple of them for shape s, in a; NULL when out of memory. */
+static shs_sharding *manual_sharding(shs_arena *a, const shs_shape *s)
+{
+	uint32_t n = s->type == SHS_TUPLE ? shs_shape_leaves(s) : 0;
+	shs_sharding *t = shs_arena_calloc(a, 1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->kind = n ? SHS_SHARDING_TUPLE : SHS_SHARDING_MANUAL;
+	t->n_tuple = n;
+	if (n && !(t->tuple = shs_arena_calloc(a, n, sizeof(*t->tuple))))
+		return NULL;
+	for (uint32_t k = 0; k < n; k++)
+		t->tuple[k].kind = SHS_SHARDING_MANUAL;
+	return t;
+}
+
+/* A shard_map region's instruction and its boundaries keep the program's sharding; one that
+ * has none inside a region is written {manual}, as XLA's propagation would read it. */
+static int keep_manual(const shs_manual *mm, shs_module *m, uint32_t c, uint32_t i,
+		       const shs_decision *d, bool *kept, shs_err *e)
+{
+	shs_instr *in = m->comps[c]->instrs[i];
+
+	*kept = in->sharding && d->strategy && !strcmp(d->strategy, "manual");
+	if (*kept || !shs_manual_is(mm, c, i))
+		return SHS_OK;
+	*kept = true;
+	in->sharding = manual_sharding(m->arena, &in->shape);
+	return in->sharding ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "annotate: out of memory");
+}
+
 int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
 {
+	shs_manual mm;
+	bool kept;
 	int64_t devices = 1;
 	int rc = SHS_OK;
 	bool *reducer;
 
 	if (p->n_comps != m->n_comps)
 		return shs_seterr(e, SHS_EINVAL, "annotate: the plan is for another module");
-	if (!(reducer = shs_comp_reducers(m)))
+	if (shs_manual_make(m, &mm, e) != SHS_OK)
+		return e->code;
+	if (!(reducer = shs_comp_reducers(m))) {
+		shs_manual_free(&mm);
 		return shs_seterr(e, SHS_ENOMEM, "annotate: out of memory");
+	}
 	for (uint32_t k = 0; k < p->mesh.n_axes; k++)
 		devices *= p->mesh.sizes[k];
 	for (uint32_t c = 0; c < m->n_comps && rc == SHS_OK; c++) {
@@ -95,13 +134,16 @@ int shs_plan_annotate(const shs_plan *p, shs_module *m, shs_err *e)
 			if (p->keep_given && c == m->entry && in->sharding &&
 			    (in->op == SHS_OP_PARAMETER || i == comp->root))
 				continue;
-			rc = instr_sharding(p, m, in, d, &in->sharding, e);
+			rc = keep_manual(&mm, m, c, i, d, &kept, e);
+			if (rc == SHS_OK && !kept)
+				rc = instr_sharding(p, m, in, d, &in->sharding, e);
 			if (rc != SHS_OK)
 				shs_err_prefix(e, "annotate: %s", in->name);
 		}
 	}
 	if (rc == SHS_OK)
 		m->num_partitions = devices;
+	shs_manual_free(&mm);
 	free(reducer);
 	return rc;
 }

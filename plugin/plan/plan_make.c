@@ -221,7 +221,7 @@ static int collect_hints(shs__prop *x, uint32_t c, shs_err *e)
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		char msg[SHS_ERRMSG_MAX + 128];
-		const shs_sharding *s = constraint(x, in);
+		const shs_sharding *s = shs_manual_is(&x->manual, c, i) ? NULL : constraint(x, in);
 		if (x->r->ignore_hints || !s || in->shape.type == SHS_TUPLE)
 			continue;
 		shs_err why = { 0 };
@@ -331,7 +331,8 @@ static int setup(shs__prop *x, shs_err *e)
 				  "module or mesh");
 	if (!x->r->lists && shs__share_init(&x->own_share, x->m) != SHS_OK)
 		return oom(e);
-	if (shs_weights_make(x->m, &x->weights, e) != SHS_OK)
+	if (shs_weights_make(x->m, &x->weights, e) != SHS_OK ||
+	    shs_manual_make(x->m, &x->manual, e) != SHS_OK)
 		return e->code;
 	x->views = x->r->views;
 	if (!x->views) {
@@ -415,6 +416,7 @@ static void teardown(shs__prop *x)
 	free(x->ext_off);
 	free(x->state);
 	shs_weights_free(x->weights);
+	shs_manual_free(&x->manual);
 	free(x->scratch);
 	shs__score_memo_free(&x->score);
 	free(x->root_want);
@@ -656,6 +658,8 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 		rc = mark_state(&x, e);
 	if (rc == SHS_OK)
 		rc = shs__pin_update(&x, e);
+	if (rc == SHS_OK)
+		rc = shs__manual_fix(&x, e);
 	if (rc == SHS_OK) {
 		fix_hints(&x);
 		for (uint32_t pass = 0; pass < MAX_PASSES && x.rc == SHS_OK; pass++) {

@@ -596,6 +596,77 @@ done:
 		free((void *)res);
 }
 
+/* Whether op is control flow (shs__decide_flow's). */
+static bool is_flow(shs_opcode op)
+{
+	return op == SHS_OP_TUPLE || op == SHS_OP_GET_TUPLE_ELEMENT || op == SHS_OP_CALL ||
+	       op == SHS_OP_CONDITIONAL || op == SHS_OP_WHILE;
+}
+
+/* Whether candidate cand keeps its result and operands whole on every device. */
+static bool cand_replicated(const shs_cand *cand)
+{
+	uint32_t n_ops = cand->operand_first[cand->n_operands];
+
+	for (uint32_t k = 0; k < cand->n_result; k++)
+		for (uint32_t d = 0; d < cand->result[k].rank; d++)
+			if (cand->result[k].dims[d].n)
+				return false;
+	for (uint32_t k = 0; k < n_ops; k++)
+		for (uint32_t d = 0; d < cand->operands[k].rank; d++)
+			if (cand->operands[k].dims[d].n)
+				return false;
+	return true;
+}
+
+/* Instruction i of a shard_map region, run as the program wrote it: replicated in its local
+ * shapes, costing what its strategies' replicated candidate costs (the cheapest of them), or
+ * the collective its device groups make. Never inlined: decide() recurses once per level of
+ * nested calls, and its frame must stay small (5000 levels on a thread's stack). */
+__attribute__((noinline)) static void decide_manual(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_decision *d = shs__dec(x, c, i);
+	const shs_pspec *hint_room[SMALL], **hints = hint_room;
+	const shs_cands *cands;
+	shs_coll coll;
+	uint32_t best = UINT32_MAX;
+	int is_coll;
+
+	decide_replicated(x, c, i);
+	if (x->rc != SHS_OK)
+		return;
+	d->fixed = true; /* the program's: no pass or refinement revisits it */
+	d->strategy = "manual";
+	snprintf(d->label, sizeof(d->label), "as written in shard_map's region");
+	if ((is_coll = shs__manual_coll(x, c, i, &coll, x->e)) != 0) {
+		if (is_coll < 0)
+			x->rc = x->e->code;
+		else
+			shs__dec_set_work(x, d, 0, 0, &coll, 1);
+		return;
+	}
+	if (in->n_operands >= SMALL && !(hints = calloc(in->n_operands, sizeof(*hints)))) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return;
+	}
+	for (uint32_t k = 0; k < in->n_operands; k++) {
+		const shs_decision *od = shs__dec(x, c, in->operands[k]);
+		hints[k] = od->set ? od->leaves : NULL;
+	}
+	cands = candidates(x, c, i, hints, NULL,
+			   query_key(x, c, in, hints, NULL, shs_shape_leaves(&in->shape)));
+	for (uint32_t k = 0; cands && k < cands->n; k++)
+		if (cand_replicated(&cands->v[k]) &&
+		    (best == UINT32_MAX || shs__cand_compute(&cands->v[k], &x->r->chip) <
+						   shs__cand_compute(&cands->v[best], &x->r->chip)))
+			best = k;
+	if (best != UINT32_MAX)
+		set_work(x, d, &cands->v[best]);
+	if (hints != hint_room)
+		free(hints);
+}
+
 static void decide(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
@@ -606,6 +677,10 @@ static void decide(shs__prop *x, uint32_t c, uint32_t i)
 	if (in->op == SHS_OP_PARAMETER) {
 		if (c == x->m->entry)
 			decide_free(x, c, i);
+		return;
+	}
+	if (shs_manual_is(&x->manual, c, i) && !is_flow(in->op)) {
+		decide_manual(x, c, i);
 		return;
 	}
 	if (x->free_instr[c][i]) {

@@ -3,6 +3,7 @@
 #ifndef SHS_PROPAGATE_INTERNAL_H
 #define SHS_PROPAGATE_INTERNAL_H
 
+#include "manual.h"
 #include "plan_internal.h"
 #include "users.h"
 #include "weights.h"
@@ -92,6 +93,7 @@ typedef struct shs__prop {
 			       * on to work that does not wait for them (the optimizer's update,
 			       * plan_update.c; stacks kept for later), or NULL */
 	shs_weights *weights; /* the module's weights (their gathers are prefetched) */
+	shs_manual manual;    /* shard_map's regions: instructions run as the program wrote */
 	bool *state;          /* entry instructions: a seeded parameter (weight, Adam state) or
 			       * elementwise of one at its shape (the optimizer's update) */
 	shs_pspec *root_want; /* the entry root's requirement from input_output_alias, or NULL */
@@ -137,6 +139,17 @@ shs_pspec *shs__with_pinned(shs__prop *x, uint32_t c, uint32_t i, const shs_pspe
 bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
 /* Whether a and b are arrays of the same dims. */
 bool shs__same_dims(const shs_shape *a, const shs_shape *b);
+/* shard_map's regions (plan_manual.c).
+ * shs__manual_fix: fixes each region boundary's decision (an SPMDFullToShardShape takes its
+ * operand as the program shards it and gives the local array replicated; an
+ * SPMDShardToFullShape the reverse) and drops the plan's pins inside regions. SHS_OK, or
+ * SHS_EINVAL when a boundary's split is none the mesh can make, SHS_ENOMEM.
+ * shs__manual_coll: the collective that instruction i of computation c, written in a region,
+ * performs over the mesh (its device groups as mesh axes) into *out: 1; 0 when i is no
+ * collective; -1 with e set when its groups are unreadable or off the mesh. */
+int shs__manual_fix(shs__prop *x, shs_err *e);
+int shs__manual_coll(const shs__prop *x, uint32_t c, uint32_t i, shs_coll *out, shs_err *e);
+
 /* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */
 bool shs__hint_room(shs__prop *x, uint32_t c);
 

@@ -1,0 +1,206 @@
+/* shard_map's manual regions in a plan: the program's own per-device code is kept as written.
+ * An instruction of a region is replicated over the mesh in its local shapes (each device runs
+ * it on its own shard, as XLA's partitioner leaves it); the region's entry takes its operand in
+ * the sharding the program states and its exit gives the whole array in its own; a collective
+ * written in the region moves what its device groups say over the mesh axes they span. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "manual.h"
+#include "propagate_internal.h"
+
+/* A spec of full that splits it into local (their dims' ratios) over mesh axes not yet used,
+ * in mesh order; false when the ratios are no product of the mesh's axes. */
+static bool split_spec(const shs_shape *full, const shs_shape *local, const shs_mesh *mesh,
+		       shs_pspec *out)
+{
+	bool used[SHS_MESH_MAX_AXES] = { false };
+
+	if (full->rank != local->rank || full->rank > SHS_PLUGIN_MAX_RANK)
+		return false;
+	shs_spec_replicated(out, full->rank);
+	for (uint32_t d = 0; d < full->rank; d++) {
+		int64_t want, have = 1;
+		if (local->dims[d] <= 0 || full->dims[d] % local->dims[d])
+			return false;
+		want = full->dims[d] / local->dims[d];
+		for (uint32_t a = 0; a < mesh->n_axes && have < want; a++)
+			if (!used[a] && mesh->sizes[a] > 1 && (want / have) % mesh->sizes[a] == 0) {
+				used[a] = true;
+				have *= mesh->sizes[a];
+				shs__spec_add(out, d, (int)a);
+			}
+		if (have != want)
+			return false;
+	}
+	return true;
+}
+
+/* Whether spec s cuts full into pieces of local's dims (the last one padded). */
+static bool makes_local(const shs_pspec *s, const shs_shape *full, const shs_shape *local,
+			const shs_mesh *mesh)
+{
+	if (s->rank != full->rank || full->rank != local->rank)
+		return false;
+	for (uint32_t d = 0; d < full->rank; d++) {
+		int64_t n = shs_spec_dim_split(s, d, mesh);
+		if (n <= 0 || (full->dims[d] + n - 1) / n != local->dims[d])
+			return false;
+	}
+	return true;
+}
+
+/* The spec the region boundary in gives its full side (the operand of an entry, the result
+ * of an exit): the sharding the program states there (the entry's operand's, a Sharding
+ * custom call's or a parameter's; the exit's own), else the split its shapes make. */
+static int full_side(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *out, shs_err *e)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	bool entry = shs_is_full_to_shard(in);
+	uint32_t o = entry && in->n_operands == 1 ? in->operands[0] : UINT32_MAX;
+	const shs_shape *full = entry ? (o != UINT32_MAX ? &comp->instrs[o]->shape : NULL)
+				      : &in->shape;
+	const shs_shape *local = entry ? &in->shape
+				       : in->n_operands == 1 ? &comp->instrs[in->operands[0]]->shape
+							     : NULL;
+	const shs_sharding *stated = entry ? (o != UINT32_MAX ? comp->instrs[o]->sharding : NULL)
+					   : in->sharding;
+	shs_err why = { 0 };
+
+	if (!full || !local || full->type == SHS_TUPLE || local->type == SHS_TUPLE)
+		return shs_seterr(e, SHS_EINVAL, "%s: a shard_map boundary of one array is "
+				  "expected", in->name);
+	if (stated && shs__spec_from_sharding(&x->r->mesh, stated, full->rank, out, &why) ==
+			      SHS_OK && shs__spec_fits(out, full, &x->r->mesh) &&
+	    makes_local(out, full, local, &x->r->mesh))
+		return SHS_OK;
+	if (split_spec(full, local, &x->r->mesh, out))
+		return SHS_OK;
+	return shs_seterr(e, SHS_EINVAL, "%s: its shard_map region splits %s into %s, which the "
+			  "mesh's axes cannot make", in->name, entry ? "its operand" : "its result",
+			  entry ? "its result" : "its operand");
+}
+
+/* Fixes the decision of boundary i: replicated on its local side, spec on its full side. */
+static int fix_boundary(shs__prop *x, uint32_t c, uint32_t i, shs_err *e)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	bool entry = shs_is_full_to_shard(in);
+	shs_decision *d = shs__dec(x, c, i);
+	uint32_t first[2] = { 0, 1 };
+	shs_pspec full, local;
+	int rc = full_side(x, c, i, &full, e);
+
+	if (rc != SHS_OK)
+		return rc;
+	shs_spec_replicated(&local, full.rank);
+	rc = shs__dec_set(x, d, entry ? &local : &full, 1, entry ? &full : &local, first, 1,
+			  "manual", entry ? "enters a shard_map region" : "leaves a shard_map region",
+			  0);
+	if (rc != SHS_OK)
+		return shs_seterr(e, rc, "plan: out of memory");
+	d->fixed = true;
+	return SHS_OK;
+}
+
+int shs__manual_fix(shs__prop *x, shs_err *e)
+{
+	int rc = SHS_OK;
+
+	if (!x->manual.any)
+		return SHS_OK;
+	for (uint32_t c = 0; c < x->m->n_comps && rc == SHS_OK; c++)
+		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs && rc == SHS_OK; i++) {
+			const shs_instr *in = x->m->comps[c]->instrs[i];
+			bool manual = shs_manual_is(&x->manual, c, i);
+			if (manual && x->hint_set[c])
+				x->hint_set[c][i] = x->pinned[c][i] = false;
+			if (shs_is_full_to_shard(in) || shs_is_shard_to_full(in))
+				rc = fix_boundary(x, c, i, e);
+		}
+	return rc;
+}
+
+/* The kind of the collective op is and whether its bytes are its result's (an all-gather's:
+ * what it gathers) rather than its operands'; -1 for no collective. */
+static int coll_kind(shs_opcode op, bool *of_result)
+{
+	*of_result = false;
+	switch (op) {
+	case SHS_OP_ALL_REDUCE: case SHS_OP_ALL_REDUCE_START:
+		return SHS_PCOLL_ALL_REDUCE;
+	case SHS_OP_ALL_GATHER: case SHS_OP_ALL_GATHER_START:
+		*of_result = true;
+		return SHS_PCOLL_ALL_GATHER;
+	case SHS_OP_REDUCE_SCATTER:
+		return SHS_PCOLL_REDUCE_SCATTER;
+	case SHS_OP_ALL_TO_ALL: case SHS_OP_RAGGED_ALL_TO_ALL:
+		return SHS_PCOLL_ALL_TO_ALL;
+	case SHS_OP_COLLECTIVE_PERMUTE: case SHS_OP_COLLECTIVE_PERMUTE_START:
+	case SHS_OP_COLLECTIVE_BROADCAST:
+		return SHS_PCOLL_PERMUTE;
+	default:
+		return -1;
+	}
+}
+
+/* Bytes of the arrays of shape s (a tuple's leaves summed). */
+static double array_bytes(const shs_shape *s)
+{
+	const shs_shape *leaves[SHS_MAX_VALUE_LEAVES];
+	uint32_t n = shs_shape_leaf_list(s, leaves, SHS_MAX_VALUE_LEAVES);
+	double b = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		b += shs_shape_bytes(leaves[k]);
+	return b;
+}
+
+/* The mesh axes along which the devices of each group (n groups of size, row by row) differ. */
+static uint32_t group_axes(const shs_mesh *mesh, const int64_t *ids, uint32_t n, uint32_t size)
+{
+	uint32_t mask = 0;
+
+	for (uint64_t g = 0; g < n; g++)
+		for (uint64_t k = 1; k < size; k++) {
+			int64_t stride = 1, first = ids[g * size], other = ids[g * size + k];
+			for (uint32_t ax = mesh->n_axes; ax-- > 0;) {
+				int64_t z = mesh->sizes[ax];
+				if ((first / stride) % z != (other / stride) % z)
+					mask |= 1u << ax;
+				stride *= z;
+			}
+		}
+	return mask;
+}
+
+int shs__manual_coll(const shs__prop *x, uint32_t c, uint32_t i, shs_coll *out, shs_err *e)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	bool of_result;
+	int kind = coll_kind(in->op, &of_result);
+	int64_t devices = 1, *ids = NULL;
+	uint32_t n, size;
+	int rc;
+
+	if (kind < 0)
+		return 0;
+	for (uint32_t a = 0; a < x->r->mesh.n_axes; a++)
+		devices *= x->r->mesh.sizes[a];
+	rc = shs_collective_groups(in, devices, &ids, &n, &size, e);
+	if (rc != SHS_OK)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
+	out->axes_mask = group_axes(&x->r->mesh, ids, n, size);
+	if (of_result) {
+		out->bytes = array_bytes(&in->shape);
+	} else {
+		for (uint32_t k = 0; k < in->n_operands; k++)
+			out->bytes += array_bytes(&comp->instrs[in->operands[k]]->shape);
+	}
+	free(ids);
+	return 1;
+}
