@@ -36,6 +36,20 @@ static bool manual_sharding(const shs_sharding *s)
 	return s->n_tuple > 0;
 }
 
+/* Manual over some axes only (last_tile_dims holds MANUAL): shard_map with auto axes. */
+static bool partly_manual(const shs_sharding *s)
+{
+	if (!s)
+		return false;
+	for (uint32_t k = 0; k < s->n_tuple; k++)
+		if (partly_manual(&s->tuple[k]))
+			return true;
+	for (uint32_t k = 0; k < s->n_last_tile_dims; k++)
+		if (s->last_tile_dims[k] == SHS_SHARDING_MANUAL)
+			return true;
+	return false;
+}
+
 static bool runs_called(shs_opcode op)
 {
 	return op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL;
@@ -52,7 +66,8 @@ static int mark_comp(const shs_module *m, shs_manual *mm, uint32_t c, bool *whol
 		return SHS_ENOMEM;
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
-		bool man = whole[c] || shs_is_full_to_shard(in) || manual_sharding(in->sharding);
+		bool man = whole[c] || manual_sharding(in->sharding) ||
+			   (shs_is_full_to_shard(in) && !partly_manual(in->sharding));
 		for (uint32_t k = 0; k < in->n_operands && !man; k++)
 			man = marks[in->operands[k]];
 		man = man && !shs_is_shard_to_full(in);
@@ -135,19 +150,6 @@ const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computat
 			}
 	shs_manual_free(&mm);
 	return w;
-}
-
-static bool partly_manual(const shs_sharding *s)
-{
-	if (!s)
-		return false;
-	for (uint32_t k = 0; k < s->n_tuple; k++)
-		if (partly_manual(&s->tuple[k]))
-			return true;
-	for (uint32_t k = 0; k < s->n_last_tile_dims; k++)
-		if (s->last_tile_dims[k] == SHS_SHARDING_MANUAL)
-			return true;
-	return false;
 }
 
 const shs_instr *shs_manual_partial(const shs_module *m, const shs_computation **comp)

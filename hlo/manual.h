@@ -10,8 +10,9 @@
 #include "status.h"
 
 /* Which instructions of a module are manual. A value is manual from an SPMDFullToShardShape
- * custom call (the region's entry, itself manual) or where its sharding says {manual}, through
- * its users up to an SPMDShardToFullShape (not manual: its result is the whole array again);
+ * custom call manual over every axis (the region's entry, itself manual; one over only some
+ * axes, shard_map's auto axes, is not read as manual) or where its sharding says {manual},
+ * through its users up to an SPMDShardToFullShape (not manual: its result is the whole array again);
  * everything in a computation a manual call, while or conditional runs is manual too. As XLA's
  * ShardingPropagation reads jax.shard_map's lowering. */
 typedef struct shs_manual {

@@ -81,6 +81,23 @@ expect 1 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan
 has "$tmp/err" "--force"
 expect 0 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan dp --force --quiet
 
+# a shard_map region (a loop of six trips, each a matmul and a permute round the ring) is the
+# program's own: evaluated as each device runs it, written back {manual}, read back the same
+sm="$(dirname "$0")/data/shard_map_loop.hlo"
+expect 0 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh data=4 --plan dp
+has "$tmp/out" "permute        over {data} at sh:"
+has "$tmp/out" "3.277e+04 bytes x 6"
+expect 0 "$ss" annotate "$sm" --hardware v5p --devices 4 --mesh data=4 --plan dp -o "$tmp/sm.hlo"
+has "$tmp/sm.hlo" "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}, sharding={manual}"
+has "$tmp/sm.hlo" "d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={manual}"
+expect 0 "$ss" evaluate "$tmp/sm.hlo" --hardware v5p --devices 4 --mesh data=4 --plan dp
+has "$tmp/out" "3.277e+04 bytes x 6"
+# one manual over only some axes (auto axes) is named, not read as partitioned
+sed 's/sharding={manual}/sharding={devices=[1,1,4]<=[4] last_tile_dims={manual}}/' "$sm" \
+	>"$tmp/partial.hlo"
+expect 1 "$ss" evaluate "$tmp/partial.hlo" --hardware v5p --devices 4 --mesh data=4 --plan dp
+has "$tmp/err" "manual over only some of the mesh's axes"
+
 # jit's in and out shardings are kept as given and said so; --ignore-hints drops them
 printf '%s\n' 'HloModule jit_f' '' 'ENTRY main {' \
 	'  p0 = f32[8,16] parameter(0), sharding={devices=[4,1]<=[4]}' \
