@@ -31,8 +31,9 @@ static const char usage_mesh[] =
 	"                        e.g. fsdp=16@xy,tensor=4@z; without @ a default layout)\n";
 
 static const char usage_tail[] =
-	"  --force               evaluate a module that is already partitioned (refused\n"
-	"                        otherwise: its shapes are one device's)\n"
+	"  --force               evaluate a module that is already partitioned (collectives\n"
+	"                        outside shard_map regions; refused otherwise: its shapes are\n"
+	"                        one device's). shard_map's regions are read as written\n"
 	"  --json                one JSON object\n"
 	"  --help                this text\n"
 	"\n"
