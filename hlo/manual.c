@@ -114,6 +114,19 @@ void shs_manual_free(shs_manual *mm)
 	memset(mm, 0, sizeof(*mm));
 }
 
+bool shs_manual_any(const shs_module *m)
+{
+	shs_manual mm;
+	shs_err e = { 0 };
+	bool any;
+
+	if (shs_manual_make(m, &mm, &e) != SHS_OK)
+		return false;
+	any = mm.any;
+	shs_manual_free(&mm);
+	return any;
+}
+
 bool shs_manual_is(const shs_manual *mm, uint32_t c, uint32_t i)
 {
 	return mm->marks && c < mm->n_comps && mm->marks[c] && mm->marks[c][i];

@@ -28,6 +28,9 @@ int shs_manual_make(const shs_module *m, shs_manual *out, shs_err *e);
 /* Frees what shs_manual_make made; a zeroed one does nothing. */
 void shs_manual_free(shs_manual *mm);
 
+/* Whether m holds a manual region (false when out of memory). */
+bool shs_manual_any(const shs_module *m);
+
 /* Whether instruction i of computation c is manual. */
 bool shs_manual_is(const shs_manual *mm, uint32_t c, uint32_t i);
 

@@ -92,6 +92,11 @@ has "$tmp/sm.hlo" "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}, sharding={manu
 has "$tmp/sm.hlo" "d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={manual}"
 expect 0 "$ss" evaluate "$tmp/sm.hlo" --hardware v5p --devices 4 --mesh data=4 --plan dp
 has "$tmp/out" "3.277e+04 bytes x 6"
+# a stage axis cannot split a program of per-device shapes: refused, and left out of a search
+expect 1 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh stage=2,data=2 --plan dp
+has "$tmp/err" "shard_map regions"
+expect 0 "$ss" annotate "$sm" --hardware v5p --devices 4 --stages -o "$tmp/sm-stages.hlo"
+has "$tmp/out" "step time"
 # one manual over only some axes (auto axes) is named, not read as partitioned
 sed 's/sharding={manual}/sharding={devices=[1,1,4]<=[4] last_tile_dims={manual}}/' "$sm" \
 	>"$tmp/partial.hlo"

@@ -705,6 +705,11 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 
 	if (stage < 0 || r->mesh.sizes[stage] <= 1)
 		return make(h, m, r, out, e);
+	if (shs_manual_any(m))
+		return shs_seterr(e, SHS_EUNSUPPORTED, "plan: the module holds shard_map regions, "
+				  "whose shapes are each device's: a stage axis (the evaluator's "
+				  "pipeline of the layers) cannot split it; leave stage out of the "
+				  "mesh");
 	if (!(flat = malloc(sizeof(*flat))))
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 	*flat = *r;

@@ -93,7 +93,7 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 	shs_eval *ev = &j->evals[j->n];
 	shs_eval_options o = s->o->eval;
 	uint32_t evaluated = 0;
-	bool exact = false;
+	bool exact = false, refused;
 	int rc = r ? SHS_OK : shs_seterr(&j->e, SHS_ENOMEM, "search: out of memory");
 
 	j->n++; /* what the slot gets is freed with the job, even after an error */
@@ -112,19 +112,19 @@ static int try_plan(const shs__searcher *s, shs__search_job *j, const seeding *g
 		r->warn_user = j;
 		rc = shs_plan_make(s->h, s->m, r, p, &j->e);
 	}
-	if (rc == SHS_OK) {
-		rc = evaluate(s, *p, &j->cluster, ev, &o.remat, &j->e);
-		/* a pipeline the evaluator refuses (layers the stages cannot split, no
-		 * micro-batch count and chunks that suit them): the candidate is left out,
-		 * not the search */
-		if (rc == SHS_EINVAL && has_axis(&j->cluster.mesh, "stage")) {
-			shs_plan_free(*p);
-			*p = NULL;
-			j->n--;
-			j->skipped++;
-			free(r);
-			return SHS_OK;
-		}
+	refused = rc == SHS_EUNSUPPORTED; /* a module of shard_map regions */
+	if (rc == SHS_OK)
+		refused = (rc = evaluate(s, *p, &j->cluster, ev, &o.remat, &j->e)) == SHS_EINVAL;
+	/* a pipeline the plan or the evaluator refuses (a module of shard_map regions, layers
+	 * the stages cannot split, no micro-batch count and chunks that suit them): the
+	 * candidate is left out, not the search */
+	if (refused && has_axis(&j->cluster.mesh, "stage")) {
+		shs_plan_free(*p);
+		*p = NULL;
+		j->n--;
+		j->skipped++;
+		free(r);
+		return SHS_OK;
 	}
 	if (rc == SHS_OK)
 		rc = shs__search_refine(s->h, s->m, &j->cluster, &o, false, *p, ev, &evaluated,
