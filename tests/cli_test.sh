@@ -92,6 +92,10 @@ has "$tmp/sm.hlo" "source_target_pairs={{0,1},{1,2},{2,3},{3,0}}, sharding={manu
 has "$tmp/sm.hlo" "d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={manual}"
 expect 0 "$ss" evaluate "$tmp/sm.hlo" --hardware v5p --devices 4 --mesh data=4 --plan dp
 has "$tmp/out" "3.277e+04 bytes x 6"
+expect 0 "$ss" explain "$sm" --mesh data=4 --op d --plan dp
+has "$tmp/out" "[0] dot.assign  lhs=- rhs=- contract=-"
+has "$tmp/out" "the plan's choice"
+has "$tmp/out" "why: a shard_map region runs it as the program wrote it"
 # a stage axis cannot split a program of per-device shapes: refused, and left out of a search
 expect 1 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh stage=2,data=2 --plan dp
 has "$tmp/err" "shard_map regions"

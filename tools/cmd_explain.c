@@ -216,8 +216,9 @@ static void print_cand(const shs_mesh *mesh, const shs_instr *in, uint32_t rank,
 	json_decref(o);
 }
 
-/* The index of the candidate plan p chose for instruction i of computation c (its strategy
- * and result shardings), or UINT32_MAX (no plan, or a decision no candidate makes). */
+/* The index of the candidate plan p chose for instruction i of computation c (its strategy,
+ * or its work in a shard_map region, and result shardings), or UINT32_MAX (no plan, or a
+ * decision no candidate makes). */
 static uint32_t chosen_index(const shs_cands *cands, const shs_plan *p, uint32_t c,
 			     uint32_t i)
 {
@@ -225,7 +226,11 @@ static uint32_t chosen_index(const shs_cands *cands, const shs_plan *p, uint32_t
 
 	for (uint32_t k = 0; d && d->set && d->strategy && k < cands->n; k++) {
 		const shs_cand *x = &cands->v[k];
-		bool same = !strcmp(x->strategy, d->strategy) && x->n_result == d->n_leaves;
+		/* a shard_map region's: the replicated candidate whose work it took */
+		bool same = (!strcmp(x->strategy, d->strategy) ||
+			     (!strcmp(d->strategy, "manual") && x->flops == d->flops &&
+			      x->bytes == d->bytes)) &&
+			    x->n_result == d->n_leaves;
 		for (uint32_t j = 0; same && j < x->n_result; j++)
 			same = shs_spec_equal(&x->result[j], &d->leaves[j]);
 		if (same)
@@ -291,7 +296,10 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 	for (uint32_t k = 0; order && k < cands->n && chosen != UINT32_MAX; k++)
 		if (order[k].k == chosen)
 			win = k;
-	if (order && cands->n > 1)
+	if (p && p->d[c][i].strategy && !strcmp(p->d[c][i].strategy, "manual"))
+		snprintf(why, sizeof(why), "a shard_map region runs it as the program wrote it, "
+			 "replicated in its local shapes: the plan does not choose for it");
+	else if (order && cands->n > 1)
 		why_text(&order[win], &order[win ? 0 : 1], chosen != UINT32_MAX, why, sizeof(why));
 	if (a->json) {
 		json_t *o = json_object(), *list = json_array();
