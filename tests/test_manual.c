@@ -247,6 +247,43 @@ static void regions_written_back(void)
 	shs_test_eval_free(s);
 }
 
+/* Two computations alike but for where they run, one in a region and one outside, are planned
+ * each for its own place (no pass over one is copied to the other). */
+static void twins_apart(void)
+{
+	static const char text[] =
+		"HloModule twins\n\n"
+		"outside {\n  a = f32[64,128] parameter(0)\n  b = f32[128,128] parameter(1)\n"
+		"  ROOT d = f32[64,128] dot(a, b), lhs_contracting_dims={1}, "
+		"rhs_contracting_dims={0}\n}\n\n"
+		"inside {\n  x = f32[64,128] parameter(0)\n  y = f32[128,128] parameter(1)\n"
+		"  ROOT e = f32[64,128] dot(x, y), lhs_contracting_dims={1}, "
+		"rhs_contracting_dims={0}\n}\n\n"
+		"ENTRY main {\n"
+		"  p0 = f32[512,128] parameter(0), sharding={devices=[8,1]<=[8]}\n"
+		"  m0 = f32[64,128] custom-call(p0), custom_call_target=\"SPMDFullToShardShape\", "
+		"sharding={manual}\n"
+		"  w = f32[128,128] parameter(1), sharding={replicated}\n"
+		"  mw = f32[128,128] custom-call(w), custom_call_target=\"SPMDFullToShardShape\", "
+		"sharding={manual}\n"
+		"  k = f32[64,128] call(m0, mw), to_apply=inside\n"
+		"  o = f32[512,128] custom-call(k), custom_call_target=\"SPMDShardToFullShape\", "
+		"sharding={devices=[8,1]<=[8]}\n"
+		"  q = f32[64,128] parameter(2), sharding={devices=[8,1]<=[8]}\n"
+		"  u = f32[64,128] call(q, w), to_apply=outside\n"
+		"  ROOT t = (f32[512,128], f32[64,128]) tuple(o, u)\n}\n";
+	shs_test_eval *s = evaluate(text);
+	uint32_t c, i;
+
+	find(s->m, "e", &c, &i);
+	CU_ASSERT_TRUE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_DOUBLE_EQUAL(s->p->d[c][i].flops, 2.0 * 64 * 128 * 128, 1);
+	find(s->m, "d", &c, &i);
+	CU_ASSERT_FALSE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_TRUE(s->p->d[c][i].flops < 2.0 * 64 * 128 * 128);
+	shs_test_eval_free(s);
+}
+
 /* A region whose split no mesh axes make is refused, naming its boundary: rows of 256 in
  * pieces of 86, whatever the program states (a replicated operand). */
 static void region_off_the_mesh(void)
@@ -284,6 +321,7 @@ CU_TestInfo manual_tests[] = {
 	  regions_priced },
 	{ "a region is written back as the program wrote it, and reads back the same",
 	  regions_written_back },
+	{ "a computation like a region's, outside it, is planned for its own place", twins_apart },
 	{ "a region whose split no mesh axes make is refused", region_off_the_mesh },
 	CU_TEST_INFO_NULL,
 };

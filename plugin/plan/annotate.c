@@ -73,7 +73,7 @@ done:
 }
 
 /* {manual}, or a tuple of them for shape s, in a; NULL when out of memory. */
-static shs_sharding *manual_sharding(shs_arena *a, const shs_shape *s)
+static shs_sharding *new_manual(shs_arena *a, const shs_shape *s)
 {
 	uint32_t n = s->type == SHS_TUPLE ? shs_shape_leaves(s) : 0;
 	shs_sharding *t = shs_arena_calloc(a, 1, sizeof(*t));
@@ -100,7 +100,7 @@ static int keep_manual(const shs_manual *mm, shs_module *m, uint32_t c, uint32_t
 	if (*kept || !shs_manual_is(mm, c, i))
 		return SHS_OK;
 	*kept = true;
-	in->sharding = manual_sharding(m->arena, &in->shape);
+	in->sharding = new_manual(m->arena, &in->shape);
 	return in->sharding ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "annotate: out of memory");
 }
 

@@ -279,13 +279,14 @@ static int find_twins(shs__prop *x, shs_err *e)
 
 /* Whether computations c and d have the same weights (a layer called with the step's input
  * batch, a parameter of the entry, may gather it before it runs; the next layers' input is an
- * activation) and the same hints (pins included). */
+ * activation), the same shard_map regions and the same hints (pins included). */
 static bool same_context(const shs__prop *x, uint32_t c, uint32_t d)
 {
 	const shs_computation *comp = x->m->comps[c];
 
 	for (uint32_t i = 0; i < comp->n_instrs; i++)
-		if (shs_is_weight(x->weights, c, i) != shs_is_weight(x->weights, d, i))
+		if (shs_is_weight(x->weights, c, i) != shs_is_weight(x->weights, d, i) ||
+		    shs_manual_is(&x->manual, c, i) != shs_manual_is(&x->manual, d, i))
 			return false;
 	if (!x->hint_set[c] || !x->hint_set[d])
 		return !x->hint_set[c] && !x->hint_set[d];
