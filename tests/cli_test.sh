@@ -84,6 +84,8 @@ expect 0 "$ss" evaluate "$part" --hardware h100 --devices 4 --mesh data=4 --plan
 # a shard_map region (a loop of six trips, each a matmul and a permute round the ring) is the
 # program's own: evaluated as each device runs it, written back {manual}, read back the same
 sm="$(dirname "$0")/data/shard_map_loop.hlo"
+expect 0 "$ss" info "$sm"
+has "$tmp/out" "shard_map       23 instructions in manual regions"
 expect 0 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh data=4 --plan dp
 has "$tmp/out" "permute        over {data} at sh:"
 has "$tmp/out" "3.277e+04 bytes x 6"

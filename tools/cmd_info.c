@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "manual.h"
 
 static const char usage[] =
 	"usage: shardsearch info FILE [--json] [--from proto|text] [--no-verify]\n"
@@ -13,11 +14,12 @@ static const char usage[] =
 	"Prints what FILE holds: computations, instructions, the opcode histogram, the bytes of the\n"
 	"entry computation's parameters, the dot FLOPs of one execution of the entry computation\n"
 	"(while bodies counted by their trip count when the loop condition shows it) and the number\n"
-	"of structurally distinct computations.\n"
+	"of structurally distinct computations; and the instructions of shard_map's manual regions\n"
+	"(their shapes, and so their FLOPs, are one device's).\n"
 	"\n"
 	"  --json   one JSON object with the keys module, format, computations, instructions,\n"
 	"           opcodes (opcode -> count), parameters, parameter_bytes, dot_flops,\n"
-	"           unknown_trip_counts, distinct_computations\n";
+	"           unknown_trip_counts, distinct_computations, manual_instructions\n";
 
 enum { LINE_WIDTH = 100, INFO_JSON_PRECISION = 17 /* exact counts */ };
 
@@ -30,6 +32,7 @@ typedef struct facts {
 	double dot_flops;
 	uint32_t unknown_loops;
 	uint32_t distinct;
+	uint64_t manual;   /* instructions in shard_map's regions */
 } facts;
 
 static int cmp_u64(const void *a, const void *b)
@@ -42,6 +45,7 @@ static int cmp_u64(const void *a, const void *b)
 static int gather(const shs_module *m, facts *f, shs_err *e)
 {
 	const shs_computation *entry = shs_module_entry(m);
+	shs_manual mm;
 	uint64_t *hashes;
 	int rc;
 
@@ -52,8 +56,13 @@ static int gather(const shs_module *m, facts *f, shs_err *e)
 		f->params += entry->instrs[j]->op == SHS_OP_PARAMETER;
 	f->param_bytes = shs_entry_param_bytes(m);
 	f->dot_flops = shs_comp_dot_flops(m, entry, &f->unknown_loops);
-	if (f->dot_flops < 0)
+	if (f->dot_flops < 0 || shs_manual_make(m, &mm, e) != SHS_OK)
 		return shs_seterr(e, SHS_ENOMEM, "out of memory");
+	f->manual = 0;
+	for (uint32_t c = 0; c < m->n_comps; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
+			f->manual += shs_manual_is(&mm, c, i);
+	shs_manual_free(&mm);
 	hashes = calloc(m->n_comps ? m->n_comps : 1, sizeof(*hashes));
 	if (!hashes)
 		return shs_seterr(e, SHS_ENOMEM, "out of memory");
@@ -121,6 +130,9 @@ static void print_text(const facts *f, const char *path, const char *format)
 	printf("dot FLOPs       %.6g per execution of the entry computation", f->dot_flops);
 	if (f->unknown_loops)
 		printf(" (%u while loop(s) of unknown trip count counted once)", f->unknown_loops);
+	if (f->manual)
+		printf("\nshard_map       %llu instructions in manual regions (their shapes and FLOPs "
+		       "are one device's)", (unsigned long long)f->manual);
 	printf("\nopcodes         ");
 	for (int k = 0, col = 16; k < n; k++) {
 		char item[64];
@@ -159,6 +171,7 @@ static int print_json(const facts *f, const char *format)
 	json_object_set_new(o, "dot_flops", json_real(f->dot_flops));
 	json_object_set_new(o, "unknown_trip_counts", json_integer(f->unknown_loops));
 	json_object_set_new(o, "distinct_computations", json_integer(f->distinct));
+	json_object_set_new(o, "manual_instructions", json_integer((json_int_t)f->manual));
 	return shs_cli_put_json(o, INFO_JSON_PRECISION);
 }
 
