@@ -12,9 +12,9 @@
 /* Which instructions of a module are manual. A value is manual from an SPMDFullToShardShape
  * custom call manual over every axis (the region's entry, itself manual; one over only some
  * axes, shard_map's auto axes, is not read as manual) or where its sharding says {manual},
- * through its users up to an SPMDShardToFullShape (not manual: its result is the whole array again);
- * everything in a computation a manual call, while or conditional runs is manual too. As XLA's
- * ShardingPropagation reads jax.shard_map's lowering. */
+ * through its users up to an SPMDShardToFullShape (not manual: its result is the whole array
+ * again); everything in a computation a manual call, while or conditional runs is manual too.
+ * As XLA's ShardingPropagation reads jax.shard_map's lowering. */
 typedef struct shs_manual {
 	uint32_t n_comps;
 	bool **marks;  /* marks[c][i]; marks[c] NULL for a computation with none */
