@@ -142,20 +142,26 @@ static void device_groups(void)
 	}
 }
 
-/* Plans and evaluates the module on 8 v5p chips as data=4,tensor=2. */
-static shs_test_eval *evaluate(const char *text)
+/* Plans and evaluates module m (taken) on 8 v5p chips as data=4,tensor=2. */
+static shs_test_eval *evaluate_module(shs_module *m)
 {
 	shs_test_eval *s = calloc(1, sizeof(*s));
 	shs_cluster_spec spec = { .hardware = "v5p", .devices = 8, .slices = 1,
 				  .mesh = "data=4,tensor=2" };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	shs_hw_catalog_builtin(&s->cat);
 	s->h = shs_test_host();
-	s->m = shs_test_parse(text);
+	s->m = m;
 	shs_test_plan_evaluate(s->h, &s->cat, &spec, s->m, "fsdp+tp", NULL, &s->cluster, &s->p,
 			       &s->ev);
 	return s;
+}
+
+static shs_test_eval *evaluate(const char *text)
+{
+	return evaluate_module(shs_test_parse(text));
 }
 
 static const shs_eval_coll *coll_at(const shs_eval *ev, const char *where)
@@ -216,12 +222,15 @@ static void regions_priced(void)
 }
 
 /* annotate keeps the program's shardings, writes {manual} where the body had none, verifies,
- * and the text it prints reads back to the same module, planned to the same step time. */
+ * and the text and protobuf it writes read back to the same step time. */
 static void regions_written_back(void)
 {
 	shs_test_eval *s = evaluate(shmap_module), *again;
+	shs_module *from_pb = NULL;
 	shs_err e = { 0 };
 	shs_buf b = { 0 }, t = { 0 };
+	uint8_t *pb = NULL;
+	size_t len = 0;
 	uint32_t c, i;
 
 	SHS_ASSERT_OK(shs_plan_annotate(s->p, s->m, &e), &e);
@@ -243,6 +252,15 @@ static void regions_written_back(void)
 			       1e-12 * s->ev.step_time_s);
 	CU_ASSERT_DOUBLE_EQUAL(again->ev.memory_bytes, s->ev.memory_bytes, 1);
 	shs_test_eval_free(again);
+	/* and through protobuf: the groups and shardings come back as they went */
+	SHS_ASSERT_OK(shs_proto_save(s->m, false, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "manual.pb", &from_pb, &e), &e);
+	again = evaluate_module(from_pb);
+	CU_ASSERT_DOUBLE_EQUAL(again->ev.step_time_s, s->ev.step_time_s,
+			       1e-12 * s->ev.step_time_s);
+	CU_ASSERT_EQUAL(again->ev.n_colls, s->ev.n_colls);
+	shs_test_eval_free(again);
+	free(pb);
 	shs_buf_free(&t);
 	shs_test_eval_free(s);
 }
