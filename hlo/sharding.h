@@ -139,6 +139,9 @@ typedef struct shs_named_sharding {
 int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *named,
 			    shs_sharding **out, shs_err *e);
 
+/* The coordinate of device dev along axis k of mesh (devices are row-major over the axes). */
+int64_t shs_mesh_coord(const shs_mesh *mesh, int64_t dev, uint32_t k);
+
 /* The named form of an XLA sharding on mesh, when there is one: SHS_OK, or SHS_EINVAL when the
  * device order cannot be expressed by axes of this mesh (e, why). */
 int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,

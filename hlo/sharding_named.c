@@ -134,8 +134,7 @@ int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_
 
 /* ---- XLA -> named ------------------------------------------------------------------------ */
 
-/* Mesh coordinate of device dev along axis k. */
-static int64_t coord(const shs_mesh *mesh, int64_t dev, uint32_t k)
+int64_t shs_mesh_coord(const shs_mesh *mesh, int64_t dev, uint32_t k)
 {
 	for (uint32_t j = mesh->n_axes; --j > k;)
 		dev /= mesh->sizes[j];
@@ -165,8 +164,8 @@ static int dim_axes_from_walk(const shs_mesh *mesh, const shs_sharding *s, const
 	for (uint32_t k = 0; k < mesh->n_axes; k++) {
 		first[k] = 0;
 		for (int64_t t = 1; t < s->tile_dims[d] && !first[k]; t++)
-			if (coord(mesh, dev[t * stride[d]], k) !=
-			    coord(mesh, base, k))
+			if (shs_mesh_coord(mesh, dev[t * stride[d]], k) !=
+			    shs_mesh_coord(mesh, base, k))
 				first[k] = t;
 		if (first[k])
 			axes[n++] = (uint8_t)k;

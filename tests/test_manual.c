@@ -172,14 +172,6 @@ static const shs_eval_coll *coll_at(const shs_eval *ev, const char *where)
 	return NULL;
 }
 
-static bool replicated(const shs_pspec *s)
-{
-	for (uint32_t d = 0; d < s->rank; d++)
-		if (s->dims[d].n)
-			return false;
-	return true;
-}
-
 /* Each device runs the body on its shard: the matmul's whole local FLOPs, replicated; the
  * all-reduce over tensor and the permute over data, of the local array; the boundaries take
  * and give the program's shardings, with nothing moved between them. */
@@ -192,7 +184,7 @@ static void regions_priced(void)
 	uint32_t c, i;
 
 	find(s->m, "d", &c, &i);
-	CU_ASSERT_TRUE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_TRUE(shs_spec_is_replicated(&s->p->d[c][i].leaves[0]));
 	CU_ASSERT_DOUBLE_EQUAL(s->p->d[c][i].flops, 2.0 * 64 * 128 * 256, 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -207,7 +199,7 @@ static void regions_priced(void)
 			fprintf(stderr, "\n  unexpected reshard at %s\n", s->ev.colls[k].where);
 	CU_ASSERT_EQUAL(s->ev.n_colls, 2);
 	find(s->m, "m1", &c, &i);
-	CU_ASSERT_TRUE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_TRUE(shs_spec_is_replicated(&s->p->d[c][i].leaves[0]));
 	CU_ASSERT_EQUAL(s->p->d[c][i].req[0].dims[0].n, 1);
 	CU_ASSERT_EQUAL(s->p->d[c][i].req[0].dims[0].axes[0], tensor);
 	CU_ASSERT_EQUAL(s->p->d[c][i].req[0].dims[1].n, 0);
@@ -294,10 +286,10 @@ static void twins_apart(void)
 	uint32_t c, i;
 
 	find(s->m, "e", &c, &i);
-	CU_ASSERT_TRUE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_TRUE(shs_spec_is_replicated(&s->p->d[c][i].leaves[0]));
 	CU_ASSERT_DOUBLE_EQUAL(s->p->d[c][i].flops, 2.0 * 64 * 128 * 128, 1);
 	find(s->m, "d", &c, &i);
-	CU_ASSERT_FALSE(replicated(&s->p->d[c][i].leaves[0]));
+	CU_ASSERT_FALSE(shs_spec_is_replicated(&s->p->d[c][i].leaves[0]));
 	CU_ASSERT_TRUE(s->p->d[c][i].flops < 2.0 * 64 * 128 * 128);
 	shs_test_eval_free(s);
 }

@@ -81,13 +81,10 @@ static bool attention_dot(const shs_computation *c, const shs_instr *in)
 static double runs_per_device(const shs_plan *p, const shs_mesh *mesh, uint32_t c, uint32_t i)
 {
 	const shs_decision *d = &p->d[c][i];
-	double n = 1;
 
 	if (!d->strategy || strcmp(d->strategy, "manual"))
 		return 1;
-	for (uint32_t a = 0; a < mesh->n_axes; a++)
-		n *= (double)mesh->sizes[a];
-	return n;
+	return (double)shs_mesh_group(mesh, (1u << mesh->n_axes) - 1);
 }
 
 double shs__model_flops(const shs_module *m, const shs_plan *p, const shs_mesh *mesh)

@@ -147,33 +147,17 @@ static int coll_kind(shs_opcode op, bool *of_result)
 	}
 }
 
-/* Bytes of the arrays of shape s (a tuple's leaves summed). */
-static double array_bytes(const shs_shape *s)
-{
-	const shs_shape *leaves[SHS_MAX_VALUE_LEAVES];
-	uint32_t n = shs_shape_leaf_list(s, leaves, SHS_MAX_VALUE_LEAVES);
-	double b = 0;
-
-	for (uint32_t k = 0; k < n; k++)
-		b += shs_shape_bytes(leaves[k]);
-	return b;
-}
-
 /* The mesh axes along which the devices of each group (n groups of size, row by row) differ. */
 static uint32_t group_axes(const shs_mesh *mesh, const int64_t *ids, uint32_t n, uint32_t size)
 {
 	uint32_t mask = 0;
 
 	for (uint64_t g = 0; g < n; g++)
-		for (uint64_t k = 1; k < size; k++) {
-			int64_t stride = 1, first = ids[g * size], other = ids[g * size + k];
-			for (uint32_t ax = mesh->n_axes; ax-- > 0;) {
-				int64_t z = mesh->sizes[ax];
-				if ((first / stride) % z != (other / stride) % z)
+		for (uint64_t k = 1; k < size; k++)
+			for (uint32_t ax = 0; ax < mesh->n_axes; ax++)
+				if (shs_mesh_coord(mesh, ids[g * size], ax) !=
+				    shs_mesh_coord(mesh, ids[g * size + k], ax))
 					mask |= 1u << ax;
-				stride *= z;
-			}
-		}
 	return mask;
 }
 
@@ -198,10 +182,10 @@ int shs__manual_coll(const shs__prop *x, uint32_t c, uint32_t i, shs_coll *out, 
 	out->kind = kind;
 	out->axes_mask = group_axes(&x->r->mesh, ids, n, size);
 	if (of_result) {
-		out->bytes = array_bytes(&in->shape);
+		out->bytes = (double)shs_shape_bytes(&in->shape);
 	} else {
 		for (uint32_t k = 0; k < in->n_operands; k++)
-			out->bytes += array_bytes(&comp->instrs[in->operands[k]]->shape);
+			out->bytes += (double)shs_shape_bytes(&comp->instrs[in->operands[k]]->shape);
 	}
 	free(ids);
 	return 1;

@@ -596,26 +596,17 @@ done:
 		free((void *)res);
 }
 
-/* Whether op is control flow (shs__decide_flow's). */
-static bool is_flow(shs_opcode op)
-{
-	return op == SHS_OP_TUPLE || op == SHS_OP_GET_TUPLE_ELEMENT || op == SHS_OP_CALL ||
-	       op == SHS_OP_CONDITIONAL || op == SHS_OP_WHILE;
-}
-
 /* Whether candidate cand keeps its result and operands whole on every device. */
 static bool cand_replicated(const shs_cand *cand)
 {
 	uint32_t n_ops = cand->operand_first[cand->n_operands];
 
 	for (uint32_t k = 0; k < cand->n_result; k++)
-		for (uint32_t d = 0; d < cand->result[k].rank; d++)
-			if (cand->result[k].dims[d].n)
-				return false;
+		if (!shs_spec_is_replicated(&cand->result[k]))
+			return false;
 	for (uint32_t k = 0; k < n_ops; k++)
-		for (uint32_t d = 0; d < cand->operands[k].rank; d++)
-			if (cand->operands[k].dims[d].n)
-				return false;
+		if (!shs_spec_is_replicated(&cand->operands[k]))
+			return false;
 	return true;
 }
 
@@ -679,8 +670,9 @@ static void decide(shs__prop *x, uint32_t c, uint32_t i)
 			decide_free(x, c, i);
 		return;
 	}
-	if (shs_manual_is(&x->manual, c, i) && !is_flow(in->op)) {
-		decide_manual(x, c, i);
+	if (shs_manual_is(&x->manual, c, i)) { /* control flow passes its operands on */
+		if (!shs__decide_flow(x, c, i))
+			decide_manual(x, c, i);
 		return;
 	}
 	if (x->free_instr[c][i]) {

@@ -13,6 +13,14 @@ void shs_spec_replicated(shs_pspec *s, uint32_t rank)
 	s->rank = rank < SHS_PLUGIN_MAX_RANK ? rank : SHS_PLUGIN_MAX_RANK;
 }
 
+bool shs_spec_is_replicated(const shs_pspec *s)
+{
+	for (uint32_t d = 0; d < s->rank; d++)
+		if (s->dims[d].n)
+			return false;
+	return true;
+}
+
 bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y)
 {
 	if (x->rank != y->rank || x->padded != y->padded)

@@ -112,6 +112,8 @@ void shs_param_path(const shs_instr *p, char *buf, size_t cap);
 
 /* A replicated spec of the given rank. */
 void shs_spec_replicated(shs_pspec *s, uint32_t rank);
+/* Whether s splits no dim over any axis. */
+bool shs_spec_is_replicated(const shs_pspec *s);
 
 /* Same rank, padding and axes on every dim. */
 bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y);
