@@ -166,8 +166,8 @@ void shs_test_book_catalog(shs_hw_catalog *c)
 		shs_hardware *h = &c->hw[k];
 		if (!strcmp(h->name, "v5p"))
 			h->hbm_bytes = 96e9; /* the book's table (Google states 95 GiB) */
-		h->matmul_eff = h->hbm_eff = h->ici_eff = h->nvlink_eff = h->scaleout_eff =
-			h->dcn_eff = 0;
+		h->matmul_eff = h->hbm_eff = h->bmm_hbm_eff = h->ici_eff = h->nvlink_eff =
+			h->scaleout_eff = h->dcn_eff = 0;
 		h->matmul_tile = 0;
 		h->windowed_einsum_bytes = 0;
 	}

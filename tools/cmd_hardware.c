@@ -20,10 +20,10 @@ static const char usage[] =
 	"                     hbm_bytes, hbm_bw, TPU: torus_rank, ici_bw, ici_latency, pod,\n"
 	"                     [max_slice,] wrap_unit, wrap_needs_equal, chips_per_host; GPU:\n"
 	"                     node_size, gpu_egress, node_egress; dcn_bw; host_bw; matmul_eff,\n"
-	"                     matmul_tile, hbm_eff, ici_eff | nvlink_eff, scaleout_eff, dcn_eff\n"
-	"                     (fractions 0..1; 0: all), windowed_einsum_bytes (0: any size)): SI\n"
-	"                     units (bytes, bytes/s, FLOP/s, seconds); the output loads back with\n"
-	"                     --hardware-file\n"
+	"                     matmul_tile, hbm_eff, bmm_hbm_eff, ici_eff | nvlink_eff, scaleout_eff,\n"
+	"                     dcn_eff (fractions 0..1; 0: all; bmm_hbm_eff 0: hbm_eff),\n"
+	"                     windowed_einsum_bytes (0: any size)): SI units (bytes, bytes/s,\n"
+	"                     FLOP/s, seconds); the output loads back with --hardware-file\n"
 	"  --hardware-file F  add or override catalog entries first (JSON, as --json writes)\n"
 	"\n"
 	"An unknown NAME is an error (exit 1) that lists the names.\n";
@@ -141,6 +141,9 @@ static void print_rates(const shs_hardware *h)
 	       (long long)(h->matmul_tile > 0 ? h->matmul_tile : 1),
 	       h->gpu ? "output tiles: M and N" : "MXU: K and N");
 	printf("HBM             %.1f %% of its bandwidth in streaming kernels\n", pct(h->hbm_eff));
+	if (h->bmm_hbm_eff > 0)
+		printf("                %.1f %% in thin batched matmuls (attention's score matmuls)\n",
+		       pct(h->bmm_hbm_eff));
 	if (h->gpu)
 		printf("collectives     %.1f %% of NVLink, %.1f %% of scale-out, %.1f %% of DCN line "
 		       "rate\n", pct(h->nvlink_eff), pct(h->scaleout_eff), pct(h->dcn_eff));

@@ -234,7 +234,7 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 
 	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, c, i);
 	x->flop_s[c][i] = t_flops;
-	t_hbm = x->hbm[c][i] / x->hbm_bw;
+	t_hbm = shs__hbm_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i, x->hbm[c][i]);
 
 	x->cur_comp = c;
 	x->cur_instr = i;

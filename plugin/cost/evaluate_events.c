@@ -281,7 +281,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	avail *ready = &s->ready[c][i];
 	uint32_t elem;
 
-	tb = s->hbm[c][i] / s->hbm_bw;
+	tb = shs__hbm_seconds(&s->c->hw, s->p, &s->c->mesh, s->m, c, i, s->hbm[c][i]);
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
 		if (k == 0)
@@ -534,8 +534,6 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	double end;
 	int rc = SHS_OK;
 
-	s.peak = c->hw.flops[SHS_HW_BF16];
-	s.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	s.depth = o && o->prefetch_depth ? o->prefetch_depth : 1;
 	s.every_trip = o && o->every_trip;
 	s.blocking = o ? shs__axes_mask(&c->mesh, o->blocking) : 0;

@@ -165,6 +165,11 @@ bool shs__update_in_place(const shs__fusion *x, uint32_t c, uint32_t i);
  * quantization of their local shape; other work at peak). */
 double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
 			 const shs_module *m, uint32_t c, uint32_t i);
+/* The seconds instruction i of computation c takes to move its HBM bytes (fused, local) on
+ * hw: a stream's at hbm_bw x hbm_eff, a thin batched matmul's at hbm_bw x bmm_hbm_eff
+ * (evaluate_rate.c). */
+double shs__hbm_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			const shs_module *m, uint32_t c, uint32_t i, double bytes);
 /* Whether the runtime decomposes a collective of `bytes` (a gather into a matmul, a matmul's
  * reduce-scatter) under the matmul (XLA's windowed einsum, from hw->windowed_einsum_bytes on;
  * 0: always). A weight's gather overlaps regardless: it is prefetched asynchronously. */

@@ -8,7 +8,14 @@
  * while rows of the left stream through (scaling-book.md 2.1: matmul dims as multiples of
  * 128, 256 on v6e), so K and N quantize; a GPU's tensor-core kernels compute tile x tile blocks
  * of the output (NVIDIA's Matrix Multiplication Background guide, "tile quantization"), so M
- * and N do. Other work runs at the peak (it is HBM-bound in all but name). */
+ * and N do. Other work runs at the peak (it is HBM-bound in all but name).
+ *
+ * And the seconds its HBM bytes take: streams (elementwise work, reductions, copies, a matmul's
+ * operands and result) at hbm_bw x hbm_eff; a thin batched matmul (batch dims, and a local M,
+ * N or K of one tile or less: attention's score matmuls, Q K^T over head_dim, P V and the
+ * gradients into head_dim-wide outputs) at hbm_bw x bmm_hbm_eff where the chip's is measured:
+ * such a kernel does a few tile steps per output tile and reaches about half the bandwidth of
+ * a stream on GPUs (hardware_rates.c). */
 #include <math.h>
 
 #include "evaluate_internal.h"
@@ -82,6 +89,33 @@ static double matmul_rate(const shs_hardware *hw, const shs_plan *p, const shs_m
 	if (hw->gpu)
 		return eff * quantized(m, tile) * quantized(n, tile);
 	return eff * quantized(k, tile) * quantized(n, tile);
+}
+
+/* Whether instruction i is a thin batched matmul on a chip of matmul tile `tile`: a dot with
+ * batch dims whose local M, N or K is at most one tile. */
+static bool thin_batched(const shs_plan *p, const shs_mesh *mesh, uint32_t c,
+			 const shs_computation *comp, uint32_t i, double tile)
+{
+	const shs_instr *in = comp->instrs[i];
+	const shs_dot_dims *dd = in->dot;
+	double m, n, k;
+
+	if (in->op != SHS_OP_DOT || !dd || in->n_operands < 2 || !dd->lhs_batch.n || tile <= 1)
+		return false;
+	m = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, false);
+	k = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, true);
+	n = dims_product(p, mesh, c, comp, i, 1, &dd->rhs_contracting, &dd->rhs_batch, false);
+	return m <= tile || n <= tile || k <= tile;
+}
+
+double shs__hbm_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			const shs_module *m, uint32_t c, uint32_t i, double bytes)
+{
+	double eff = hw->bmm_hbm_eff, tile = (double)hw->matmul_tile;
+
+	if (eff > 0 && eff <= 1 && thin_batched(p, mesh, c, m->comps[c], i, tile))
+		return bytes / (hw->hbm_bw * eff);
+	return bytes / shs_hw_hbm_rate(hw);
 }
 
 double shs__flop_seconds(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,

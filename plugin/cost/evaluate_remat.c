@@ -171,7 +171,8 @@ static bool compute_of(const shs_module *m, const shs_plan *p, const shs_cluster
 		if (need ? !need[i] : policy_keeps(c->instrs[i], i, policy, core))
 			continue;
 		tf = shs__flop_seconds(&cl->hw, p, &cl->mesh, m, f, i);
-		tb = shs__fused_bytes(m, p, fused, f, i) / shs_hw_hbm_rate(&cl->hw);
+		tb = shs__hbm_seconds(&cl->hw, p, &cl->mesh, m, f, i,
+				      shs__fused_bytes(m, p, fused, f, i));
 		*t += tf > tb ? tf : tb;
 		*flops += d->flops;
 		redo[f][i] = true;

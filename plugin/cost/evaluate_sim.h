@@ -28,7 +28,6 @@ typedef struct shs__sim {
 	const shs_plan *p;
 	const shs_cluster *c;
 	const shs__edges *edges;
-	double peak, hbm_bw;
 	uint32_t depth;
 	uint32_t blocking;                   /* mesh axes whose collectives block the stream */
 	bool every_trip;                     /* no steady-state shortcut for loops */

@@ -84,6 +84,7 @@ static const member members[] = {
 	/* achievable rates (hardware_rates.c): 0 or absent means the peak / line rate */
 	{ "matmul_eff", FRACTION, AT(matmul_eff), BOTH, false, U_NONE },
 	{ "hbm_eff", FRACTION, AT(hbm_eff), BOTH, false, U_NONE },
+	{ "bmm_hbm_eff", FRACTION, AT(bmm_hbm_eff), BOTH, false, U_NONE },
 	{ "matmul_tile", INTEGER, AT(matmul_tile), BOTH, false, U_NONE },
 	{ "ici_eff", FRACTION, AT(ici_eff), TPU_ONLY, false, U_NONE },
 	{ "nvlink_eff", FRACTION, AT(nvlink_eff), GPU_ONLY, false, U_NONE },

@@ -28,6 +28,28 @@
  * it. Elementwise and reduction kernels are such streams: their time is their bytes at this
  * rate, not at the peak.
  *
+ * bmm_hbm_eff: the bandwidth thin batched matmuls sustain over hbm_bw (evaluate_rate.c: batch
+ * dims, and a local M, N or K of one tile or less). They are attention's score matmuls where no
+ * flash kernel runs: Q K^T contracts head_dim, P V and the gradients make head_dim-wide
+ * outputs, and each writes or reads a [heads, T, S] score matrix with little work per byte.
+ * Measured, with everything else of the step apart, by the FlashAttention-2 release's benchmark
+ * of PyTorch's attention (Dao-AILab/flash-attention, assets/flash2_a100_fwd_bwd_benchmark.png
+ * and flash2_h100_fwd_bwd_benchmark.png at 4f285b35; its script benchmarks/benchmark_flash_
+ * attention.py at 60499abc: fp16, batch 8, 32 heads of 64, sequence 2048, no mask, dropout 0,
+ * forward + backward: baddbmm, softmax, bmm and their gradients). A100 80 GB SXM 43 TFLOP/s,
+ * H100 80 GB SXM 81, of 3.5 x 4 x 8 x 2048^2 x 32 x 64 FLOPs: 22.37 and 11.88 ms. Of that,
+ * the softmax (forward: read and write the [8, 32, 2048, 2048] scores, T = 2.147 GB; backward:
+ * read two, write one: 5 T in all) and the layout copies of q, k, v and their gradients (16 x
+ * 67 MB) are streams at hbm_eff: 6.71 and 3.93 ms. The matmuls move the rest, 6 T of scores
+ * and 12 x 67 MB of q, k, v, o and their gradients, 13.69 GB, in 15.66 and 7.95 ms: 874 and
+ * 1722 GB/s, 0.437 of the A100's 2000 GB/s here and 0.506 of the H100's 3400. H200, B200 and
+ * GB200 take the H100's figure until measured. The FlashAttention paper's own table on an A100
+ * 40 GB (arXiv 2205.14135, appendix E.6, table 20: Megatron-LM's and PyTorch's attention without
+ * mask or dropout, batch 16, 8 heads of 64, 2048 tokens, forward + backward 13.21 ms) gives the
+ * same within 14 %: 6.85 GB in 13.21 ms less 5.91 GB of streams at that card's triad (1360
+ * GB/s, te42kyfo/gpu-benches gpu-stream/a100_40.txt), 772 GB/s, 0.496 of its 1555. TPUs: not
+ * measured (their non-flash attention is rare; MaxText runs the Pallas kernel): hbm_eff.
+ *
  * matmul_tile: TPU MXUs are 128 x 128 on v4, v5e and v5p and 256 x 256 on v6e and TPU7x
  * (scaling-book.md 2.1, "MXU"); NVIDIA tensor-core GEMM kernels compute 128 x 128 (up to 256 x
  * 128) output tiles (NVIDIA, "Matrix Multiplication Background User's Guide", tile
@@ -68,24 +90,28 @@
 #define TPU_HBM (6421.0 / 7400)
 #define TPU_ICI 0.95
 #define NV_HBM (3003.0 / 3400)
+#define A100_HBM (1759.0 / 2000)
+#define A100_BMM (874.0 / 2000)
+#define NV_BMM (1722.0 / 3400)
+#define TPU_BMM 0
 
 static const struct rates {
 	const char *name;
 	double matmul_eff;
 	int64_t matmul_tile;
-	double hbm_eff;
+	double hbm_eff, bmm_hbm_eff;
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff, windowed_einsum_bytes;
 } rates[] = {
-	{ "v4p", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
-	{ "v5e", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
-	{ "v5p", TPU_MATMUL, 128, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
-	{ "v6e", TPU_MATMUL, 256, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
-	{ "7x", TPU_MATMUL, 256, TPU_HBM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
-	{ "a100", 267.9 / 312, 128, 1759.0 / 2000, 0, 208.0 / 300, 0.96, 0.96, XLA_WINDOWED },
-	{ "h100", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
-	{ "h200", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
-	{ "b200", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
-	{ "gb200-nvl72", 792.1 / 989, 128, NV_HBM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
+	{ "v4p", TPU_MATMUL, 128, TPU_HBM, TPU_BMM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v5e", TPU_MATMUL, 128, TPU_HBM, TPU_BMM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v5p", TPU_MATMUL, 128, TPU_HBM, TPU_BMM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "v6e", TPU_MATMUL, 256, TPU_HBM, TPU_BMM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "7x", TPU_MATMUL, 256, TPU_HBM, TPU_BMM, TPU_ICI, 0, 0, 1, XLA_WINDOWED },
+	{ "a100", 267.9 / 312, 128, A100_HBM, A100_BMM, 0, 208.0 / 300, 0.96, 0.96, XLA_WINDOWED },
+	{ "h100", 792.1 / 989, 128, NV_HBM, NV_BMM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
+	{ "h200", 792.1 / 989, 128, NV_HBM, NV_BMM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
+	{ "b200", 792.1 / 989, 128, NV_HBM, NV_BMM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
+	{ "gb200-nvl72", 792.1 / 989, 128, NV_HBM, NV_BMM, 0, 370.0 / 450, 0.96, 0.96, XLA_WINDOWED },
 };
 
 void shs__hw_rates_apply(shs_hw_catalog *c)
@@ -98,6 +124,7 @@ void shs__hw_rates_apply(shs_hw_catalog *c)
 			h->matmul_eff = rates[r].matmul_eff;
 			h->matmul_tile = rates[r].matmul_tile;
 			h->hbm_eff = rates[r].hbm_eff;
+			h->bmm_hbm_eff = rates[r].bmm_hbm_eff;
 			h->ici_eff = rates[r].ici_eff;
 			h->nvlink_eff = rates[r].nvlink_eff;
 			h->scaleout_eff = rates[r].scaleout_eff;

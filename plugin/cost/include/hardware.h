@@ -56,6 +56,8 @@ typedef struct shs_hardware {
 	/* achievable, not peak (hardware.c cites each; 0 reads as 1, i.e. the peak) */
 	double matmul_eff;            /* fraction of peak large, aligned matmuls sustain */
 	double hbm_eff;               /* fraction of hbm_bw streaming kernels sustain */
+	double bmm_hbm_eff;           /* fraction of hbm_bw thin batched matmuls (attention's
+				       * score matmuls) sustain; 0: hbm_eff (evaluate_rate.c) */
 	int64_t matmul_tile;          /* the matmul unit's tile edge (evaluate_rate.c) */
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff; /* fraction of line rate collectives
 							      * reach on each link kind */
@@ -100,7 +102,8 @@ void shs_hw_names(const shs_hw_catalog *c, char *buf, size_t cap);
  * the bandwidth of one mesh axis's links (TPU: an ICI axis, bidirectional; GPU: NVLink egress). */
 void shs_hw_chip(const shs_hardware *h, shs_plan_chip *out);
 
-/* The HBM bandwidth h's kernels sustain: hbm_bw x hbm_eff (hbm_bw when hbm_eff is 0). */
+/* The HBM bandwidth h's streaming kernels sustain: hbm_bw x hbm_eff (hbm_bw when hbm_eff is 0).
+ * Thin batched matmuls move their bytes at hbm_bw x bmm_hbm_eff instead (shs__hbm_seconds). */
 double shs_hw_hbm_rate(const shs_hardware *h);
 
 /* Arithmetic intensities: peak bf16 FLOP/s over the ICI axis bandwidth (TPU), over the GPU's
