@@ -49,7 +49,8 @@ typedef struct evaluator {
 	shs__edges edges;   /* operand edges and the reshards they repeat */
 	uint32_t cur_comp, cur_instr; /* the instruction being accounted */
 	shs__fusion *fused; /* values the compiler fuses (NULL: none) */
-	double **hbm;       /* per computation and instruction: its HBM bytes, fusion counted */
+	double **hbm_s;     /* per computation and instruction: its HBM bytes' seconds, fusion
+			     * counted (shs__hbm_seconds) */
 	double **flop_s;    /* per computation and instruction: its FLOPs' seconds (achievable) */
 	double slack[SHS_MAX_PREFETCH]; /* idle link time of the last segments, newest first */
 	bool **sunk;        /* all-reduces sunk out of their loops (NULL: none) */
@@ -230,11 +231,11 @@ static void account(evaluator *x, segment *seg, const shs_computation *comp, uin
 	const shs_instr *in = comp->instrs[i];
 	const shs_decision *d = &x->p->d[c][i];
 	double t_flops = shs__flop_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i);
-	double t_hbm;
+	double t_hbm = shs__hbm_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i,
+					shs__fused_bytes(x->m, x->p, x->fused, c, i));
 
-	x->hbm[c][i] = shs__fused_bytes(x->m, x->p, x->fused, c, i);
+	x->hbm_s[c][i] = t_hbm;
 	x->flop_s[c][i] = t_flops;
-	t_hbm = shs__hbm_seconds(&x->c->hw, x->p, &x->c->mesh, x->m, c, i, x->hbm[c][i]);
 
 	x->cur_comp = c;
 	x->cur_instr = i;
@@ -561,9 +562,9 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	}
 	/* the schedule does not depend on the remat policy: made once, then each policy in
 	 * turn adds its recomputation and its memory until one fits */
-	x.hbm = (double **)shs__per_instr(m, sizeof(double), false, NULL);
+	x.hbm_s = (double **)shs__per_instr(m, sizeof(double), false, NULL);
 	x.flop_s = (double **)shs__per_instr(m, sizeof(double), false, NULL);
-	rc = x.hbm && x.flop_s ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+	rc = x.hbm_s && x.flop_s ? SHS_OK : shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (rc == SHS_OK)
 		rc = shs__sunk_make(m, p, c, &x.sunk, e);
 	if (rc == SHS_OK) {
@@ -574,7 +575,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	if (rc == SHS_OK) {
 		adopt_sites(&x);
 		if (x.events)
-			rc = shs__eval_events(m, p, c, x.o, x.hbm, x.flop_s, &x.edges, x.sunk,
+			rc = shs__eval_events(m, p, c, x.o, x.hbm_s, x.flop_s, &x.edges, x.sunk,
 					      x.staged ? &x.spans : NULL, out, e);
 	}
 	out->model_flops = shs__model_flops(m, p, &c->mesh) / (double)c->devices;
@@ -598,7 +599,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	if (rc == SHS_OK && x.o->trace)
 		trace_close(x.o->trace, out);
 	free(x.colls);
-	shs__per_instr_free(m, (void **)x.hbm);
+	shs__per_instr_free(m, (void **)x.hbm_s);
 	shs__per_instr_free(m, (void **)x.flop_s);
 	if (x.sunk)
 		shs__per_instr_free(m, (void **)x.sunk);

@@ -281,7 +281,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 	avail *ready = &s->ready[c][i];
 	uint32_t elem;
 
-	tb = shs__hbm_seconds(&s->c->hw, s->p, &s->c->mesh, s->m, c, i, s->hbm[c][i]);
+	tb = s->hbm_s[c][i];
 	for (uint32_t k = 0; k < in->n_operands; k++) {
 		avail r = operand_ready(s, c, i, k, &floor);
 		if (k == 0)
@@ -525,11 +525,11 @@ static int trace_open(sim *s, shs_trace *t, shs_err *e)
 }
 
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
+		     const shs_eval_options *o, double *const *hbm_s, double *const *flop_s,
 		     const shs__edges *edges, bool *const *sunk, shs__spans *spans, shs_eval *ev,
 		     shs_err *e)
 {
-	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm = hbm, .flop_s = flop_s, .edges = edges,
+	sim s = { .m = m, .p = p, .c = c, .e = e, .hbm_s = hbm_s, .flop_s = flop_s, .edges = edges,
 		  .sunk = sunk, .spans = spans };
 	double end;
 	int rc = SHS_OK;

@@ -110,11 +110,12 @@ void shs__spans_free(shs__spans *s);
  * matmul runs under it (collective matmul), other reshards make the stream wait; an
  * instruction's own collectives delay its result, not the stream. Sets ev->step_time_s,
  * exposed_comm_s and exposed_by_axis and each site's exposed_s (ev->compute_s and ev->colls
- * must already be filled). hbm[c][i]: instruction i's HBM bytes, fusion counted; flop_s[c][i]
- * its FLOPs' seconds at the achievable rate (both borrowed). Records the entry's layer
+ * must already be filled). hbm_s[c][i]: the seconds instruction i's HBM bytes take, fusion
+ * counted (shs__hbm_seconds); flop_s[c][i] its FLOPs' seconds at the achievable rate (both
+ * borrowed). Records the entry's layer
  * segments in spans (emptied first). */
 int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-		     const shs_eval_options *o, double *const *hbm, double *const *flop_s,
+		     const shs_eval_options *o, double *const *hbm_s, double *const *flop_s,
 		     const shs__edges *edges, bool *const *sunk, shs__spans *spans, shs_eval *ev,
 		     shs_err *e);
 

@@ -47,7 +47,7 @@ typedef struct shs__sim {
 	double layer_start[SHS__MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
 	double **waits;                      /* per instruction: the stream's waits it caused */
-	double *const *hbm;                  /* per instruction: its HBM bytes (fusion counted) */
+	double *const *hbm_s;                /* per instruction: its HBM bytes' seconds */
 	double *const *flop_s;               /* per instruction: its FLOPs' seconds (achievable) */
 	bool *const *sunk;                   /* per instruction: its all-reduces run after its loop
 					      * (NULL: none) */
