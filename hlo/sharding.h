@@ -147,6 +147,15 @@ int64_t shs_mesh_coord(const shs_mesh *mesh, int64_t dev, uint32_t k);
 int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
 			  shs_named_sharding *out, shs_err *e);
 
+/* The same for a sharding manual over some of the mesh's axes (shard_map with auto axes: its
+ * trailing tile dims typed by last_tile_dims, {manual} or {manual, replicated}): *out the named
+ * form of its auto axes (the manual and replicated subgroups read as replication), *manual the
+ * mask of the mesh axes the manual subgroup runs over (0 for a sharding without one, read as
+ * shs_sharding_to_named reads it). SHS_EINVAL (why in e) for an unreduced subgroup, a manual
+ * subgroup over part of an axis, or what shs_sharding_to_named refuses. */
+int shs_sharding_to_named_manual(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
+				 shs_named_sharding *out, uint32_t *manual, shs_err *e);
+
 /* Appends the named form like a JAX PartitionSpec, one brace group of axis names per dim:
  * `[{fsdp,tensor}, {}, {expert}]`. */
 void shs_named_sharding_print(shs_buf *b, const shs_mesh *mesh, const shs_named_sharding *n);

@@ -358,6 +358,73 @@ int shs_sharding_to_named(const shs_mesh *mesh, const shs_sharding *s, uint32_t 
 	return rc;
 }
 
+/* The mask of the mesh axes along which the devices of subgroup dim t of s differ, or false
+ * when they do not make whole axes (the dim's size is not the product of those axes'). */
+static bool subgroup_axes(const shs_mesh *mesh, const shs_sharding *s, uint32_t t,
+			  uint32_t *mask)
+{
+	int64_t stride = 1, first = shs_sharding_device(s, 0), size = 1;
+
+	for (uint32_t k = s->n_tile_dims; k-- > t + 1;)
+		stride *= s->tile_dims[k];
+	*mask = 0;
+	for (int64_t j = 1; j < s->tile_dims[t]; j++) {
+		int64_t dev = shs_sharding_device(s, j * stride);
+		for (uint32_t a = 0; a < mesh->n_axes; a++)
+			if (shs_mesh_coord(mesh, dev, a) != shs_mesh_coord(mesh, first, a))
+				*mask |= 1u << a;
+	}
+	for (uint32_t a = 0; a < mesh->n_axes; a++)
+		if (*mask & (1u << a))
+			size *= mesh->sizes[a];
+	return size == s->tile_dims[t];
+}
+
+int shs_sharding_to_named_manual(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
+				 shs_named_sharding *out, uint32_t *manual, shs_err *e)
+{
+	int64_t dims[SHS_SHARDING_MAX_DIMS], group = 1;
+	shs_sharding merged;
+	uint32_t first;
+	int rc;
+
+	*manual = 0;
+	if (s->kind != SHS_SHARDING_TILED || !s->n_last_tile_dims)
+		return shs_sharding_to_named(mesh, s, rank, out, e);
+	rc = check_mesh(mesh, e);
+	if (rc != SHS_OK)
+		return rc;
+	if (s->replicate_on_last_tile_dim || s->n_tile_dims != rank + s->n_last_tile_dims ||
+	    rank + 1 > SHS_SHARDING_MAX_DIMS)
+		return shs_seterr(e, SHS_EINVAL, "sharding: %u tile dims for rank %u and %u "
+				  "subgroups", s->n_tile_dims, rank, s->n_last_tile_dims);
+	first = rank;
+	for (uint32_t j = 0; j < s->n_last_tile_dims; j++) {
+		uint32_t mask;
+		if (s->last_tile_dims[j] == SHS_SHARDING_MANUAL) {
+			if (!subgroup_axes(mesh, s, first + j, &mask))
+				return shs_seterr(e, SHS_EINVAL, "sharding: its manual subgroup of "
+						  "%lld devices is not whole axes of the mesh",
+						  (long long)s->tile_dims[first + j]);
+			*manual |= mask;
+		} else if (s->last_tile_dims[j] != SHS_SHARDING_REPLICATED) {
+			return shs_seterr(e, SHS_EINVAL, "sharding: a subgroup of kind %d has no "
+					  "named form", (int)s->last_tile_dims[j]);
+		}
+		group *= s->tile_dims[first + j];
+	}
+	/* the subgroups are the trailing tile dims: merged, they are one group of replicas */
+	memcpy(dims, s->tile_dims, rank * sizeof(*dims));
+	dims[rank] = group;
+	merged = *s;
+	merged.tile_dims = dims;
+	merged.n_tile_dims = rank + (group > 1 ? 1u : 0u);
+	merged.replicate_on_last_tile_dim = group > 1;
+	merged.n_last_tile_dims = 0;
+	merged.last_tile_dims = NULL;
+	return shs_sharding_to_named(mesh, &merged, rank, out, e);
+}
+
 void shs_named_sharding_print(shs_buf *b, const shs_mesh *mesh, const shs_named_sharding *n)
 {
 	shs_buf_putc(b, '[');

@@ -657,6 +657,53 @@ static void named_from_explicit_devices_and_failures(void)
 	shs_arena_free(a);
 }
 
+/* shard_map with auto axes: a sharding manual over some axes reads as its auto axes' named
+ * form and the mask of its manual ones, whichever axis is manual and however the devices are
+ * ordered; a manual subgroup over part of an axis, or an unreduced one, is refused. */
+static void named_of_partly_manual(void)
+{
+	static const shs_mesh m = { .n_axes = 2, .names = { "stage", "data" }, .sizes = { 2, 4 } };
+	static const struct {
+		const char *xla, *named;
+		uint32_t manual;
+	} cases[] = {
+		{ "{devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}", "[{}, {}]", 1 },
+		{ "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}", "[{data}, {}]", 1 },
+		{ "{devices=[1,2,4]<=[8] last_tile_dims={manual}}", "[{}, {stage}]", 2 },
+		{ "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "[{stage}, {}]", 0 },
+	};
+	shs_arena *a = shs_arena_new(0);
+	shs_named_sharding n;
+	shs_err e = { 0 };
+	uint32_t manual;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shs_buf b = { 0 };
+		char *txt;
+		SHS_ASSERT_OK(shs_sharding_to_named_manual(&m, parse_ok(a, cases[i].xla), 2, &n,
+							   &manual, &e), &e);
+		shs_named_sharding_print(&b, &m, &n);
+		txt = shs_buf_take(&b);
+		SHS_ASSERT_STR_EQ(txt, cases[i].named);
+		SHS_ASSERT_INT_EQ(manual, cases[i].manual);
+		free(txt);
+	}
+	/* the manual subgroup runs over two of data's four devices */
+	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[1,1,2,4]<=[4,2]"
+								   "T(1,0) last_tile_dims={manual, "
+								   "replicated}}"), 2, &n, &manual,
+						       &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "not whole axes"));
+	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[1,1,2,4]<=[8] "
+								   "last_tile_dims={manual, "
+								   "unreduced}}"), 2, &n, &manual,
+						       &e), SHS_EINVAL);
+	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[2,4]<=[8] "
+								   "last_tile_dims={manual}}"), 2, &n,
+						       &manual, &e), SHS_EINVAL);
+	shs_arena_free(a);
+}
+
 /* ---- Real files --------------------------------------------------------------------------- */
 
 static void real_file_shardings_round_trip(void)
@@ -828,6 +875,7 @@ CU_TestInfo sharding_tests[] = {
 	{ "named on a 2-axis mesh", named_on_two_axis_mesh },
 	{ "named on a 3-axis mesh", named_on_three_axis_mesh },
 	{ "named from explicit devices, and failures", named_from_explicit_devices_and_failures },
+	{ "named of a sharding manual over some axes", named_of_partly_manual },
 	{ "real file shardings round trip", real_file_shardings_round_trip },
 	CU_TEST_INFO_NULL,
 };
