@@ -55,51 +55,140 @@ static bool runs_called(shs_opcode op)
 	return op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL;
 }
 
+/* Whether in makes a value from nothing (a constant, an iota, partition-id: JAX's axis_index),
+ * so that it belongs to the region that alone uses it. */
+static bool source_op(const shs_instr *in)
+{
+	return !in->n_operands && (in->op == SHS_OP_CONSTANT || in->op == SHS_OP_IOTA ||
+				   in->op == SHS_OP_PARTITION_ID || in->op == SHS_OP_REPLICA_ID);
+}
+
+/* Takes into each region the sources only it uses: scanned from the last instruction, so that
+ * every user is seen first. A region entry's operand is on its full side, not in it. tag[i]:
+ * the region of instruction i (NULL: none), for manual regions a mark (any non-NULL). */
+static int take_sources(const shs_computation *comp, const void **tag)
+{
+	const void **want = calloc(comp->n_instrs + 1, sizeof(*want)); /* the users' region */
+	bool *mixed = calloc(comp->n_instrs + 1, sizeof(*mixed));     /* users in several */
+
+	if (!want || !mixed) {
+		free(want);
+		free(mixed);
+		return SHS_ENOMEM;
+	}
+	for (uint32_t i = comp->n_instrs; i-- > 0;) {
+		const shs_instr *in = comp->instrs[i];
+		if (!tag[i] && want[i] && !mixed[i] && source_op(in))
+			tag[i] = want[i];
+		for (uint32_t k = 0; k < in->n_operands; k++) {
+			uint32_t o = in->operands[k];
+			const void *t = shs_is_full_to_shard(in) ? NULL : tag[i];
+			if (!t || (want[o] && want[o] != t))
+				mixed[o] = true;
+			want[o] = t;
+		}
+	}
+	free(want);
+	free(mixed);
+	return SHS_OK;
+}
+
+/* take_sources for the manual regions' marks. */
+static int take_sources_marks(const shs_computation *comp, bool *marks)
+{
+	const void **tag = calloc(comp->n_instrs + 1, sizeof(*tag));
+	int rc;
+
+	if (!tag)
+		return SHS_ENOMEM;
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		tag[i] = marks[i] ? marks : NULL;
+	rc = take_sources(comp, tag);
+	for (uint32_t i = 0; i < comp->n_instrs; i++)
+		marks[i] = tag[i] != NULL;
+	free(tag);
+	return rc;
+}
+
 /* Marks computation c's manual instructions (all of them when whole[c]: a manual instruction
- * calls it) and sets whole[] of the computations its manual instructions call. */
-static int mark_comp(const shs_module *m, shs_manual *mm, uint32_t c, bool *whole)
+ * calls it) and those of partly manual regions (all of them in the region opened by within[c]
+ * when it is set: an instruction of that region calls it), and sets whole[] and within[] of the
+ * computations they call. */
+static int mark_comp(const shs_module *m, shs_manual *mm, uint32_t c, bool *whole,
+		     const shs_instr **within)
 {
 	const shs_computation *comp = m->comps[c];
-	bool *marks = calloc(comp->n_instrs + 1, sizeof(*marks)), any = false;
+	bool *marks = calloc(comp->n_instrs + 1, sizeof(*marks)), any = false, part = false;
+	const shs_instr **entry = calloc(comp->n_instrs + 1, sizeof(*entry));
 
-	if (!marks)
+	if (!marks || !entry) {
+		free(marks);
+		free(entry);
 		return SHS_ENOMEM;
+	}
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
-		const shs_instr *in = comp->instrs[i];
+		const shs_instr *in = comp->instrs[i], *at = within[c];
+		bool opens = shs_is_full_to_shard(in) && partly_manual(in->sharding);
 		bool man = whole[c] || manual_sharding(in->sharding) ||
-			   (shs_is_full_to_shard(in) && !partly_manual(in->sharding));
+			   (shs_is_full_to_shard(in) && !opens);
 		for (uint32_t k = 0; k < in->n_operands && !man; k++)
 			man = marks[in->operands[k]];
+		for (uint32_t k = 0; k < in->n_operands && !at && !man; k++)
+			at = entry[in->operands[k]];
+		if (opens && !man)
+			at = in;
 		man = man && !shs_is_shard_to_full(in);
+		at = man || shs_is_shard_to_full(in) ? NULL : at;
 		marks[i] = man;
-		any |= man;
-		for (uint32_t k = 0; man && runs_called(in->op) && k < in->n_called; k++)
-			if (in->called[k] < m->n_comps)
-				whole[in->called[k]] = true;
+		entry[i] = at;
+		for (uint32_t k = 0; runs_called(in->op) && k < in->n_called; k++)
+			if (in->called[k] < m->n_comps) {
+				whole[in->called[k]] |= man;
+				if (at && !within[in->called[k]])
+					within[in->called[k]] = at;
+			}
+	}
+	if (take_sources(comp, (const void **)entry) != SHS_OK ||
+	    take_sources_marks(comp, marks) != SHS_OK) {
+		free(marks);
+		free(entry);
+		return SHS_ENOMEM;
+	}
+	for (uint32_t i = 0; i < comp->n_instrs; i++) {
+		any |= marks[i];
+		part |= entry[i] != NULL;
 	}
 	if (!any) {
 		free(marks);
 		marks = NULL;
 	}
+	if (!part) {
+		free(entry);
+		entry = NULL;
+	}
 	mm->marks[c] = marks;
-	mm->any |= any;
+	mm->entry[c] = entry;
+	mm->any |= any || part;
 	return SHS_OK;
 }
 
 int shs_manual_make(const shs_module *m, shs_manual *out, shs_err *e)
 {
 	bool *whole = calloc(m->n_comps + 1, sizeof(*whole));
+	const shs_instr **within = calloc(m->n_comps + 1, sizeof(*within));
 	int rc = SHS_OK;
 
 	memset(out, 0, sizeof(*out));
 	out->marks = calloc(m->n_comps + 1, sizeof(*out->marks));
+	out->entry = calloc(m->n_comps + 1, sizeof(*out->entry));
 	out->n_comps = m->n_comps;
-	if (!whole || !out->marks)
+	if (!whole || !within || !out->marks || !out->entry)
 		rc = SHS_ENOMEM;
 	/* callees come before callers: from the last, a computation's callers are all marked */
 	for (uint32_t c = m->n_comps; rc == SHS_OK && c-- > 0;)
-		rc = mark_comp(m, out, c, whole);
+		rc = mark_comp(m, out, c, whole, within);
 	free(whole);
+	free(within);
 	if (rc == SHS_OK)
 		return SHS_OK;
 	shs_manual_free(out);
@@ -108,9 +197,14 @@ int shs_manual_make(const shs_module *m, shs_manual *out, shs_err *e)
 
 void shs_manual_free(shs_manual *mm)
 {
-	for (uint32_t c = 0; mm->marks && c < mm->n_comps; c++)
-		free(mm->marks[c]);
+	for (uint32_t c = 0; c < mm->n_comps; c++) {
+		if (mm->marks)
+			free(mm->marks[c]);
+		if (mm->entry)
+			free((void *)mm->entry[c]);
+	}
 	free(mm->marks);
+	free((void *)mm->entry);
 	memset(mm, 0, sizeof(*mm));
 }
 
@@ -130,6 +224,11 @@ bool shs_manual_any(const shs_module *m)
 bool shs_manual_is(const shs_manual *mm, uint32_t c, uint32_t i)
 {
 	return mm->marks && c < mm->n_comps && mm->marks[c] && mm->marks[c][i];
+}
+
+const shs_instr *shs_manual_entry(const shs_manual *mm, uint32_t c, uint32_t i)
+{
+	return mm->entry && c < mm->n_comps && mm->entry[c] ? mm->entry[c][i] : NULL;
 }
 
 static bool partitioned_op(shs_opcode op)
@@ -156,7 +255,8 @@ const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computat
 		return NULL;
 	for (uint32_t c = 0; c < m->n_comps && !w; c++)
 		for (uint32_t i = 0; i < m->comps[c]->n_instrs && !w; i++)
-			if (partitioned_op(m->comps[c]->instrs[i]->op) && !shs_manual_is(&mm, c, i)) {
+			if (partitioned_op(m->comps[c]->instrs[i]->op) && !shs_manual_is(&mm, c, i) &&
+			    !shs_manual_entry(&mm, c, i)) {
 				w = m->comps[c]->instrs[i];
 				if (comp)
 					*comp = m->comps[c];

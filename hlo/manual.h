@@ -10,15 +10,22 @@
 #include "status.h"
 
 /* Which instructions of a module are manual. A value is manual from an SPMDFullToShardShape
- * custom call manual over every axis (the region's entry, itself manual; one over only some
- * axes, shard_map's auto axes, is not read as manual) or where its sharding says {manual},
- * through its users up to an SPMDShardToFullShape (not manual: its result is the whole array
- * again); everything in a computation a manual call, while or conditional runs is manual too.
- * As XLA's ShardingPropagation reads jax.shard_map's lowering. */
+ * custom call manual over every axis (the region's entry, itself manual) or where its sharding
+ * says {manual}, through its users up to an SPMDShardToFullShape (not manual: its result is the
+ * whole array again); everything in a computation a manual call, while or conditional runs is
+ * manual too, and so is an instruction of no operands (a constant, an iota, partition-id: JAX's
+ * axis_index) that only the region uses. As XLA's ShardingPropagation reads jax.shard_map's
+ * lowering. An SPMDFullToShardShape manual over only some axes (shard_map's auto axes) opens a
+ * partly manual region the same way: its instructions are not manual (marks) but name it
+ * (entry). */
 typedef struct shs_manual {
 	uint32_t n_comps;
 	bool **marks;  /* marks[c][i]; marks[c] NULL for a computation with none */
-	bool any;
+	/* partly manual regions (shard_map with auto axes): entry[c][i] the SPMDFullToShardShape
+	 * whose sharding (manual over some axes) opens the region instruction i of computation c
+	 * is in, else NULL; entry[c] NULL for a computation with none */
+	const shs_instr ***entry;
+	bool any;      /* a region of either kind */
 } shs_manual;
 
 /* Marks m's manual instructions into *out (owned: free with shs_manual_free). SHS_OK or
@@ -31,19 +38,25 @@ void shs_manual_free(shs_manual *mm);
 /* Whether m holds a manual region (false when out of memory). */
 bool shs_manual_any(const shs_module *m);
 
-/* Whether instruction i of computation c is manual. */
+/* Whether instruction i of computation c is manual (over every axis). */
 bool shs_manual_is(const shs_manual *mm, uint32_t c, uint32_t i);
+
+/* The SPMDFullToShardShape opening the partly manual region instruction i of computation c is
+ * in (its sharding says which axes are manual: shs_sharding_to_named_manual), or NULL.
+ * Borrowed from the module. */
+const shs_instr *shs_manual_entry(const shs_manual *mm, uint32_t c, uint32_t i);
 
 /* Whether in is the custom call that enters a manual region (SPMDFullToShardShape) or the one
  * that leaves it (SPMDShardToFullShape). */
 bool shs_is_full_to_shard(const shs_instr *in);
 bool shs_is_shard_to_full(const shs_instr *in);
 
-/* The first instruction outside manual regions that only XLA's partitioner writes, showing
- * that m was already partitioned: a collective (all-gather, all-reduce, reduce-scatter,
- * all-to-all, ragged-all-to-all, collective-broadcast, collective-permute, their asynchronous
- * forms) or partition-id; its computation in *comp (may be NULL). NULL when there is none, or
- * when out of memory (nothing is then refused). Both borrowed, valid until m is freed. */
+/* The first instruction outside manual regions (of either kind) that only XLA's partitioner
+ * writes, showing that m was already partitioned: a collective (all-gather, all-reduce,
+ * reduce-scatter, all-to-all, ragged-all-to-all, collective-broadcast, collective-permute, their
+ * asynchronous forms) or partition-id; its computation in *comp (may be NULL). NULL when there
+ * is none, or when out of memory (nothing is then refused). Both borrowed, valid until m is
+ * freed. */
 const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computation **comp);
 
 /* The first instruction of m whose sharding is manual over only some of the mesh's axes

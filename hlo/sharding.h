@@ -139,6 +139,14 @@ typedef struct shs_named_sharding {
 int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *named,
 			    shs_sharding **out, shs_err *e);
 
+/* The same in a region manual over the mesh axes of manual (a mask; 0: as above): those axes
+ * are a trailing subgroup typed manual, the other unused ones replication after it
+ * (last_tile_dims={manual} or {manual, replicated}), as shard_map with auto axes writes it.
+ * SHS_EINVAL also when a manual axis splits a dim. */
+int shs_sharding_from_named_manual(shs_arena *a, const shs_mesh *mesh,
+				   const shs_named_sharding *named, uint32_t manual,
+				   shs_sharding **out, shs_err *e);
+
 /* The coordinate of device dev along axis k of mesh (devices are row-major over the axes). */
 int64_t shs_mesh_coord(const shs_mesh *mesh, int64_t dev, uint32_t k);
 

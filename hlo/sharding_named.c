@@ -65,23 +65,25 @@ static shs_sharding *new_replicated(shs_arena *a)
 	return s;
 }
 
-/* The tiled sharding: tile dims per tensor dim (+ replication), iota over the mesh. */
+/* The tiled sharding: tile dims per tensor dim, then the axes of manual (a subgroup typed
+ * manual, when there are any) and the other unused axes (replication), iota over the mesh. */
 static int build_tiled(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *n,
-		       const int dim_of[], shs_sharding *s, shs_err *e)
+		       const int dim_of[], uint32_t manual, shs_sharding *s, shs_err *e)
 {
-	int64_t rep = 1;
+	int64_t rep = 1, man = 1;
 	uint32_t np = 0;
 
 	s->kind = SHS_SHARDING_TILED;
 	s->n_tile_dims = n->rank;
 	for (uint32_t k = 0; k < mesh->n_axes; k++)
 		if (dim_of[k] == NO_DIM)
-			rep *= mesh->sizes[k];
-	s->replicate_on_last_tile_dim = rep > 1;
-	s->tile_dims = shs_arena_calloc(a, n->rank + 1u, sizeof(*s->tile_dims));
+			*(((manual >> k) & 1u) ? &man : &rep) *= mesh->sizes[k];
+	s->replicate_on_last_tile_dim = rep > 1 && !manual;
+	s->tile_dims = shs_arena_calloc(a, n->rank + 2u, sizeof(*s->tile_dims));
+	s->last_tile_dims = shs_arena_calloc(a, 2, sizeof(*s->last_tile_dims));
 	s->iota_dims = shs_arena_memdup(a, mesh->sizes, mesh->n_axes * sizeof(*mesh->sizes));
 	s->iota_perm = shs_arena_calloc(a, mesh->n_axes, sizeof(*s->iota_perm));
-	if (!s->tile_dims || !s->iota_dims || !s->iota_perm)
+	if (!s->tile_dims || !s->last_tile_dims || !s->iota_dims || !s->iota_perm)
 		return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
 	for (uint32_t d = 0; d < n->rank; d++) {
 		s->tile_dims[d] = 1;
@@ -90,11 +92,20 @@ static int build_tiled(shs_arena *a, const shs_mesh *mesh, const shs_named_shard
 			s->iota_perm[np++] = n->dim_axes[d][j];
 		}
 	}
-	for (uint32_t k = 0; k < mesh->n_axes; k++)
-		if (dim_of[k] == NO_DIM)
-			s->iota_perm[np++] = (int32_t)k;
-	if (s->replicate_on_last_tile_dim)
+	for (uint32_t pass = 0; pass < 2; pass++) /* the manual axes, then the replicated */
+		for (uint32_t k = 0; k < mesh->n_axes; k++)
+			if (dim_of[k] == NO_DIM && ((manual >> k) & 1u) == (pass == 0))
+				s->iota_perm[np++] = (int32_t)k;
+	if (manual) {
+		s->tile_dims[s->n_tile_dims++] = man;
+		s->last_tile_dims[s->n_last_tile_dims++] = SHS_SHARDING_MANUAL;
+		if (rep > 1) {
+			s->tile_dims[s->n_tile_dims++] = rep;
+			s->last_tile_dims[s->n_last_tile_dims++] = SHS_SHARDING_REPLICATED;
+		}
+	} else if (s->replicate_on_last_tile_dim) {
 		s->tile_dims[s->n_tile_dims++] = rep;
+	}
 	s->n_iota = mesh->n_axes;
 	shs__iota_canonicalize(s->iota_dims, s->iota_perm, &s->n_iota);
 	return SHS_OK;
@@ -102,6 +113,13 @@ static int build_tiled(shs_arena *a, const shs_mesh *mesh, const shs_named_shard
 
 int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_sharding *named,
 			    shs_sharding **out, shs_err *e)
+{
+	return shs_sharding_from_named_manual(a, mesh, named, 0, out, e);
+}
+
+int shs_sharding_from_named_manual(shs_arena *a, const shs_mesh *mesh,
+				   const shs_named_sharding *named, uint32_t manual,
+				   shs_sharding **out, shs_err *e)
 {
 	int dim_of[SHS_MESH_MAX_AXES];
 	int64_t used = 1;
@@ -113,10 +131,16 @@ int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_
 		rc = axis_dims(mesh, named, dim_of, e);
 	if (rc != SHS_OK)
 		return rc;
-	for (uint32_t k = 0; k < mesh->n_axes; k++)
+	manual &= (1u << mesh->n_axes) - 1;
+	for (uint32_t k = 0; k < mesh->n_axes; k++) {
+		if (dim_of[k] != NO_DIM && ((manual >> k) & 1u))
+			return shs_seterr(e, SHS_EINVAL, "named sharding: axis %s is manual and "
+					  "splits dim %d", mesh->names[k] ? mesh->names[k] : "?",
+					  dim_of[k]);
 		if (dim_of[k] != NO_DIM)
 			used *= mesh->sizes[k];
-	if (used == 1) {
+	}
+	if (used == 1 && !manual) {
 		s = new_replicated(a);
 		if (!s)
 			return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
@@ -126,7 +150,7 @@ int shs_sharding_from_named(shs_arena *a, const shs_mesh *mesh, const shs_named_
 	s = shs_arena_calloc(a, 1, sizeof(*s));
 	if (!s)
 		return shs_seterr(e, SHS_ENOMEM, "named sharding: out of memory");
-	rc = build_tiled(a, mesh, named, dim_of, s, e);
+	rc = build_tiled(a, mesh, named, dim_of, manual, s, e);
 	if (rc == SHS_OK)
 		*out = s;
 	return rc;

@@ -659,7 +659,8 @@ static void named_from_explicit_devices_and_failures(void)
 
 /* shard_map with auto axes: a sharding manual over some axes reads as its auto axes' named
  * form and the mask of its manual ones, whichever axis is manual and however the devices are
- * ordered; a manual subgroup over part of an axis, or an unreduced one, is refused. */
+ * ordered, and is written back as XLA writes it; a manual subgroup over part of an axis, an
+ * unreduced one, or a manual axis splitting a dim is refused. */
 static void named_of_partly_manual(void)
 {
 	static const shs_mesh m = { .n_axes = 2, .names = { "stage", "data" }, .sizes = { 2, 4 } };
@@ -674,6 +675,7 @@ static void named_of_partly_manual(void)
 	};
 	shs_arena *a = shs_arena_new(0);
 	shs_named_sharding n;
+	shs_sharding *back = NULL;
 	shs_err e = { 0 };
 	uint32_t manual;
 
@@ -687,7 +689,20 @@ static void named_of_partly_manual(void)
 		SHS_ASSERT_STR_EQ(txt, cases[i].named);
 		SHS_ASSERT_INT_EQ(manual, cases[i].manual);
 		free(txt);
+		/* and back: XLA's own text, as shard_map writes it */
+		SHS_ASSERT_OK(shs_sharding_from_named_manual(a, &m, &n, manual, &back, &e), &e);
+		shs_sharding_print(&b, back);
+		txt = shs_buf_take(&b);
+		SHS_ASSERT_STR_EQ(txt, cases[i].xla);
+		free(txt);
 	}
+	/* a manual axis cannot split a dim */
+	n.rank = 2;
+	n.n_dim_axes[0] = 1;
+	n.dim_axes[0][0] = 0;
+	n.n_dim_axes[1] = 0;
+	SHS_ASSERT_INT_EQ(shs_sharding_from_named_manual(a, &m, &n, 1, &back, &e), SHS_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "stage is manual"));
 	/* the manual subgroup runs over two of data's four devices */
 	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[1,1,2,4]<=[4,2]"
 								   "T(1,0) last_tile_dims={manual, "

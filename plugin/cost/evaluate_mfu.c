@@ -76,12 +76,15 @@ static bool attention_dot(const shs_computation *c, const shs_instr *in)
 }
 
 /* Devices that run instruction i of computation c on their own piece of the model: all of
- * them in a shard_map region (its shapes are one device's), else one (its shapes are the
- * whole model's). */
+ * them in a shard_map region (its shapes are one device's), a group over the manual axes in a
+ * partly manual one (its shapes are one group's), else one (its shapes are the whole
+ * model's). */
 static double runs_per_device(const shs_plan *p, const shs_mesh *mesh, uint32_t c, uint32_t i)
 {
 	const shs_decision *d = &p->d[c][i];
 
+	if (d->manual_axes)
+		return (double)shs_mesh_group(mesh, d->manual_axes);
 	if (!d->strategy || strcmp(d->strategy, "manual"))
 		return 1;
 	return (double)shs_mesh_group(mesh, (1u << mesh->n_axes) - 1);

@@ -9,10 +9,20 @@
 #include "manual.h"
 #include "propagate_internal.h"
 
-/* A spec of full that splits it into local (their dims' ratios) over mesh axes not yet used,
- * in mesh order; false when the ratios are no product of the mesh's axes. */
+/* s with only the mesh axes in mask (keep) or only those not in it. */
+static void restrict_spec(const shs_pspec *s, uint32_t mask, bool keep, shs_pspec *out)
+{
+	shs_spec_replicated(out, s->rank);
+	for (uint32_t d = 0; d < s->rank; d++)
+		for (uint32_t k = 0; k < s->dims[d].n; k++)
+			if (((mask >> s->dims[d].axes[k]) & 1u) == keep)
+				shs__spec_add(out, d, s->dims[d].axes[k]);
+}
+
+/* A spec of full that splits it into local (their dims' ratios) over the mesh axes of mask not
+ * yet used, in mesh order; false when the ratios are no product of those axes. */
 static bool split_spec(const shs_shape *full, const shs_shape *local, const shs_mesh *mesh,
-		       shs_pspec *out)
+		       uint32_t mask, shs_pspec *out)
 {
 	bool used[SHS_MESH_MAX_AXES] = { false };
 
@@ -25,7 +35,8 @@ static bool split_spec(const shs_shape *full, const shs_shape *local, const shs_
 			return false;
 		want = full->dims[d] / local->dims[d];
 		for (uint32_t a = 0; a < mesh->n_axes && have < want; a++)
-			if (!used[a] && mesh->sizes[a] > 1 && (want / have) % mesh->sizes[a] == 0) {
+			if (!used[a] && ((mask >> a) & 1u) && mesh->sizes[a] > 1 &&
+			    (want / have) % mesh->sizes[a] == 0) {
 				used[a] = true;
 				have *= mesh->sizes[a];
 				shs__spec_add(out, d, (int)a);
@@ -36,24 +47,49 @@ static bool split_spec(const shs_shape *full, const shs_shape *local, const shs_
 	return true;
 }
 
-/* Whether spec s cuts full into pieces of local's dims (the last one padded). */
-static bool makes_local(const shs_pspec *s, const shs_shape *full, const shs_shape *local,
-			const shs_mesh *mesh)
+/* Whether the axes of mask in spec s cut full into pieces of local's dims (the last one
+ * padded). */
+static bool makes_local(const shs_pspec *s, uint32_t mask, const shs_shape *full,
+			const shs_shape *local, const shs_mesh *mesh)
 {
+	shs_pspec by;
+
 	if (s->rank != full->rank || full->rank != local->rank)
 		return false;
+	restrict_spec(s, mask, true, &by);
 	for (uint32_t d = 0; d < full->rank; d++) {
-		int64_t n = shs_spec_dim_split(s, d, mesh);
+		int64_t n = shs_spec_dim_split(&by, d, mesh);
 		if (n <= 0 || (full->dims[d] + n - 1) / n != local->dims[d])
 			return false;
 	}
 	return true;
 }
 
+/* The mesh axes the region in opens (an SPMDFullToShardShape) runs over by hand: every axis for
+ * a manual region (partial NULL), else those its sharding's manual subgroup names. */
+static int region_axes(const shs__prop *x, const shs_instr *partial, uint32_t *mask,
+		       shs_err *e)
+{
+	shs_named_sharding named;
+	shs_err why = { 0 };
+
+	*mask = (1u << x->r->mesh.n_axes) - 1;
+	if (!partial)
+		return SHS_OK;
+	if (partial->sharding && partial->shape.type != SHS_TUPLE &&
+	    shs_sharding_to_named_manual(&x->r->mesh, partial->sharding, partial->shape.rank,
+					 &named, mask, &why) == SHS_OK && *mask)
+		return SHS_OK;
+	return shs_seterr(e, SHS_EINVAL, "%s: its shard_map region's manual axes are not axes of "
+			  "the mesh (%s)", partial->name, why.msg[0] ? why.msg : "none named");
+}
+
 /* The spec the region boundary in gives its full side (the operand of an entry, the result
- * of an exit): the sharding the program states there (the entry's operand's, a Sharding
- * custom call's or a parameter's; the exit's own), else the split its shapes make. */
-static int full_side(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *out, shs_err *e)
+ * of an exit) over the region's manual axes (mask) and any others: the sharding the program
+ * states there (the entry's operand's, a Sharding custom call's or a parameter's; the exit's
+ * own), else the split its shapes make. */
+static int full_side(shs__prop *x, uint32_t c, uint32_t i, uint32_t mask, shs_pspec *out,
+		     shs_err *e)
 {
 	const shs_computation *comp = x->m->comps[c];
 	const shs_instr *in = comp->instrs[i];
@@ -73,30 +109,31 @@ static int full_side(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *out, shs_e
 				  "expected", in->name);
 	if (stated && shs__spec_from_sharding(&x->r->mesh, stated, full->rank, out, &why) ==
 			      SHS_OK && shs__spec_fits(out, full, &x->r->mesh) &&
-	    makes_local(out, full, local, &x->r->mesh))
+	    makes_local(out, mask, full, local, &x->r->mesh))
 		return SHS_OK;
-	if (split_spec(full, local, &x->r->mesh, out))
+	if (split_spec(full, local, &x->r->mesh, mask, out))
 		return SHS_OK;
 	return shs_seterr(e, SHS_EINVAL, "%s: its shard_map region splits %s into %s, which the "
 			  "mesh's axes cannot make", in->name, entry ? "its operand" : "its result",
 			  entry ? "its result" : "its operand");
 }
 
-/* Fixes the decision of boundary i: replicated on its local side, spec on its full side, no
- * work: XLA's partitioner makes each boundary a copy of the local array (its custom-call
+/* Fixes the decision of boundary i of a region over the axes of mask: the full side as
+ * full_side says, the local side the same but for those axes (replicated for a manual region),
+ * no work: XLA's partitioner makes each boundary a copy of the local array (its custom-call
  * handler), which its algebraic simplifier removes as a copy between equal layouts. */
-static int fix_boundary(shs__prop *x, uint32_t c, uint32_t i, shs_err *e)
+static int fix_boundary(shs__prop *x, uint32_t c, uint32_t i, uint32_t mask, shs_err *e)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
 	bool entry = shs_is_full_to_shard(in);
 	shs_decision *d = shs__dec(x, c, i);
 	uint32_t first[2] = { 0, 1 };
 	shs_pspec full, local;
-	int rc = full_side(x, c, i, &full, e);
+	int rc = full_side(x, c, i, mask, &full, e);
 
 	if (rc != SHS_OK)
 		return rc;
-	shs_spec_replicated(&local, full.rank);
+	restrict_spec(&full, mask, false, &local);
 	rc = shs__dec_set(x, d, entry ? &local : &full, 1, entry ? &full : &local, first, 1,
 			  "manual", entry ? "enters a shard_map region" : "leaves a shard_map region",
 			  0);
@@ -106,8 +143,29 @@ static int fix_boundary(shs__prop *x, uint32_t c, uint32_t i, shs_err *e)
 	return SHS_OK;
 }
 
+/* The region of instruction i of computation c: its entry (NULL for none or a manual region),
+ * and whether it is in one (*in_region) or leaves one (*exit). */
+static const shs_instr *region_of(const shs__prop *x, uint32_t c, uint32_t i, bool *in_region,
+				  bool *exit)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i], *at = shs_manual_entry(&x->manual, c, i);
+
+	*exit = false;
+	*in_region = shs_manual_is(&x->manual, c, i) || at;
+	if (shs_is_shard_to_full(in) && in->n_operands == 1) {
+		uint32_t o = in->operands[0];
+		*exit = shs_manual_is(&x->manual, c, o) || shs_manual_entry(&x->manual, c, o);
+		if (!at)
+			at = shs_manual_entry(&x->manual, c, o);
+	}
+	return at;
+}
+
 int shs__manual_fix(shs__prop *x, shs_err *e)
 {
+	const shs_instr *last = NULL; /* the region whose axes were read last, and them */
+	uint32_t last_mask = 0;
 	int rc = SHS_OK;
 
 	if (!x->manual.any)
@@ -115,13 +173,59 @@ int shs__manual_fix(shs__prop *x, shs_err *e)
 	for (uint32_t c = 0; c < x->m->n_comps && rc == SHS_OK; c++)
 		for (uint32_t i = 0; i < x->m->comps[c]->n_instrs && rc == SHS_OK; i++) {
 			const shs_instr *in = x->m->comps[c]->instrs[i];
-			bool manual = shs_manual_is(&x->manual, c, i);
-			if (manual && x->hint_set[c])
+			bool inside, exit, to_full = shs_is_shard_to_full(in);
+			const shs_instr *at = region_of(x, c, i, &inside, &exit);
+			uint32_t mask = 0;
+			if (!inside && !exit && !to_full)
+				continue;
+			if (x->hint_set[c])
 				x->hint_set[c][i] = x->pinned[c][i] = false;
-			if (shs_is_full_to_shard(in) || shs_is_shard_to_full(in))
-				rc = fix_boundary(x, c, i, e);
+			if (at && at == last) {
+				mask = last_mask;
+			} else if ((rc = region_axes(x, at, &mask, e)) == SHS_OK && at) {
+				last = at;
+				last_mask = mask;
+			}
+			if (rc == SHS_OK && at && !to_full) /* a partly manual region's exit is
+							     * decided as its operand is */
+				shs__dec(x, c, i)->manual_axes = mask;
+			if (rc == SHS_OK && (shs_is_full_to_shard(in) || (to_full && !at)))
+				rc = fix_boundary(x, c, i, mask, e);
 		}
 	return rc;
+}
+
+int shs__manual_exit(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_instr *op = in->n_operands == 1 ? x->m->comps[c]->instrs[in->operands[0]] : NULL;
+	const shs_decision *od = op ? shs__dec(x, c, in->operands[0]) : NULL;
+	uint32_t first[2] = { 0, 1 }, mask = od ? od->manual_axes : 0;
+	shs_pspec local, full;
+
+	if (!op || !mask || op->shape.type == SHS_TUPLE || in->shape.rank != op->shape.rank ||
+	    in->shape.rank > SHS_PLUGIN_MAX_RANK)
+		return 0;
+	if (od->set && od->n_leaves == 1)
+		local = od->leaves[0];
+	else
+		shs_spec_replicated(&local, op->shape.rank);
+	/* the manual axes go back on the dims the region's pieces make whole again, major first */
+	full = local;
+	for (uint32_t d = 0; d < in->shape.rank; d++) {
+		int64_t grow = op->shape.dims[d] > 0 ? in->shape.dims[d] / op->shape.dims[d] : 1;
+		for (uint32_t a = 0; grow > 1 && a < x->r->mesh.n_axes; a++)
+			if (((mask >> a) & 1u) && grow % x->r->mesh.sizes[a] == 0) {
+				grow /= x->r->mesh.sizes[a];
+				shs__spec_add(&full, d, (int)a);
+			}
+	}
+	if (shs__dec_set(x, shs__dec(x, c, i), &full, 1, &local, first, 1, "manual",
+			 "leaves a shard_map region", 0) != SHS_OK) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return -1;
+	}
+	return 1;
 }
 
 /* The kind of the collective op is and whether its bytes are its result's (an all-gather's:

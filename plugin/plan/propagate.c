@@ -457,12 +457,29 @@ static double floor_of(const shs__prop *x, const shs_cand *cand)
 	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, 0, 0, true);
 }
 
+/* Whether candidate cand shards its result or an operand over a mesh axis of mask (a partly
+ * manual region's manual axes, which its instructions may not use). */
+static bool cand_uses(const shs_cand *cand, uint32_t mask)
+{
+	uint32_t n_ops = cand->operand_first[cand->n_operands];
+
+	for (uint32_t k = 0; mask && k < cand->n_result + n_ops; k++) {
+		const shs_pspec *s = k < cand->n_result ? &cand->result[k]
+							: &cand->operands[k - cand->n_result];
+		for (uint32_t d = 0; d < s->rank; d++)
+			for (uint32_t j = 0; j < s->dims[d].n; j++)
+				if ((mask >> s->dims[d].axes[j]) & 1u)
+					return true;
+	}
+	return false;
+}
+
 /* The floors of list l's candidates (l->floors, made on first use for the plan's chip and kept
  * with the list), and the candidate with the lowest (the first of equals) among those that
  * make want (all when NULL) into *lowest: scored first, its score bounds the rest. SHS_OK or
  * SHS_ENOMEM. */
 static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_res,
-		  uint32_t *lowest)
+		  uint32_t forbid, uint32_t *lowest)
 {
 	const shs_cands *cands = &l->cands;
 	double low = 0;
@@ -478,7 +495,7 @@ static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_
 	}
 	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		if (want && !makes(&cands->v[k], want, n_res))
+		if ((want && !makes(&cands->v[k], want, n_res)) || cand_uses(&cands->v[k], forbid))
 			continue;
 		if (*lowest == UINT32_MAX || l->floors[k] < low) {
 			*lowest = k;
@@ -505,6 +522,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	double best_cost = 0, best_bytes = 0, bound, lowest_score;
 	const double *floor;
 	bool best_wanted = false, memo, pin, pinned;
+	uint32_t forbid = shs__dec(x, c, i)->manual_axes;
 
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
 	if (memo && unchanged_since_decided(x, c, i))
@@ -544,8 +562,12 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
-	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, &lowest)) != SHS_OK)
+	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, forbid, &lowest)) != SHS_OK)
 		goto done;
+	if (cand_uses(&cands->v[lowest], forbid)) { /* every candidate splits a manual axis */
+		decide_replicated(x, c, i);
+		goto decided;
+	}
 	floor = cc->list->floors;
 	lowest_score = shs__score(x, c, i, &cands->v[lowest], hints, res, n_res,
 				  makes(&cands->v[lowest], want, n_res));
@@ -557,7 +579,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		/* a score is at least the candidate's floor: one whose floor is over the best
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
-		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol)))
+		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol) ||
+				    cand_uses(&cands->v[k], forbid)))
 			continue;
 		wanted = makes(&cands->v[k], want, n_res);
 		if (pinned && !wanted)
@@ -658,6 +681,54 @@ __attribute__((noinline)) static void decide_manual(shs__prop *x, uint32_t c, ui
 		free(hints);
 }
 
+/* A collective written in a partly manual region: its operand's sharding over the other axes
+ * passes through, and it moves its operand's piece over the axes its groups span. */
+static void decide_partial_coll(shs__prop *x, uint32_t c, uint32_t i, shs_coll *coll)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	const shs_decision *od = in->n_operands ? shs__dec(x, c, in->operands[0]) : NULL;
+	shs_decision *d = shs__dec(x, c, i);
+	uint32_t first[2] = { 0, 1 };
+	shs_pspec s;
+	double split = 1;
+
+	if (in->n_operands != 1 || in->shape.type == SHS_TUPLE || !od->set || od->n_leaves != 1 ||
+	    od->leaves[0].rank != in->shape.rank) {
+		decide_replicated(x, c, i);
+		shs__dec_set_work(x, d, 0, 0, coll, 1);
+		return;
+	}
+	s = od->leaves[0];
+	for (uint32_t k = 0; k < s.rank; k++)
+		split *= (double)shs_spec_dim_split(&s, k, &x->r->mesh);
+	coll->bytes /= split > 1 ? split : 1;
+	if (shs__dec_set(x, d, &s, 1, &s, first, 1, "manual", "as written in shard_map's region",
+			 0) != SHS_OK) {
+		x->rc = shs_seterr(x->e, SHS_ENOMEM, "plan: out of memory");
+		return;
+	}
+	shs__dec_set_work(x, d, 0, 0, coll, 1);
+}
+
+/* Instruction i of a partly manual region, or the exit of one: its collectives and its exit as
+ * the program wrote them (true: decided); other work is planned over the axes it leaves to the
+ * compiler (false: decide it so). Never inlined, as decide_manual. */
+__attribute__((noinline)) static bool decide_partial(shs__prop *x, uint32_t c, uint32_t i)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i];
+	shs_coll coll;
+	int r;
+
+	if (shs_is_shard_to_full(in))
+		return shs__manual_exit(x, c, i) != 0;
+	r = shs__manual_coll(x, c, i, &coll, x->e);
+	if (r < 0)
+		x->rc = x->e->code;
+	else if (r > 0)
+		decide_partial_coll(x, c, i, &coll);
+	return r != 0;
+}
+
 static void decide(shs__prop *x, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = x->m->comps[c]->instrs[i];
@@ -675,6 +746,8 @@ static void decide(shs__prop *x, uint32_t c, uint32_t i)
 			decide_manual(x, c, i);
 		return;
 	}
+	if ((d->manual_axes || shs_is_shard_to_full(in)) && decide_partial(x, c, i))
+		return;
 	if (x->free_instr[c][i]) {
 		decide_free(x, c, i);
 		return;

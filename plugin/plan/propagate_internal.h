@@ -141,13 +141,20 @@ bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
 bool shs__same_dims(const shs_shape *a, const shs_shape *b);
 /* shard_map's regions (plan_manual.c).
  * shs__manual_fix: fixes each region boundary's decision (an SPMDFullToShardShape takes its
- * operand as the program shards it and gives the local array replicated; an
- * SPMDShardToFullShape the reverse) and drops the plan's pins inside regions. SHS_OK, or
- * SHS_EINVAL when a boundary's split is none the mesh can make, SHS_ENOMEM.
+ * operand as the program shards it and gives the local array replicated over the region's
+ * manual axes; an SPMDShardToFullShape leaving a manual region the reverse), marks each
+ * instruction of a partly manual region with its manual axes (decision manual_axes) and drops
+ * the plan's pins inside regions. SHS_OK, or SHS_EINVAL when a boundary's split is none the
+ * mesh can make or a partly manual region's axes are none of the mesh's, SHS_ENOMEM.
  * shs__manual_coll: the collective that instruction i of computation c, written in a region,
  * performs over the mesh (its device groups as mesh axes) into *out: 1; 0 when i is no
  * collective; -1 with e set when its groups are unreadable or off the mesh. */
 int shs__manual_fix(shs__prop *x, shs_err *e);
+/* shs__manual_exit: decides instruction i of computation c when it leaves a partly manual
+ * region (an SPMDShardToFullShape): its operand's sharding, with the region's manual axes on
+ * the dims they make whole. 1 when decided, 0 when i is none (or not decidable so), -1 on
+ * error (x->rc). */
+int shs__manual_exit(shs__prop *x, uint32_t c, uint32_t i);
 int shs__manual_coll(const shs__prop *x, uint32_t c, uint32_t i, shs_coll *out, shs_err *e);
 
 /* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */

@@ -171,6 +171,9 @@ typedef struct shs_decision {
 	uint32_t n_colls;       /* the collectives it performs itself */
 	shs_coll *colls;
 	uint64_t tick;          /* the propagation's clock when it last changed */
+	uint32_t manual_axes;   /* in a partly manual region (shard_map's auto axes): the mesh
+				 * axes the program runs it over by hand, its shapes one group's;
+				 * none of its shardings uses them */
 } shs_decision;
 
 /* Frees the collectives decision d owns and clears them (its other arrays go with their
