@@ -265,18 +265,6 @@ const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computat
 	return w;
 }
 
-const shs_instr *shs_manual_partial(const shs_module *m, const shs_computation **comp)
-{
-	for (uint32_t c = 0; c < m->n_comps; c++)
-		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
-			if (partly_manual(m->comps[c]->instrs[i]->sharding)) {
-				if (comp)
-					*comp = m->comps[c];
-				return m->comps[c]->instrs[i];
-			}
-	return NULL;
-}
-
 /* The value at flat position j of iota(prod(reshape)).reshape(reshape).transpose(perm). */
 static int64_t iota_at(const shs__groups *g, int64_t j)
 {

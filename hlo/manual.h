@@ -59,11 +59,6 @@ bool shs_is_shard_to_full(const shs_instr *in);
  * freed. */
 const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computation **comp);
 
-/* The first instruction of m whose sharding is manual over only some of the mesh's axes
- * (shard_map with auto axes: last_tile_dims holds MANUAL), or NULL; *comp: its computation
- * (may be NULL). Those regions are not read as manual. Borrowed, valid until m is freed. */
-const shs_instr *shs_manual_partial(const shs_module *m, const shs_computation **comp);
-
 /* The device groups collective in works over: its replica_groups (lists, or XLA's iota form;
  * none: one group of all n_devices), or a collective-permute's source-target pairs (groups of
  * two: source, target). *ids gets n_groups x group_size ids, row by row (malloc'ed: caller

@@ -324,6 +324,96 @@ static void region_off_the_mesh(void)
 	free(r);
 }
 
+/* A region manual over pipe only (shard_map with auto axes, tests/data/shard_map_auto.hlo: a
+ * loop of eight trips on each of two groups of four, a matmul on a [64, 512] batch and a permute
+ * between the groups): its instructions name their region, none of its shardings uses pipe, the
+ * batch is split over data inside (the entry's operand comes so), the matmul's FLOPs are a
+ * quarter of its local ones, the permute moves that piece over pipe; written back with XLA's
+ * manual subgroup, it verifies and reads back to the same step time through text and proto. */
+static void partly_manual(void)
+{
+	size_t len = 0;
+	char *text = (char *)shs_test_read_file(SHS_TEST_DATA_DIR "/shard_map_auto.hlo", &len);
+	shs_test_eval *s = calloc(1, sizeof(*s));
+	shs_cluster_spec spec = { .hardware = "v5p", .devices = 8, .slices = 1,
+				  .mesh = "pipe=2,data=4" };
+	const shs_eval_coll *sh;
+	shs_module *from_pb = NULL;
+	shs_manual mm;
+	shs_err e = { 0 };
+	shs_buf b = { 0 }, t = { 0 };
+	uint8_t *pb = NULL;
+	uint32_t c, i, pipe, data;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	s->m = shs_test_parse(text);
+	CU_ASSERT_PTR_NULL(shs_partitioned_witness(s->m, NULL));
+	SHS_ASSERT_OK(shs_manual_make(s->m, &mm, &e), &e);
+	for (const char *const *n = (const char *const[]){ "m0", "lp", "x", "d", "sh", "j", "ci",
+							   "y1", NULL }; *n; n++) {
+		const shs_instr *at;
+		find(s->m, *n, &c, &i);
+		at = shs_manual_entry(&mm, c, i);
+		CU_ASSERT_TRUE(at && shs_is_full_to_shard(at));
+		CU_ASSERT_FALSE(shs_manual_is(&mm, c, i));
+	}
+	for (const char *const *n = (const char *const[]){ "p0", "s0", "o", NULL }; *n; n++) {
+		find(s->m, *n, &c, &i);
+		CU_ASSERT_PTR_NULL(shs_manual_entry(&mm, c, i));
+	}
+	shs_manual_free(&mm);
+	shs_hw_catalog_builtin(&s->cat);
+	s->h = shs_test_host();
+	shs_test_plan_evaluate(s->h, &s->cat, &spec, s->m, "dp", NULL, &s->cluster, &s->p, &s->ev);
+	pipe = (uint32_t)shs_mesh_axis(&s->p->mesh, "pipe");
+	data = (uint32_t)shs_mesh_axis(&s->p->mesh, "data");
+	find(s->m, "d", &c, &i);
+	CU_ASSERT_EQUAL(s->p->d[c][i].manual_axes, 1u << pipe);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].n, 1);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].axes[0], data);
+	CU_ASSERT_DOUBLE_EQUAL(s->p->d[c][i].flops, 2.0 * 64 * 512 * 512 / 4, 1);
+	sh = coll_at(&s->ev, "sh");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sh);
+	CU_ASSERT_EQUAL(sh->kind, SHS_PCOLL_PERMUTE);
+	CU_ASSERT_EQUAL(sh->axes_mask, 1u << pipe);
+	CU_ASSERT_DOUBLE_EQUAL(sh->bytes, 64 * 512 * 4 / 4, 1e-9);
+	CU_ASSERT_EQUAL(s->ev.n_colls, 1);
+	/* the model's FLOPs: each group's matmuls, eight trips of them */
+	CU_ASSERT_DOUBLE_EQUAL(s->ev.mfu, 2 * 8 * 2.0 * 64 * 512 * 512 /
+			       (s->cluster.hw.flops[SHS_HW_BF16] * s->ev.step_time_s * 8),
+			       1e-9 * s->ev.mfu);
+	find(s->m, "o", &c, &i); /* the exit puts pipe back on the dim it makes whole */
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].axes[0], pipe);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[1].axes[0], data);
+
+	SHS_ASSERT_OK(shs_plan_annotate(s->p, s->m, &e), &e);
+	SHS_ASSERT_OK(shs_module_verify(s->m, &e), &e);
+	shs_sharding_print(&b, find(s->m, "d", &c, &i)->sharding);
+	CU_ASSERT_STRING_EQUAL(b.data, "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}");
+	shs_buf_free(&b);
+	shs_text_print(&t, s->m, &s->m->style);
+	SHS_ASSERT_OK(shs_proto_save(s->m, false, &pb, &len, &e), &e);
+	SHS_ASSERT_OK(shs_proto_load(pb, len, "auto.pb", &from_pb, &e), &e);
+	for (int k = 0; k < 2; k++) {
+		shs_test_eval *r = calloc(1, sizeof(*r));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		shs_hw_catalog_builtin(&r->cat);
+		r->h = shs_test_host();
+		r->m = k ? from_pb : shs_test_parse(t.data);
+		shs_test_plan_evaluate(r->h, &r->cat, &spec, r->m, "dp", NULL, &r->cluster, &r->p,
+				       &r->ev);
+		CU_ASSERT_DOUBLE_EQUAL(r->ev.step_time_s, s->ev.step_time_s,
+				       1e-12 * s->ev.step_time_s);
+		CU_ASSERT_DOUBLE_EQUAL(r->ev.memory_bytes, s->ev.memory_bytes, 1);
+		shs_test_eval_free(r);
+	}
+	free(pb);
+	free(text);
+	shs_buf_free(&t);
+	shs_test_eval_free(s);
+}
+
 CU_TestInfo manual_tests[] = {
 	{ "shard_map's regions are marked; their collectives are the program's", regions_marked },
 	{ "the device groups of collectives, in every form", device_groups },
@@ -333,5 +423,6 @@ CU_TestInfo manual_tests[] = {
 	  regions_written_back },
 	{ "a computation like a region's, outside it, is planned for its own place", twins_apart },
 	{ "a region whose split no mesh axes make is refused", region_off_the_mesh },
+	{ "a region manual over some axes is planned over the others", partly_manual },
 	CU_TEST_INFO_NULL,
 };

@@ -15,11 +15,13 @@ static const char usage[] =
 	"entry computation's parameters, the dot FLOPs of one execution of the entry computation\n"
 	"(while bodies counted by their trip count when the loop condition shows it) and the number\n"
 	"of structurally distinct computations; and the instructions of shard_map's manual regions\n"
-	"(their shapes, and so their FLOPs, are one device's).\n"
+	"(their shapes, and so their FLOPs, are one device's) and of its regions manual over only\n"
+	"some axes (shapes of one manual group: shard_map with auto axes).\n"
 	"\n"
 	"  --json   one JSON object with the keys module, format, computations, instructions,\n"
 	"           opcodes (opcode -> count), parameters, parameter_bytes, dot_flops,\n"
-	"           unknown_trip_counts, distinct_computations, manual_instructions\n";
+	"           unknown_trip_counts, distinct_computations, manual_instructions,\n"
+	"           partly_manual_instructions\n";
 
 enum { LINE_WIDTH = 100, INFO_JSON_PRECISION = 17 /* exact counts */ };
 
@@ -33,6 +35,7 @@ typedef struct facts {
 	uint32_t unknown_loops;
 	uint32_t distinct;
 	uint64_t manual;   /* instructions in shard_map's regions */
+	uint64_t partial;  /* ... in its regions manual over only some axes (auto axes) */
 } facts;
 
 static int cmp_u64(const void *a, const void *b)
@@ -58,10 +61,12 @@ static int gather(const shs_module *m, facts *f, shs_err *e)
 	f->dot_flops = shs_comp_dot_flops(m, entry, &f->unknown_loops);
 	if (f->dot_flops < 0 || shs_manual_make(m, &mm, e) != SHS_OK)
 		return shs_seterr(e, SHS_ENOMEM, "out of memory");
-	f->manual = 0;
+	f->manual = f->partial = 0;
 	for (uint32_t c = 0; c < m->n_comps; c++)
-		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs; i++) {
 			f->manual += shs_manual_is(&mm, c, i);
+			f->partial += shs_manual_entry(&mm, c, i) != NULL;
+		}
 	shs_manual_free(&mm);
 	hashes = calloc(m->n_comps ? m->n_comps : 1, sizeof(*hashes));
 	if (!hashes)
@@ -133,6 +138,9 @@ static void print_text(const facts *f, const char *path, const char *format)
 	if (f->manual)
 		printf("\nshard_map       %llu instructions in manual regions (their shapes and FLOPs "
 		       "are one device's)", (unsigned long long)f->manual);
+	if (f->partial)
+		printf("\nshard_map       %llu instructions in regions manual over some axes (their "
+		       "shapes are one manual group's)", (unsigned long long)f->partial);
 	printf("\nopcodes         ");
 	for (int k = 0, col = 16; k < n; k++) {
 		char item[64];
@@ -172,6 +180,8 @@ static int print_json(const facts *f, const char *format)
 	json_object_set_new(o, "unknown_trip_counts", json_integer(f->unknown_loops));
 	json_object_set_new(o, "distinct_computations", json_integer(f->distinct));
 	json_object_set_new(o, "manual_instructions", json_integer((json_int_t)f->manual));
+	json_object_set_new(o, "partly_manual_instructions",
+			    json_integer((json_int_t)f->partial));
 	return shs_cli_put_json(o, INFO_JSON_PRECISION);
 }
 

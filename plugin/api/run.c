@@ -289,23 +289,15 @@ static int search(shs_run *r, shs_module **m, shs_err *e)
 }
 
 /* Refuses a module XLA's partitioner has already run on (unless force): sharding it again would
- * describe devices that each hold a shard as if they held the whole. shard_map's regions are
- * the program's own and stay (manual.h); one manual over only some axes is not read yet. */
+ * describe devices that each hold a shard as if they held the whole. shard_map's regions, manual
+ * over every axis or over some, are the program's own and stay (manual.h). */
 static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
 {
-	const shs_computation *c = NULL, *pc = NULL;
+	const shs_computation *c = NULL;
 	const shs_instr *w = r->o->force ? NULL : shs_partitioned_witness(m, &c);
-	const shs_instr *partial = w ? shs_manual_partial(m, &pc) : NULL;
 
 	if (!w)
 		return SHS_OK;
-	if (partial)
-		return shs_seterr(e, SHS_EUNSUPPORTED, "computation '%s' holds %s '%s' in a "
-				  "shard_map region manual over only some of the mesh's axes "
-				  "(%s '%s' of computation '%s': auto axes), which is not read yet; "
-				  "make the region manual over every axis, or force (--force) to "
-				  "go on", c->name, shs_opcode_name(w->op), w->name,
-				  shs_opcode_name(partial->op), partial->name, pc->name);
 	return shs_seterr(e, SHS_EUNSUPPORTED, "the module is already partitioned: computation "
 			  "'%s' holds %s '%s' outside any shard_map region (XLA's SPMD "
 			  "partitioner writes those); give the module before partitioning (XLA's "

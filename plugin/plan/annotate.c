@@ -25,14 +25,15 @@ bool *shs_comp_reducers(const shs_module *m)
 	return reducer;
 }
 
-/* XLA's form of one array leaf. */
+/* XLA's form of one array leaf (in a partly manual region over the axes of manual: its
+ * manual subgroup). */
 static int leaf_sharding(const shs_plan *p, shs_arena *a, const shs_pspec *spec,
-			 shs_sharding **out, shs_err *e)
+			 uint32_t manual, shs_sharding **out, shs_err *e)
 {
 	shs_named_sharding named;
 
 	shs__spec_to_named(spec, &named);
-	return shs_sharding_from_named(a, &p->mesh, &named, out, e);
+	return shs_sharding_from_named_manual(a, &p->mesh, &named, manual, out, e);
 }
 
 static int instr_sharding(const shs_plan *p, shs_module *m, const shs_instr *in,
@@ -46,7 +47,8 @@ static int instr_sharding(const shs_plan *p, shs_module *m, const shs_instr *in,
 
 	if (in->shape.type != SHS_TUPLE) {
 		shs_spec_replicated(&rep, in->shape.rank);
-		return leaf_sharding(p, m->arena, d->set ? &d->leaves[0] : &rep, out, e);
+		return leaf_sharding(p, m->arena, d->set ? &d->leaves[0] : &rep, d->manual_axes,
+				     out, e);
 	}
 	shapes = malloc((n ? n : 1) * sizeof(*shapes));
 	t = shs_arena_calloc(m->arena, 1, sizeof(*t));
@@ -62,7 +64,7 @@ static int instr_sharding(const shs_plan *p, shs_module *m, const shs_instr *in,
 	for (uint32_t j = 0; j < n && rc == SHS_OK; j++) {
 		shs_spec_replicated(&rep, shapes[j]->rank);
 		rc = leaf_sharding(p, m->arena, d->set && j < d->n_leaves ? &d->leaves[j] : &rep,
-				   &leaf, e);
+				   d->manual_axes, &leaf, e);
 		if (rc == SHS_OK)
 			t->tuple[j] = *leaf;
 	}

@@ -11,7 +11,8 @@ bool shs__spec_fits(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh
 /* Appends axis to dim d of s (no check). */
 void shs__spec_add(shs_pspec *s, uint32_t d, int axis);
 
-/* Named form of spec, and back from an XLA sharding (SHS_EINVAL when not expressible). */
+/* Named form of spec, and back from an XLA sharding (SHS_EINVAL when not expressible; one
+ * manual over some axes, as in a partly manual region, gives the spec of its other axes). */
 void shs__spec_to_named(const shs_pspec *s, shs_named_sharding *out);
 int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32_t rank,
 			    shs_pspec *out, shs_err *e);

@@ -151,11 +151,12 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 			    shs_pspec *out, shs_err *e)
 {
 	shs_named_sharding named;
+	uint32_t manual; /* a partly manual region's axes: the spec is of the others */
 	int rc;
 
 	if (rank > SHS_PLUGIN_MAX_RANK)
 		return shs_seterr(e, SHS_EINVAL, "rank %u is over %d", rank, SHS_PLUGIN_MAX_RANK);
-	rc = shs_sharding_to_named(mesh, sh, rank, &named, e);
+	rc = shs_sharding_to_named_manual(mesh, sh, rank, &named, &manual, e);
 	if (rc != SHS_OK)
 		return rc;
 	shs_spec_replicated(out, rank);
