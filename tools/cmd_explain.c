@@ -278,7 +278,7 @@ static const shs_pspec **plan_hints(const shs_module *m, const shs_plan *p, uint
 /* The candidates priced where the plan puts them (or on their own), cheapest first, the plan's
  * choice marked, and why the runner-up lost; as text or JSON. */
 static void report(const args *a, const shs_plan_request *r, const shs_module *m, uint32_t c,
-		   uint32_t i, const shs_cands *cands, const shs_plan *p)
+		   uint32_t i, const shs_cands *cands, uint32_t dropped, const shs_plan *p)
 {
 	const shs_instr *in = m->comps[c]->instrs[i];
 	uint32_t shown = a->limit && cands->n > a->limit ? (uint32_t)a->limit : cands->n;
@@ -321,6 +321,7 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 		json_object_set_new(o, "computation", json_string(m->comps[c]->name));
 		json_object_set_new(o, "served", json_boolean(cands->served));
 		json_object_set_new(o, "count", json_integer(cands->n));
+		json_object_set_new(o, "over_manual_axes", json_integer(dropped));
 		json_object_set_new(o, "candidates", list);
 		json_object_set_new(o, "plan", spec ? json_string(spec) : json_null());
 		json_object_set_new(o, "chosen_index", chosen != UINT32_MAX ?
@@ -338,6 +339,9 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 					   order[k].k == chosen);
 		if (shown < cands->n)
 			printf("... of %u (--limit 0 shows all)\n", cands->n);
+		if (dropped)
+			printf("%u more over the axes its shard_map region runs by hand, which the "
+			       "plan leaves to the program\n", dropped);
 		if (spec)
 			printf("plan %s gives it %s (%s: %s)\n", a->o.plan, spec,
 			       p->d[c][i].strategy ? p->d[c][i].strategy : "undecided",
@@ -349,12 +353,14 @@ static void report(const args *a, const shs_plan_request *r, const shs_module *m
 	free(spec);
 }
 
-/* The candidates of instruction i of computation c, with the plan's hints when there is one. */
+/* The candidates of instruction i of computation c, with the plan's hints when there is one;
+ * in a partly manual region, those over its manual axes left out (counted in *dropped). */
 static int candidates(shs_run *r, const shs_module *m, uint32_t c, uint32_t i, shs_cands *out,
-		      shs_err *e)
+		      uint32_t *dropped, shs_err *e)
 {
 	const shs_pspec **hints = NULL;
 	int rc = r->o->plan ? shs_run_plan(r, m, e) : shs_run_plugins(r, e);
+	uint32_t manual = rc == SHS_OK && r->plan ? r->plan->d[c][i].manual_axes : 0, n = 0;
 
 	if (rc == SHS_OK && r->plan && !(hints = plan_hints(m, r->plan, c, i)))
 		rc = shs_seterr(e, SHS_ENOMEM, "out of memory");
@@ -362,6 +368,12 @@ static int candidates(shs_run *r, const shs_module *m, uint32_t c, uint32_t i, s
 		rc = shs_host_candidates(r->host, m, m->comps[c], m->comps[c]->instrs[i],
 					 &r->request->mesh, hints, NULL, SHS_PMODE_ENUMERATE, out,
 					 e);
+	for (uint32_t k = 0; rc == SHS_OK && k < out->n; k++)
+		if (!shs_cand_uses_axes(&out->v[k], manual))
+			out->v[n++] = out->v[k];
+	*dropped = rc == SHS_OK ? out->n - n : 0;
+	if (rc == SHS_OK)
+		out->n = n;
 	free(hints);
 	return rc;
 }
@@ -373,7 +385,7 @@ int shs_cmd_explain(int argc, char **argv)
 	shs_module *m = NULL;
 	shs_run r = { 0 };
 	shs_err e = { 0 };
-	uint32_t c = 0, i = 0;
+	uint32_t c = 0, i = 0, dropped = 0;
 	int rc;
 
 	shs_cli_run_defaults(&a.o, false);
@@ -388,12 +400,12 @@ int shs_cmd_explain(int argc, char **argv)
 		goto done;
 	if (!find_op(a.in, m, a.op, &c, &i))
 		goto done;
-	if (candidates(&r, m, c, i, &cands, &e) != SHS_OK) {
+	if (candidates(&r, m, c, i, &cands, &dropped, &e) != SHS_OK) {
 		fprintf(stderr, "shardsearch: explain: %s: %s\n", a.in, e.msg);
 		rc = shs_cli_exit(e.code);
 		goto done;
 	}
-	report(&a, r.request, m, c, i, &cands, r.plan);
+	report(&a, r.request, m, c, i, &cands, dropped, r.plan);
 	rc = SHS_EXIT_OK;
 done:
 	shs_cli_warnings_done();

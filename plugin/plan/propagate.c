@@ -457,23 +457,6 @@ static double floor_of(const shs__prop *x, const shs_cand *cand)
 	return shs__cand_cost(cand, &x->r->mesh, &x->r->chip, 0, 0, true);
 }
 
-/* Whether candidate cand shards its result or an operand over a mesh axis of mask (a partly
- * manual region's manual axes, which its instructions may not use). */
-static bool cand_uses(const shs_cand *cand, uint32_t mask)
-{
-	uint32_t n_ops = cand->operand_first[cand->n_operands];
-
-	for (uint32_t k = 0; mask && k < cand->n_result + n_ops; k++) {
-		const shs_pspec *s = k < cand->n_result ? &cand->result[k]
-							: &cand->operands[k - cand->n_result];
-		for (uint32_t d = 0; d < s->rank; d++)
-			for (uint32_t j = 0; j < s->dims[d].n; j++)
-				if ((mask >> s->dims[d].axes[j]) & 1u)
-					return true;
-	}
-	return false;
-}
-
 /* The floors of list l's candidates (l->floors, made on first use for the plan's chip and kept
  * with the list), and the candidate with the lowest (the first of equals) among those that
  * make want (all when NULL) into *lowest: scored first, its score bounds the rest. SHS_OK or
@@ -495,7 +478,7 @@ static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_
 	}
 	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		if ((want && !makes(&cands->v[k], want, n_res)) || cand_uses(&cands->v[k], forbid))
+		if ((want && !makes(&cands->v[k], want, n_res)) || shs_cand_uses_axes(&cands->v[k], forbid))
 			continue;
 		if (*lowest == UINT32_MAX || l->floors[k] < low) {
 			*lowest = k;
@@ -564,7 +547,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		x->pins_missed++;
 	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, forbid, &lowest)) != SHS_OK)
 		goto done;
-	if (cand_uses(&cands->v[lowest], forbid)) { /* every candidate splits a manual axis */
+	if (shs_cand_uses_axes(&cands->v[lowest], forbid)) { /* every candidate splits a manual axis */
 		decide_replicated(x, c, i);
 		goto decided;
 	}
@@ -580,7 +563,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
 		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol) ||
-				    cand_uses(&cands->v[k], forbid)))
+				    shs_cand_uses_axes(&cands->v[k], forbid)))
 			continue;
 		wanted = makes(&cands->v[k], want, n_res);
 		if (pinned && !wanted)

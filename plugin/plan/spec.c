@@ -167,6 +167,21 @@ int shs__spec_from_sharding(const shs_mesh *mesh, const shs_sharding *sh, uint32
 	return SHS_OK;
 }
 
+bool shs_cand_uses_axes(const shs_cand *cand, uint32_t mask)
+{
+	uint32_t n_ops = cand->operand_first[cand->n_operands];
+
+	for (uint32_t k = 0; mask && k < cand->n_result + n_ops; k++) {
+		const shs_pspec *s = k < cand->n_result ? &cand->result[k]
+							: &cand->operands[k - cand->n_result];
+		for (uint32_t d = 0; d < s->rank; d++)
+			for (uint32_t j = 0; j < s->dims[d].n; j++)
+				if ((mask >> s->dims[d].axes[j]) & 1u)
+					return true;
+	}
+	return false;
+}
+
 int shs_spec_dim_of(const shs_pspec *s, uint32_t a)
 {
 	for (uint32_t d = 0; d < s->rank; d++)

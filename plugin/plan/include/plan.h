@@ -118,6 +118,10 @@ bool shs_spec_is_replicated(const shs_pspec *s);
 /* Same rank, padding and axes on every dim. */
 bool shs_spec_equal(const shs_pspec *x, const shs_pspec *y);
 
+/* Whether candidate cand splits its result or an operand over a mesh axis of mask (a partly
+ * manual region's manual axes, which the plan keeps out of its instructions' shardings). */
+bool shs_cand_uses_axes(const shs_cand *cand, uint32_t mask);
+
 /* Bytes of one device's piece of array a under s: ceil(dim / split) elements on each sharded
  * dim, as XLA pads a dim that does not divide (the padding is paid for). */
 double shs_spec_local_bytes(const shs_pspec *s, const shs_shape *a, const shs_mesh *mesh);
@@ -173,7 +177,8 @@ typedef struct shs_decision {
 	uint64_t tick;          /* the propagation's clock when it last changed */
 	uint32_t manual_axes;   /* in a partly manual region (shard_map's auto axes): the mesh
 				 * axes the program runs it over by hand, its shapes one group's;
-				 * none of its shardings uses them */
+				 * the plan's shardings of it never use them (the region's entry
+				 * takes its operand over them, as the program states) */
 } shs_decision;
 
 /* Frees the collectives decision d owns and clears them (its other arrays go with their
