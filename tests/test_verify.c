@@ -942,8 +942,8 @@ static void rejects_attributes_out_of_range(void)
 		"  a = f32[4] parameter(0)\n  ROOT x = f32[8] concatenate(a, a), dimensions={0}",
 		"  a = f32[8] parameter(0)\n  ROOT x = f32[4] slice(a), slice={[0:8:2]}",
 		"  ROOT x = f32[8] parameter(0), sharding={devices=[2]1,0}",
-		"  a = f32[8] parameter(0)\n  ROOT x = f32[8] custom-call(a), "
-		"custom_call_target=\"Sharding\", sharding={replicated}",
+		("  a = f32[8] parameter(0)\n  ROOT x = f32[8] custom-call(a), "
+		 "custom_call_target=\"Sharding\", sharding={replicated}"),
 	};
 	char text[1024];
 
