@@ -23,11 +23,13 @@ bool shs_is_shard_to_full(const shs_instr *in)
 	return is_target(in, "SPMDShardToFullShape");
 }
 
-/* {manual}, or a tuple of them. */
+/* {manual} (or a named sharding manual over the whole mesh), or a tuple of them. */
 static bool manual_sharding(const shs_sharding *s)
 {
 	if (!s)
 		return false;
+	if (s->kind == SHS_SHARDING_NAMED)
+		return s->mesh && s->mesh->whole == SHS_SHARDING_MANUAL;
 	if (s->kind != SHS_SHARDING_TUPLE)
 		return s->kind == SHS_SHARDING_MANUAL;
 	for (uint32_t k = 0; k < s->n_tuple; k++)
@@ -36,11 +38,14 @@ static bool manual_sharding(const shs_sharding *s)
 	return s->n_tuple > 0;
 }
 
-/* Manual over some axes only (last_tile_dims holds MANUAL): shard_map with auto axes. */
+/* Manual over some axes only (last_tile_dims holds MANUAL, or a named sharding lists manual
+ * axes): shard_map with auto axes. */
 static bool partly_manual(const shs_sharding *s)
 {
 	if (!s)
 		return false;
+	if (s->kind == SHS_SHARDING_NAMED)
+		return s->mesh && s->mesh->whole == SHS_SHARDING_TILED && s->mesh->n_manual;
 	for (uint32_t k = 0; k < s->n_tuple; k++)
 		if (partly_manual(&s->tuple[k]))
 			return true;

@@ -404,6 +404,30 @@ static bool subgroup_axes(const shs_mesh *mesh, const shs_sharding *s, uint32_t 
 	return size == s->tile_dims[t];
 }
 
+/* A NamedSharding with manual axes (manual={a, b}): the mask of those axes of mesh, matched by
+ * name and size, and the named form of the rest. */
+static int mesh_to_named_manual(const shs_mesh *mesh, const shs_mesh_sharding *m, uint32_t rank,
+				shs_named_sharding *out, uint32_t *manual, shs_err *e)
+{
+	shs_mesh_sharding rest = *m;
+
+	for (uint32_t k = 0; k < m->n_manual; k++) {
+		const shs_axis_ref *r = &m->manual[k];
+		uint32_t a = mesh->n_axes;
+		for (uint32_t j = 0; j < mesh->n_axes; j++)
+			if (mesh->names[j] && r->axis < m->n_axes &&
+			    !strcmp(mesh->names[j], m->names[r->axis]))
+				a = j;
+		if (r->size || a == mesh->n_axes || mesh->sizes[a] != m->sizes[r->axis])
+			return shs_seterr(e, SHS_EINVAL, "named sharding: manual axis '%s' is not "
+					  "one of the mesh's", r->axis < m->n_axes ?
+					  m->names[r->axis] : "?");
+		*manual |= 1u << a;
+	}
+	rest.n_manual = 0;
+	return mesh_to_named(mesh, &rest, rank, out, e);
+}
+
 int shs_sharding_to_named_manual(const shs_mesh *mesh, const shs_sharding *s, uint32_t rank,
 				 shs_named_sharding *out, uint32_t *manual, shs_err *e)
 {
@@ -413,6 +437,9 @@ int shs_sharding_to_named_manual(const shs_mesh *mesh, const shs_sharding *s, ui
 	int rc;
 
 	*manual = 0;
+	if (s->kind == SHS_SHARDING_NAMED && s->mesh && s->mesh->n_manual &&
+	    s->mesh->whole == SHS_SHARDING_TILED && rank <= SHS_NAMED_MAX_RANK)
+		return mesh_to_named_manual(mesh, s->mesh, rank, out, manual, e);
 	if (s->kind != SHS_SHARDING_TILED || !s->n_last_tile_dims)
 		return shs_sharding_to_named(mesh, s, rank, out, e);
 	rc = check_mesh(mesh, e);

@@ -122,6 +122,13 @@ has "$tmp/out" "3.277e+04 bytes x 8"
 expect 0 "$ss" explain "$au" --mesh pipe=2,data=4 --op d --plan dp
 has "$tmp/out" "more over the axes its shard_map region runs by hand"
 grep -qF "lhs=pipe" "$tmp/out" && bad "explain offers the manual axis pipe" || ok
+# Shardy's named form of the entry (manual={'pipe'}) reads the same
+sed -e "s/sharding={devices=\[1,1,2,4\]<=\[8\] last_tile_dims={manual, replicated}}/sharding={mesh['pipe'=2,'data'=4], [{}, {}], manual={'pipe'}}/" \
+	"$au" >"$tmp/au-named.hlo"
+has "$tmp/au-named.hlo" "manual={'pipe'}"
+expect 0 "$ss" evaluate "$tmp/au-named.hlo" --hardware v5p --devices 8 --mesh pipe=2,data=4 \
+	--plan dp
+has "$tmp/out" "3.277e+04 bytes x 8"
 # the manual subgroup must be whole axes of the mesh: named when it is not
 expect 2 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh data=4,pipe=2 --plan dp
 has "$tmp/err" "m0: its shard_map region's manual axes are not axes of the mesh"

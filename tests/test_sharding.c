@@ -672,6 +672,8 @@ static void named_of_partly_manual(void)
 		{ "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}", "[{data}, {}]", 1 },
 		{ "{devices=[1,2,4]<=[8] last_tile_dims={manual}}", "[{}, {stage}]", 2 },
 		{ "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "[{stage}, {}]", 0 },
+		/* Shardy's named form, as newer XLA exports it */
+		{ "{mesh['stage'=2,'data'=4], [{'data'}, {}], manual={'stage'}}", "[{data}, {}]", 1 },
 	};
 	shs_arena *a = shs_arena_new(0);
 	shs_named_sharding n;
@@ -689,11 +691,14 @@ static void named_of_partly_manual(void)
 		SHS_ASSERT_STR_EQ(txt, cases[i].named);
 		SHS_ASSERT_INT_EQ(manual, cases[i].manual);
 		free(txt);
-		/* and back: XLA's own text, as shard_map writes it */
+		/* and back: XLA's own text, as shard_map writes it (the tiled form) */
 		SHS_ASSERT_OK(shs_sharding_from_named_manual(a, &m, &n, manual, &back, &e), &e);
 		shs_sharding_print(&b, back);
 		txt = shs_buf_take(&b);
-		SHS_ASSERT_STR_EQ(txt, cases[i].xla);
+		if (strncmp(cases[i].xla, "{mesh", 5))
+			SHS_ASSERT_STR_EQ(txt, cases[i].xla);
+		else
+			SHS_ASSERT_STR_EQ(txt, cases[1].xla);
 		free(txt);
 	}
 	/* a manual axis cannot split a dim */
