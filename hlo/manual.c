@@ -260,8 +260,8 @@ const shs_instr *shs_partitioned_witness(const shs_module *m, const shs_computat
 		return NULL;
 	for (uint32_t c = 0; c < m->n_comps && !w; c++)
 		for (uint32_t i = 0; i < m->comps[c]->n_instrs && !w; i++)
-			if (partitioned_op(m->comps[c]->instrs[i]->op) && !shs_manual_is(&mm, c, i) &&
-			    !shs_manual_entry(&mm, c, i)) {
+			if (partitioned_op(m->comps[c]->instrs[i]->op) &&
+			    !shs_manual_is(&mm, c, i) && !shs_manual_entry(&mm, c, i)) {
 				w = m->comps[c]->instrs[i];
 				if (comp)
 					*comp = m->comps[c];

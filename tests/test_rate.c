@@ -125,8 +125,9 @@ static const char *batched(char *buf, size_t cap, int b, int m, int k, int n)
 	snprintf(buf, cap,
 		 "HloModule m\nENTRY e {\n  q = bf16[%d,%d,%d] parameter(0)\n"
 		 "  k = bf16[%d,%d,%d] parameter(1)\n"
-		 "  ROOT s = bf16[%d,%d,%d] dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
-		 "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n", b, m, k, b, k, n, b, m, n);
+		 "  ROOT s = bf16[%d,%d,%d] dot(q, k), lhs_batch_dims={0}, "
+		 "lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n", b, m,
+		 k, b, k, n, b, m, n);
 	return buf;
 }
 

@@ -673,7 +673,13 @@ static void named_of_partly_manual(void)
 		{ "{devices=[1,2,4]<=[8] last_tile_dims={manual}}", "[{}, {stage}]", 2 },
 		{ "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", "[{stage}, {}]", 0 },
 		/* Shardy's named form, as newer XLA exports it */
-		{ "{mesh['stage'=2,'data'=4], [{'data'}, {}], manual={'stage'}}", "[{data}, {}]", 1 },
+		{ "{mesh['stage'=2,'data'=4], [{'data'}, {}], manual={'stage'}}", "[{data}, {}]",
+		  1 },
+	};
+	static const char *const bad[] = {
+		"{devices=[1,1,2,4]<=[4,2]T(1,0) last_tile_dims={manual, replicated}}",
+		"{devices=[1,1,2,4]<=[8] last_tile_dims={manual, unreduced}}",
+		"{devices=[2,4]<=[8] last_tile_dims={manual}}",
 	};
 	shs_arena *a = shs_arena_new(0);
 	shs_named_sharding n;
@@ -708,19 +714,14 @@ static void named_of_partly_manual(void)
 	n.n_dim_axes[1] = 0;
 	SHS_ASSERT_INT_EQ(shs_sharding_from_named_manual(a, &m, &n, 1, &back, &e), SHS_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "stage is manual"));
-	/* the manual subgroup runs over two of data's four devices */
-	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[1,1,2,4]<=[4,2]"
-								   "T(1,0) last_tile_dims={manual, "
-								   "replicated}}"), 2, &n, &manual,
+	/* the manual subgroup runs over two of data's four devices; an unreduced subgroup; tile
+	 * dims that do not count the subgroup */
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, bad[k]), 2, &n,
+							       &manual, &e), SHS_EINVAL);
+	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, bad[0]), 2, &n, &manual,
 						       &e), SHS_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "not whole axes"));
-	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[1,1,2,4]<=[8] "
-								   "last_tile_dims={manual, "
-								   "unreduced}}"), 2, &n, &manual,
-						       &e), SHS_EINVAL);
-	SHS_ASSERT_INT_EQ(shs_sharding_to_named_manual(&m, parse_ok(a, "{devices=[2,4]<=[8] "
-								   "last_tile_dims={manual}}"), 2, &n,
-						       &manual, &e), SHS_EINVAL);
 	shs_arena_free(a);
 }
 

@@ -142,8 +142,8 @@ static void print_rates(const shs_hardware *h)
 	       h->gpu ? "output tiles: M and N" : "MXU: K and N");
 	printf("HBM             %.1f %% of its bandwidth in streaming kernels\n", pct(h->hbm_eff));
 	if (h->bmm_hbm_eff > 0)
-		printf("                %.1f %% in thin batched matmuls (attention's score matmuls)\n",
-		       pct(h->bmm_hbm_eff));
+		printf("                %.1f %% in thin batched matmuls (attention's score "
+		       "matmuls)\n", pct(h->bmm_hbm_eff));
 	if (h->gpu)
 		printf("collectives     %.1f %% of NVLink, %.1f %% of scale-out, %.1f %% of DCN line "
 		       "rate\n", pct(h->nvlink_eff), pct(h->scaleout_eff), pct(h->dcn_eff));

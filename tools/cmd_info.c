@@ -139,8 +139,8 @@ static void print_text(const facts *f, const char *path, const char *format)
 		printf("\nshard_map       %llu instructions in manual regions (their shapes and FLOPs "
 		       "are one device's)", (unsigned long long)f->manual);
 	if (f->partial)
-		printf("\nshard_map       %llu instructions in regions manual over some axes (their "
-		       "shapes are one manual group's)", (unsigned long long)f->partial);
+		printf("\nshard_map       %llu instructions in regions manual over some axes "
+		       "(their shapes are one manual group's)", (unsigned long long)f->partial);
 	printf("\nopcodes         ");
 	for (int k = 0, col = 16; k < n; k++) {
 		char item[64];

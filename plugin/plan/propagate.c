@@ -478,7 +478,8 @@ static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_
 	}
 	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		if ((want && !makes(&cands->v[k], want, n_res)) || shs_cand_uses_axes(&cands->v[k], forbid))
+		if ((want && !makes(&cands->v[k], want, n_res)) ||
+		    shs_cand_uses_axes(&cands->v[k], forbid))
 			continue;
 		if (*lowest == UINT32_MAX || l->floors[k] < low) {
 			*lowest = k;
@@ -547,8 +548,8 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		x->pins_missed++;
 	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, forbid, &lowest)) != SHS_OK)
 		goto done;
-	if (shs_cand_uses_axes(&cands->v[lowest], forbid)) { /* every candidate splits a manual axis */
-		decide_replicated(x, c, i);
+	if (shs_cand_uses_axes(&cands->v[lowest], forbid)) {
+		decide_replicated(x, c, i); /* every candidate splits a manual axis */
 		goto decided;
 	}
 	floor = cc->list->floors;
