@@ -122,6 +122,13 @@ has "$tmp/out" "3.277e+04 bytes x 8"
 expect 0 "$ss" explain "$au" --mesh pipe=2,data=4 --op d --plan dp
 has "$tmp/out" "more over the axes its shard_map region runs by hand"
 grep -qF "lhs=pipe" "$tmp/out" && bad "explain offers the manual axis pipe" || ok
+# a constraint inside the region (with_sharding_constraint over an auto axis) is kept: the batch
+# that comes in whole is split over data where the program asks, and the permute moves a quarter
+sed -e 's/custom_call_target="Sharding", sharding={devices=\[4,1,2\]<=\[2,4\]T(1,0) last_tile_dim_replicate}/custom_call_target="Sharding", sharding={replicated}/' \
+	-e 's/^  t = f32\[64,512\] tanh(d)$/  t0 = f32[64,512] tanh(d)\n  t = f32[64,512] custom-call(t0), custom_call_target="Sharding", sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dims={manual}}/' \
+	"$au" >"$tmp/au-pin.hlo"
+expect 0 "$ss" evaluate "$tmp/au-pin.hlo" --hardware v5p --devices 8 --mesh pipe=2,data=4 --plan dp
+has "$tmp/out" "3.277e+04 bytes x 8"
 # Shardy's named form of the entry (manual={'pipe'}) reads the same
 sed -e "s/sharding={devices=\[1,1,2,4\]<=\[8\] last_tile_dims={manual, replicated}}/sharding={mesh['pipe'=2,'data'=4], [{}, {}], manual={'pipe'}}/" \
 	"$au" >"$tmp/au-named.hlo"

@@ -178,7 +178,9 @@ int shs__manual_fix(shs__prop *x, shs_err *e)
 			uint32_t mask = 0;
 			if (!inside && !exit && !to_full)
 				continue;
-			if (x->hint_set[c])
+			/* a manual region's shardings are the program's; a partly manual one's
+			 * constraints (over its auto axes) stay */
+			if (x->hint_set[c] && (!at || to_full || shs_is_full_to_shard(in)))
 				x->hint_set[c][i] = x->pinned[c][i] = false;
 			if (at && at == last) {
 				mask = last_mask;

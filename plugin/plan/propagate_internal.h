@@ -144,7 +144,8 @@ bool shs__same_dims(const shs_shape *a, const shs_shape *b);
  * operand as the program shards it and gives the local array replicated over the region's
  * manual axes; an SPMDShardToFullShape leaving a manual region the reverse), marks each
  * instruction of a partly manual region with its manual axes (decision manual_axes) and drops
- * the plan's pins inside regions. SHS_OK, or SHS_EINVAL when a boundary's split is none the
+ * the plan's pins inside manual regions and on boundaries (a partly manual region's own
+ * constraints, over its auto axes, stay). SHS_OK, or SHS_EINVAL when a boundary's split is none the
  * mesh can make or a partly manual region's axes are none of the mesh's, SHS_ENOMEM.
  * shs__manual_coll: the collective that instruction i of computation c, written in a region,
  * performs over the mesh (its device groups as mesh axes) into *out: 1; 0 when i is no
