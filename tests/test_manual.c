@@ -414,6 +414,42 @@ static void partly_manual(void)
 	shs_test_eval_free(s);
 }
 
+/* The whole array a partly manual region gives back is its groups' pieces one after another:
+ * the manual axis is the major one of the dim, the region's own split of each piece minor. */
+static void partly_manual_exit(void)
+{
+	static const char text[] =
+		"HloModule exit_order\n\nENTRY main {\n"
+		"  p0 = f32[128,512] parameter(0), sharding={devices=[8,1]<=[8]}\n"
+		"  m0 = f32[64,512] custom-call(p0), custom_call_target=\"SPMDFullToShardShape\", "
+		"sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}\n"
+		"  n = f32[64,512] negate(m0)\n"
+		"  ROOT o = f32[128,512] custom-call(n), "
+		"custom_call_target=\"SPMDShardToFullShape\"\n}\n";
+	shs_test_eval *s = calloc(1, sizeof(*s));
+	shs_cluster_spec spec = { .hardware = "v5p", .devices = 8, .slices = 1,
+				  .mesh = "pipe=2,data=4" };
+	uint32_t c, i;
+	int pipe, data;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	s->m = shs_test_parse(text);
+	shs_hw_catalog_builtin(&s->cat);
+	s->h = shs_test_host();
+	shs_test_plan_evaluate(s->h, &s->cat, &spec, s->m, "dp", NULL, &s->cluster, &s->p, &s->ev);
+	pipe = shs_mesh_axis(&s->p->mesh, "pipe");
+	data = shs_mesh_axis(&s->p->mesh, "data");
+	find(s->m, "n", &c, &i); /* the region keeps data's split of its piece */
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].n, 1);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].axes[0], data);
+	find(s->m, "o", &c, &i);
+	CU_ASSERT_EQUAL_FATAL(s->p->d[c][i].leaves[0].dims[0].n, 2);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].axes[0], pipe);
+	CU_ASSERT_EQUAL(s->p->d[c][i].leaves[0].dims[0].axes[1], data);
+	CU_ASSERT_EQUAL(s->ev.n_colls, 0);
+	shs_test_eval_free(s);
+}
+
 CU_TestInfo manual_tests[] = {
 	{ "shard_map's regions are marked; their collectives are the program's", regions_marked },
 	{ "the device groups of collectives, in every form", device_groups },
@@ -424,5 +460,6 @@ CU_TestInfo manual_tests[] = {
 	{ "a computation like a region's, outside it, is planned for its own place", twins_apart },
 	{ "a region whose split no mesh axes make is refused", region_off_the_mesh },
 	{ "a region manual over some axes is planned over the others", partly_manual },
+	{ "a partly manual region gives back its groups' pieces in order", partly_manual_exit },
 	CU_TEST_INFO_NULL,
 };

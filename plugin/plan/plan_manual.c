@@ -212,8 +212,9 @@ int shs__manual_exit(shs__prop *x, uint32_t c, uint32_t i)
 		local = od->leaves[0];
 	else
 		shs_spec_replicated(&local, op->shape.rank);
-	/* the manual axes go back on the dims the region's pieces make whole again, major first */
-	full = local;
+	/* the manual axes go back on the dims the region's pieces make whole again, major: the
+	 * whole array is the groups' pieces one after another, each split as the region split it */
+	shs_spec_replicated(&full, local.rank);
 	for (uint32_t d = 0; d < in->shape.rank; d++) {
 		int64_t grow = op->shape.dims[d] > 0 ? in->shape.dims[d] / op->shape.dims[d] : 1;
 		for (uint32_t a = 0; grow > 1 && a < x->r->mesh.n_axes; a++)
@@ -221,6 +222,8 @@ int shs__manual_exit(shs__prop *x, uint32_t c, uint32_t i)
 				grow /= x->r->mesh.sizes[a];
 				shs__spec_add(&full, d, (int)a);
 			}
+		for (uint32_t k = 0; k < local.dims[d].n; k++)
+			shs__spec_add(&full, d, local.dims[d].axes[k]);
 	}
 	if (shs__dec_set(x, shs__dec(x, c, i), &full, 1, &local, first, 1, "manual",
 			 "leaves a shard_map region", 0) != SHS_OK) {
