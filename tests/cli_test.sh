@@ -98,9 +98,11 @@ expect 0 "$ss" explain "$sm" --mesh data=4 --op d --plan dp
 has "$tmp/out" "[0] dot.assign  lhs=- rhs=- contract=-"
 has "$tmp/out" "the plan's choice"
 has "$tmp/out" "why: a shard_map region runs it as the program wrote it"
-# a stage axis cannot split a program of per-device shapes: refused, and left out of a search
-expect 1 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh stage=2,data=2 --plan dp
-has "$tmp/err" "shard_map regions"
+# a program whose regions run the stage axis by hand pipelines itself: stage is an ordinary
+# axis there, not the evaluator's schedule; a search still leaves stage meshes out
+expect 0 "$ss" evaluate "$sm" --hardware v5p --devices 4 --mesh stage=2,data=2 --plan dp
+has "$tmp/out" "permute        over {stage,data} at sh:"
+grep -q "^pipeline " "$tmp/out" && bad "a self-pipelined program got the evaluator's schedule" || ok
 expect 0 "$ss" annotate "$sm" --hardware v5p --devices 4 --stages -o "$tmp/sm-stages.hlo"
 has "$tmp/out" "step time"
 # a region manual over only some axes (shard_map with auto axes: a loop of eight trips over
@@ -136,6 +138,13 @@ has "$tmp/au-named.hlo" "manual={'pipe'}"
 expect 0 "$ss" evaluate "$tmp/au-named.hlo" --hardware v5p --devices 8 --mesh pipe=2,data=4 \
 	--plan dp
 has "$tmp/out" "3.277e+04 bytes x 8"
+# the same region on a mesh that names its manual axis stage: the program's own pipeline
+expect 0 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp
+has "$tmp/out" "permute        over {stage} at sh:"
+has "$tmp/out" "3.277e+04 bytes x 8"
+# regions manual over another axis cannot be split by the evaluator's stages: refused
+expect 1 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh pipe=2,stage=4 --plan dp
+has "$tmp/err" "none of them manual over the stage axis"
 # the manual subgroup must be whole axes of the mesh: named when it is not
 expect 2 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh data=4,pipe=2 --plan dp
 has "$tmp/err" "m0: its shard_map region's manual axes are not axes of the mesh"

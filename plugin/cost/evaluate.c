@@ -544,7 +544,7 @@ int shs_evaluate_until_fits(const shs_module *m, const shs_plan *p, const shs_cl
 	x.peak = c->hw.flops[SHS_HW_BF16];
 	x.hbm_bw = shs_hw_hbm_rate(&c->hw);
 	x.blocking = shs__axes_mask(&c->mesh, x.o->blocking);
-	x.staged = shs_mesh_axis(&c->mesh, "stage") >= 0;
+	x.staged = shs_mesh_axis(&c->mesh, "stage") >= 0 && !p->self_staged;
 	x.events = !x.o->no_overlap && x.o->schedule == SHS_SCHEDULE_EVENTS;
 	if (x.o->trace && !x.events)
 		return shs_seterr(e, SHS_EINVAL, "evaluate: a timeline is the event schedule's: "

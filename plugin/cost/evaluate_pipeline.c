@@ -506,7 +506,7 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	pipe_try best;
 	int rc;
 
-	if (x.axis < 0)
+	if (x.axis < 0 || p->self_staged) /* none, or the program's own pipeline */
 		return SHS_OK;
 	x.p = (uint32_t)c->mesh.sizes[x.axis];
 	if ((rc = split_parts(spans, &x.pt, e)))

@@ -694,9 +694,35 @@ static int make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs
 	return rc;
 }
 
+/* Whether m's shard_map regions run mesh axis `axis` by hand: a manual region (over every
+ * axis), or a partly manual one whose manual axes hold it. */
+static bool manual_over(const shs_module *m, const shs_mesh *mesh, int axis)
+{
+	shs_manual mm;
+	shs_err e = { 0 };
+	bool over = false;
+
+	if (shs_manual_make(m, &mm, &e) != SHS_OK)
+		return false;
+	for (uint32_t c = 0; c < m->n_comps && !over; c++)
+		for (uint32_t i = 0; i < m->comps[c]->n_instrs && !over; i++) {
+			const shs_instr *at = shs_manual_entry(&mm, c, i);
+			shs_named_sharding named;
+			uint32_t mask = 0;
+			over = shs_manual_is(&mm, c, i) ||
+			       (at == m->comps[c]->instrs[i] && at->sharding &&
+				shs_sharding_to_named_manual(mesh, at->sharding, at->shape.rank,
+							     &named, &mask, &e) == SHS_OK &&
+				((mask >> axis) & 1u));
+		}
+	shs_manual_free(&mm);
+	return over;
+}
+
 /* Pipeline stages (a mesh axis named "stage") split the layers, not tensors
  * (evaluate_pipeline.c): the plan is made as if that axis held one device, so that no strategy
- * splits a value over it, and then carries the axis at its size. */
+ * splits a value over it, and then carries the axis at its size. A module that runs the stage
+ * axis by hand in its shard_map regions pipelines itself: the axis is an ordinary one. */
 int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, shs_plan **out,
 		  shs_err *e)
 {
@@ -706,11 +732,18 @@ int shs_plan_make(shs_host *h, const shs_module *m, const shs_plan_request *r, s
 
 	if (stage < 0 || r->mesh.sizes[stage] <= 1)
 		return make(h, m, r, out, e);
+	if (manual_over(m, &r->mesh, stage)) {
+		rc = make(h, m, r, out, e);
+		if (rc == SHS_OK)
+			(*out)->self_staged = true;
+		return rc;
+	}
 	if (shs_manual_any(m))
 		return shs_seterr(e, SHS_EUNSUPPORTED, "plan: the module holds shard_map regions, "
-				  "whose shapes are each device's: a stage axis (the evaluator's "
-				  "pipeline of the layers) cannot split it; leave stage out of the "
-				  "mesh");
+				  "whose shapes are each device's, none of them manual over the "
+				  "stage axis: the stage axis (the evaluator's pipeline of the "
+				  "layers) cannot split them; leave stage out of the mesh, or write "
+				  "the pipeline in the program (a region manual over stage)");
 	if (!(flat = malloc(sizeof(*flat))))
 		return shs_seterr(e, SHS_ENOMEM, "plan: out of memory");
 	*flat = *r;

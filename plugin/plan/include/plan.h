@@ -203,6 +203,9 @@ typedef struct shs_plan {
 	uint32_t passes;        /* propagation passes run */
 	double total_cost;
 	uint32_t n_reshards;    /* operand edges whose sharding differs from what the user wants */
+	bool self_staged;       /* the module runs the mesh's stage axis by hand (a shard_map region
+				 * manual over it: a program that pipelines itself): an ordinary
+				 * axis, not the evaluator's pipeline schedule */
 	bool keep_given;        /* annotate keeps the shardings the module gave its entry
 				 * parameters and root (the request did not ignore hints) */
 	uint32_t n_given;       /* the module's constraints the plan keeps: Sharding and Shardy
