@@ -142,6 +142,9 @@ has "$tmp/out" "3.277e+04 bytes x 8"
 expect 0 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp
 has "$tmp/out" "permute        over {stage} at sh:"
 has "$tmp/out" "3.277e+04 bytes x 8"
+expect 2 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	--microbatches 2
+has "$tmp/err" "the module pipelines itself"
 # regions manual over another axis cannot be split by the evaluator's stages: refused
 expect 1 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh pipe=2,stage=4 --plan dp
 has "$tmp/err" "none of them manual over the stage axis"

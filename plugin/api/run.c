@@ -343,6 +343,12 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 	rc = unpartitioned(r, m, e);
 	if (rc == SHS_OK)
 		rc = shs_run_plan(r, m, e);
+	if (rc == SHS_OK && r->plan->self_staged &&
+	    (o.microbatches > 1 || o.virtual_stages > 1 || o.pipeline))
+		return shs_seterr(e, SHS_EINVAL, "the module pipelines itself (its "
+				  "shard_map regions run the stage axis by hand): its micro-batches "
+				  "and schedule are the program's; leave out --microbatches, "
+				  "--pipeline and --virtual-stages");
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &o, ev, e) : rc;
 }
 
