@@ -73,19 +73,29 @@ static double quantized(double n, double tile)
 	return tile > 1 && n > 0 ? n / (ceil(n / tile) * tile) : 1;
 }
 
-static double matmul_rate(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
-			  uint32_t c, const shs_computation *comp, uint32_t i)
+/* Whether instruction i is a dot, and if so its local M, N and K (batch dims left out). */
+static bool local_mnk(const shs_plan *p, const shs_mesh *mesh, uint32_t c,
+		      const shs_computation *comp, uint32_t i, double *m, double *n, double *k)
 {
 	const shs_instr *in = comp->instrs[i];
 	const shs_dot_dims *dd = in->dot;
+
+	if (in->op != SHS_OP_DOT || !dd || in->n_operands < 2)
+		return false;
+	*m = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, false);
+	*k = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, true);
+	*n = dims_product(p, mesh, c, comp, i, 1, &dd->rhs_contracting, &dd->rhs_batch, false);
+	return true;
+}
+
+static double matmul_rate(const shs_hardware *hw, const shs_plan *p, const shs_mesh *mesh,
+			  uint32_t c, const shs_computation *comp, uint32_t i)
+{
 	double eff = hw->matmul_eff > 0 && hw->matmul_eff <= 1 ? hw->matmul_eff : 1;
 	double tile = (double)hw->matmul_tile, m, n, k;
 
-	if (in->op != SHS_OP_DOT || !dd || in->n_operands < 2)
+	if (!local_mnk(p, mesh, c, comp, i, &m, &n, &k))
 		return eff;
-	m = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, false);
-	k = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, true);
-	n = dims_product(p, mesh, c, comp, i, 1, &dd->rhs_contracting, &dd->rhs_batch, false);
 	if (hw->gpu)
 		return eff * quantized(m, tile) * quantized(n, tile);
 	return eff * quantized(k, tile) * quantized(n, tile);
@@ -96,15 +106,11 @@ static double matmul_rate(const shs_hardware *hw, const shs_plan *p, const shs_m
 static bool thin_batched(const shs_plan *p, const shs_mesh *mesh, uint32_t c,
 			 const shs_computation *comp, uint32_t i, double tile)
 {
-	const shs_instr *in = comp->instrs[i];
-	const shs_dot_dims *dd = in->dot;
+	const shs_dot_dims *dd = comp->instrs[i]->dot;
 	double m, n, k;
 
-	if (in->op != SHS_OP_DOT || !dd || in->n_operands < 2 || !dd->lhs_batch.n || tile <= 1)
+	if (!dd || !dd->lhs_batch.n || tile <= 1 || !local_mnk(p, mesh, c, comp, i, &m, &n, &k))
 		return false;
-	m = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, false);
-	k = dims_product(p, mesh, c, comp, i, 0, &dd->lhs_contracting, &dd->lhs_batch, true);
-	n = dims_product(p, mesh, c, comp, i, 1, &dd->rhs_contracting, &dd->rhs_batch, false);
 	return m <= tile || n <= tile || k <= tile;
 }
 

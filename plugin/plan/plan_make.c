@@ -707,12 +707,10 @@ static bool manual_over(const shs_module *m, const shs_mesh *mesh, int axis)
 	for (uint32_t c = 0; c < m->n_comps && !over; c++)
 		for (uint32_t i = 0; i < m->comps[c]->n_instrs && !over; i++) {
 			const shs_instr *at = shs_manual_entry(&mm, c, i);
-			shs_named_sharding named;
 			uint32_t mask = 0;
 			over = shs_manual_is(&mm, c, i) ||
-			       (at == m->comps[c]->instrs[i] && at->sharding &&
-				shs_sharding_to_named_manual(mesh, at->sharding, at->shape.rank,
-							     &named, &mask, &e) == SHS_OK &&
+			       (at == m->comps[c]->instrs[i] &&
+				shs__manual_axes(mesh, at, &mask, &e) == SHS_OK &&
 				((mask >> axis) & 1u));
 		}
 	shs_manual_free(&mm);

@@ -65,20 +65,18 @@ static bool makes_local(const shs_pspec *s, uint32_t mask, const shs_shape *full
 	return true;
 }
 
-/* The mesh axes the region in opens (an SPMDFullToShardShape) runs over by hand: every axis for
- * a manual region (partial NULL), else those its sharding's manual subgroup names. */
-static int region_axes(const shs__prop *x, const shs_instr *partial, uint32_t *mask,
-		       shs_err *e)
+int shs__manual_axes(const shs_mesh *mesh, const shs_instr *partial, uint32_t *mask,
+		     shs_err *e)
 {
 	shs_named_sharding named;
 	shs_err why = { 0 };
 
-	*mask = (1u << x->r->mesh.n_axes) - 1;
+	*mask = (1u << mesh->n_axes) - 1;
 	if (!partial)
 		return SHS_OK;
 	if (partial->sharding && partial->shape.type != SHS_TUPLE &&
-	    shs_sharding_to_named_manual(&x->r->mesh, partial->sharding, partial->shape.rank,
-					 &named, mask, &why) == SHS_OK && *mask)
+	    shs_sharding_to_named_manual(mesh, partial->sharding, partial->shape.rank, &named,
+					 mask, &why) == SHS_OK && *mask)
 		return SHS_OK;
 	return shs_seterr(e, SHS_EINVAL, "%s: its shard_map region's manual axes are not axes of "
 			  "the mesh (%s)", partial->name, why.msg[0] ? why.msg : "none named");
@@ -184,7 +182,8 @@ int shs__manual_fix(shs__prop *x, shs_err *e)
 				x->hint_set[c][i] = x->pinned[c][i] = false;
 			if (at && at == last) {
 				mask = last_mask;
-			} else if ((rc = region_axes(x, at, &mask, e)) == SHS_OK && at) {
+			} else if ((rc = shs__manual_axes(&x->r->mesh, at, &mask, e)) == SHS_OK &&
+				   at) {
 				last = at;
 				last_mask = mask;
 			}

@@ -156,6 +156,11 @@ int shs__manual_fix(shs__prop *x, shs_err *e);
  * the dims they make whole. 1 when decided, 0 when i is none (or not decidable so), -1 on
  * error (x->rc). */
 int shs__manual_exit(shs__prop *x, uint32_t c, uint32_t i);
+/* shs__manual_axes: the mesh axes the region `partial` opens (an SPMDFullToShardShape) runs
+ * over by hand: every axis for a manual region (partial NULL), else those its sharding's manual
+ * subgroup names. SHS_OK, or SHS_EINVAL (naming it) when its sharding names none of mesh's. */
+int shs__manual_axes(const shs_mesh *mesh, const shs_instr *partial, uint32_t *mask,
+		     shs_err *e);
 int shs__manual_coll(const shs__prop *x, uint32_t c, uint32_t i, shs_coll *out, shs_err *e);
 
 /* Room for computation c's hints (x->hints, hint_set, pinned); false when out of memory. */
