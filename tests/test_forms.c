@@ -58,10 +58,7 @@ typedef struct known_gap {
  * - data-parallel plans (dp; fsdp+tp on data=2,tensor=8): the weights and Adam state come back
  *   replicated over data, so each layer all-reduces its gradient and the update runs replicated
  *   (plan_update.c); the scanned body then copies each replicated gradient into its stack
- *   where no fusion writes it (above), llama2-13b +1.1-1.5 % step; on H100 each all-reduce
- *   also ends inside its trip (XLA pipelines only reduce-scatters there: evaluate_sim.h,
- *   shs__sim_lags), where the unrolled layers run it under the next layer's work: mlp-only
- *   +7-9 %.
+ *   where no fusion writes it (above), llama2-13b +1.1-1.5 % step, mlp-only +1.1-2.8 %.
  * - mixtral-8x7b fsdp: the two forms keep the experts' dispatched tokens differently: one
  *   gathers them (replicated, 0.31 GiB a layer, which at 256 tokens a chip moves less than
  *   gathering the experts' weights), the other keeps them split by the batch and gathers the
@@ -106,8 +103,8 @@ static const known_gap known[] = {
 	{ "mlp-only", "v5p", "fsdp", SHS_REMAT_FULL, 0.020, 0.010 }, /* -1.58 +0.00 */
 	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_NONE, 0.040, 0.010 }, /* +3.57 +0.00 */
 	{ "mlp-only", "v5p", "fsdp+tp", SHS_REMAT_FULL, 0.065, 0.010 }, /* +5.99 +0.00 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.095, 0.010 }, /* +9.28 +0.00 */
-	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.070, 0.010 }, /* +6.83 +0.00 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_NONE, 0.030, 0.010 }, /* +2.80 +0.00 */
+	{ "mlp-only", "h100", "dp", SHS_REMAT_FULL, 0.015, 0.010 }, /* +1.07 +0.00 */
 	{ "mlp-only", "h100", "fsdp", SHS_REMAT_NONE, 0.030, 0.010 }, /* +2.59 +0.00 */
 	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_NONE, 0.045, 0.010 }, /* +4.21 +0.00 */
 	{ "mlp-only", "h100", "fsdp+tp", SHS_REMAT_FULL, 0.085, 0.010 }, /* +8.15 +0.00 */

@@ -241,22 +241,6 @@ static avail operand_ready(sim *s, uint32_t c, uint32_t i, uint32_t k, avail *fl
 	return s->edge[c][f];
 }
 
-/* Whether a stack's write may lag the trip for update r: not for an all-reduce on a GPU (XLA
- * pipelines only reduce-scatters there by default). */
-static bool late_ok(const sim *s, const avail *r)
-{
-	const shs_decision *d;
-
-	if (!s->c->hw.gpu || !r->mask || r->comp >= s->m->n_comps ||
-	    r->instr >= s->m->comps[r->comp]->n_instrs)
-		return true;
-	d = &s->p->d[r->comp][r->instr];
-	for (uint32_t k = 0; k < d->n_colls; k++)
-		if (d->colls[k].kind == SHS_PCOLL_ALL_REDUCE)
-			return false;
-	return true;
-}
-
 /* Whether instruction i of loop body c only slices, reshapes or converts a weight (a stacked
  * weight's layer), with no collective of its own. */
 static bool weight_view(const sim *s, uint32_t c, uint32_t i)
@@ -287,7 +271,7 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		if (k == 0)
 			first = r;
 		if (((k == 1 && shs__sim_lags(s, c, i, &elem)) ||
-		     (s->lag_chain[c] && s->lag_chain[c][i])) && late_ok(s, &r))
+		     (s->lag_chain[c] && s->lag_chain[c][i])))
 			later(&lagging, &r); /* the pipeliner's: the next trip waits */
 		else
 			later(&need, &r);

@@ -82,10 +82,10 @@ shs__avail shs__sim_collective(shs__sim *s, int kind, uint32_t mask, double v, d
 /* Whether instruction i of loop body c writes a slot of stack element *k of its state (the
  * root's element k is a dynamic-update-slice of element k) whose update may come late: XLA's
  * collective pipeliner moves the collective that makes it, and the write, into the next trip
- * (on GPUs for reduce-scatters by default, xla_gpu_enable_pipelined_reduce_scatter; all-reduces
- * stay, xla_gpu_enable_pipelined_all_reduce off; TPU runs set
- * xla_tpu_enable_async_collective_fusion_multiple_steps, MaxText's configs/v5p scripts), so
- * the trip does not wait for it; the next trip's write of the same stack does. */
+ * (tuned GPU runs set xla_gpu_enable_pipelined_reduce_scatter, _all_reduce and _all_gather:
+ * MaxText's configs/a3 scripts, JAX-Toolbox's "Tips for High-Performance LLMs with JAX and
+ * XLA"; TPU runs set xla_tpu_enable_async_collective_fusion_multiple_steps, MaxText's
+ * configs/v5p scripts), so the trip does not wait for it; the next trip's write of the same stack does. */
 bool shs__sim_lags(const shs__sim *s, uint32_t c, uint32_t i, uint32_t *k);
 
 /* Runs while loop i of computation c: its body once per trip (evaluate_loop.c). */
