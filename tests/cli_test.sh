@@ -145,6 +145,10 @@ has "$tmp/out" "3.277e+04 bytes x 8"
 expect 2 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
 	--microbatches 2
 has "$tmp/err" "the module pipelines itself"
+expect 2 "$ss" annotate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	--pipeline gpipe -o "$tmp/au-gpipe.hlo"
+has "$tmp/err" "the module pipelines itself"
+[ -e "$tmp/au-gpipe.hlo" ] && bad "annotate wrote a module it refused" || ok
 # regions manual over another axis cannot be split by the evaluator's stages: refused
 expect 1 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh pipe=2,stage=4 --plan dp
 has "$tmp/err" "none of them manual over the stage axis"

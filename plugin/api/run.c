@@ -305,6 +305,18 @@ static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
 			  shs_opcode_name(w->op), w->name);
 }
 
+/* Refuses the pipeline's options (micro-batches, schedule, virtual stages) for a module whose
+ * plan p says it pipelines itself (shs_plan.self_staged): they would go unused. */
+static int self_staged_options(const shs_run *r, const shs_plan *p, shs_err *e)
+{
+	if (!p || !p->self_staged ||
+	    (r->o->microbatches <= 1 && r->o->eval.virtual_stages <= 1 && !r->o->eval.pipeline))
+		return SHS_OK;
+	return shs_seterr(e, SHS_EINVAL, "the module pipelines itself (its shard_map regions "
+			  "run the stage axis by hand): its micro-batches and schedule are the "
+			  "program's; leave out --microbatches, --pipeline and --virtual-stages");
+}
+
 int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 {
 	int rc = unpartitioned(r, *m, e);
@@ -314,6 +326,8 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 	r->search.hints_ignored = r->o->ignore_hints;
 	const shs_plan *p = r->searched ? r->search.plan : r->plan;
 
+	if (rc == SHS_OK)
+		rc = self_staged_options(r, p, e);
 	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */
 		rc = shs_plan_annotate(p, *m, e);
 	if (rc == SHS_OK)
@@ -343,12 +357,8 @@ int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)
 	rc = unpartitioned(r, m, e);
 	if (rc == SHS_OK)
 		rc = shs_run_plan(r, m, e);
-	if (rc == SHS_OK && r->plan->self_staged &&
-	    (o.microbatches > 1 || o.virtual_stages > 1 || o.pipeline))
-		return shs_seterr(e, SHS_EINVAL, "the module pipelines itself (its "
-				  "shard_map regions run the stage axis by hand): its micro-batches "
-				  "and schedule are the program's; leave out --microbatches, "
-				  "--pipeline and --virtual-stages");
+	if (rc == SHS_OK)
+		rc = self_staged_options(r, r->plan, e);
 	return rc == SHS_OK ? shs_evaluate(m, r->plan, &r->cluster, &o, ev, e) : rc;
 }
 
