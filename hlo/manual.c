@@ -55,11 +55,6 @@ static bool partly_manual(const shs_sharding *s)
 	return false;
 }
 
-static bool runs_called(shs_opcode op)
-{
-	return op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL;
-}
-
 /* Whether in makes a value from nothing (a constant, an iota, partition-id: JAX's axis_index),
  * so that it belongs to the region that alone uses it. */
 static bool source_op(const shs_instr *in)
@@ -146,7 +141,7 @@ static int mark_comp(const shs_module *m, shs_manual *mm, uint32_t c, bool *whol
 		at = man || shs_is_shard_to_full(in) ? NULL : at;
 		marks[i] = man;
 		entry[i] = at;
-		for (uint32_t k = 0; runs_called(in->op) && k < in->n_called; k++)
+		for (uint32_t k = 0; shs_opcode_runs_called(in->op) && k < in->n_called; k++)
 			if (in->called[k] < m->n_comps) {
 				whole[in->called[k]] |= man;
 				if (at && !within[in->called[k]])

@@ -24,6 +24,11 @@ int shs_opcode_from_name(const char *s, size_t len)
 	return -1;
 }
 
+bool shs_opcode_runs_called(shs_opcode op)
+{
+	return op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL;
+}
+
 bool shs_opcode_is_elementwise(shs_opcode op)
 {
 	switch (op) {

@@ -81,4 +81,8 @@ int shs_opcode_from_name(const char *s, size_t len);
 /* True for element-wise ops: operands of the result's shape (add, exp, select, ...). */
 bool shs_opcode_is_elementwise(shs_opcode op);
 
+/* Whether op runs computations it calls as control flow (call, while, conditional), as opposed
+ * to applying them per element (reduce's and map's to_apply) or fusing them. */
+bool shs_opcode_runs_called(shs_opcode op);
+
 #endif

@@ -339,8 +339,7 @@ static void walk(evaluator *x, uint32_t c, double count, uint32_t depth)
 	for (uint32_t i = 0; i < comp->n_instrs && x->rc == SHS_OK; i++) {
 		const shs_instr *in = comp->instrs[i];
 		int64_t trips = 1;
-		if (in->op == SHS_OP_CALL || in->op == SHS_OP_WHILE ||
-		    in->op == SHS_OP_CONDITIONAL) {
+		if (shs_opcode_runs_called(in->op)) {
 			/* the segment so far ends here; the callee is its own */
 			close_segment(x, &seg);
 			memset(&seg, 0, sizeof(seg));

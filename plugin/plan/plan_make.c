@@ -267,11 +267,9 @@ static int find_twins(shs__prop *x, shs_err *e)
 				break;
 			}
 		x->leaf[c] = true;
-		for (uint32_t i = 0; i < comp->n_instrs; i++) {
-			shs_opcode op = comp->instrs[i]->op;
-			if (op == SHS_OP_CALL || op == SHS_OP_WHILE || op == SHS_OP_CONDITIONAL)
+		for (uint32_t i = 0; i < comp->n_instrs; i++)
+			if (shs_opcode_runs_called(comp->instrs[i]->op))
 				x->leaf[c] = false;
-		}
 	}
 	free(hash);
 	return rc;
