@@ -94,6 +94,29 @@ static void test_forms_agree(void)
 	shs_module_free(um);
 }
 
+/* The activation between stages where the first layer reads the data itself (mlp-only: the
+ * loop carries the inputs parameter, which the body changes every trip, not a weight it keeps):
+ * one micro-batch's rows per data device, 1024 tokens / 4 of d_model 1024 in bf16, in both
+ * forms. */
+static void test_boundary_is_the_data(void)
+{
+	const char *set[] = { "layers", "8", "batch", "4096", "d_model", "1024", "d_ff", "4096",
+			      "scan", "true", NULL };
+	shs_eval_options o = { .pipeline = SHS_PIPE_GPIPE, .microbatches = 4 };
+
+	for (int scan = 0; scan < 2; scan++) {
+		shs_module *mod;
+		shs_eval ev;
+		shs_err e = { 0 };
+		set[9] = scan ? "true" : "false";
+		mod = shs_test_generate("mlp-only", set);
+		SHS_ASSERT_OK(evaluate(mod, 8, "stage=2,data=4", &o, &ev, &e), &e);
+		CU_ASSERT_DOUBLE_EQUAL(ev.pipe.p2p_bytes, 1024.0 / 4 * 1024 * 2, 1e-9);
+		shs_eval_free(&ev);
+		shs_module_free(mod);
+	}
+}
+
 /* Each device runs a quarter of the layers: its compute is a quarter of the step that runs
  * them all on the same batch split (data=4), and the schedule's bubble at least the closed
  * form (p - 1) / (m v) (the embedding and the head make the end stages longer). */
@@ -254,6 +277,8 @@ static void test_search_pipelines_where_it_pays(void)
 }
 
 CU_TestInfo stages_tests[] = {
+	{ "the stages hand on the data where the first layer reads it",
+	  test_boundary_is_the_data },
 	{ "scanned and unrolled pipeline alike", test_forms_agree },
 	{ "a stage does a quarter of the work", test_quarter_of_the_work },
 	{ "more micro-batches and chunks, a smaller bubble", test_bubble_shrinks },

@@ -156,10 +156,11 @@ static double local_bytes(const shs_module *m, const shs_plan *p, const shs_mesh
 
 /* The activation a stage hands the next, per device, for the whole batch, into *out: the
  * first layer segment's input (a call's first operand; the largest element a loop carries
- * from trip to trip that is neither a weight nor a stack its trips fill or read a slot of);
+ * from trip to trip, changed by each: not one the body keeps as it is (a weight) nor a stack
+ * its trips fill or read a slot of; the data itself when the first layer reads a parameter);
  * into *batch the mesh axes that split its first dim (the batch: data parallelism's). */
 static int boundary(const shs_module *m, const shs_plan *p, const shs_mesh *mesh,
-		    const shs_weights *w, uint32_t instr, double *out, uint32_t *batch, shs_err *e)
+		    uint32_t instr, double *out, uint32_t *batch, shs_err *e)
 {
 	const shs_computation *entry = m->comps[m->entry];
 	const shs_instr *in = entry->instrs[instr];
@@ -180,7 +181,8 @@ static int boundary(const shs_module *m, const shs_plan *p, const shs_mesh *mesh
 	for (uint32_t k = 0; stacks && k < init->n_operands; k++) {
 		uint32_t v = init->operands[k], axes;
 		double b;
-		if (stacks[k].kind != SHS__STACK_NONE || shs_is_weight(w, m->entry, v))
+		if (stacks[k].kind != SHS__STACK_NONE || !in->n_called ||
+		    in->called[0] >= m->n_comps || shs_while_keeps(m->comps[in->called[0]], k))
 			continue;
 		if ((b = local_bytes(m, p, mesh, v, &axes)) > *out) {
 			*out = b;
@@ -498,8 +500,8 @@ static int trace_pipeline(const pipe_ctx *x, pipe_try *b, shs_trace *t, shs_err 
 }
 
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-			const shs_eval_options *o, const shs__spans *spans,
-			const shs_weights *w, shs_eval *ev, shs_err *e)
+			const shs_eval_options *o, const shs__spans *spans, shs_eval *ev,
+			shs_err *e)
 {
 	static const shs_eval_options none = { 0 };
 	pipe_ctx x = { .c = c, .o = o ? o : &none, .ev = ev, .axis = stage_axis(&c->mesh) };
@@ -512,7 +514,7 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	if ((rc = split_parts(spans, &x.pt, e)))
 		return rc;
 	uint32_t batch_axes;
-	if ((rc = boundary(m, p, &c->mesh, w, x.pt.first, &x.bytes, &batch_axes, e)))
+	if ((rc = boundary(m, p, &c->mesh, x.pt.first, &x.bytes, &batch_axes, e)))
 		return rc;
 	gathers(&x, batch_axes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
