@@ -61,6 +61,15 @@ int shs_text_load(const char *text, size_t len, const char *origin, shs_module *
 /* Appends the HLO text of m to b, in style (NULL: the style m was read in). */
 void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style);
 
+/* Pieces of it, for a rewrite that writes a module as text: the header line (and the blank line
+ * after it), and computation c (ENTRY when it is m's entry), where each instruction i for which
+ * replace(user, i, b) returns true is what that call appended instead (replace NULL: none).
+ * All borrowed for the call. */
+typedef bool (*shs_text_replace_fn)(void *user, uint32_t i, shs_buf *b);
+void shs_text_print_header(shs_buf *b, const shs_module *m, const shs_text_style *style);
+void shs_text_print_comp(shs_buf *b, const shs_module *m, uint32_t c,
+			 const shs_text_style *style, shs_text_replace_fn replace, void *user);
+
 /* Reads path, in fmt (AUTO: the extension decides, .pb/.hlo/.txt, else the content). On success
  * *out is a new module; caller frees with shs_module_free(). Errors name the path: SHS_EIO,
  * SHS_EPARSE, SHS_EUNSUPPORTED, SHS_ENOMEM. */

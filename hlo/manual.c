@@ -55,10 +55,13 @@ static bool partly_manual(const shs_sharding *s)
 	return false;
 }
 
-/* Whether in makes a value from nothing (a constant, an iota, partition-id: JAX's axis_index),
- * so that it belongs to the region that alone uses it. */
-static bool source_op(const shs_instr *in)
+/* Whether in (of comp) makes a value from nothing (a constant, an iota, partition-id: JAX's
+ * axis_index; a broadcast of a constant: jnp.zeros), so that it belongs to the region that
+ * alone uses it. */
+static bool source_op(const shs_computation *comp, const shs_instr *in)
 {
+	if (in->op == SHS_OP_BROADCAST && in->n_operands == 1)
+		return comp->instrs[in->operands[0]]->op == SHS_OP_CONSTANT;
 	return !in->n_operands && (in->op == SHS_OP_CONSTANT || in->op == SHS_OP_IOTA ||
 				   in->op == SHS_OP_PARTITION_ID || in->op == SHS_OP_REPLICA_ID);
 }
@@ -78,7 +81,7 @@ static int take_sources(const shs_computation *comp, const void **tag)
 	}
 	for (uint32_t i = comp->n_instrs; i-- > 0;) {
 		const shs_instr *in = comp->instrs[i];
-		if (!tag[i] && want[i] && !mixed[i] && source_op(in))
+		if (!tag[i] && want[i] && !mixed[i] && source_op(comp, in))
 			tag[i] = want[i];
 		for (uint32_t k = 0; k < in->n_operands; k++) {
 			uint32_t o = in->operands[k];

@@ -232,7 +232,8 @@ static bool is_main_thread(const char *t)
 	return !t || !*t || !strcmp(t, "main");
 }
 
-static void put_computation(shs__printer *p, const shs_computation *c, bool entry)
+static void put_computation(shs__printer *p, const shs_computation *c, bool entry,
+			    shs_text_replace_fn replace, void *user)
 {
 	p->c = c;
 	if (entry)
@@ -243,7 +244,8 @@ static void put_computation(shs__printer *p, const shs_computation *c, bool entr
 		put_signature(p);
 	shs_buf_puts(p->b, "{\n");
 	for (uint32_t i = 0; i < c->n_instrs; i++)
-		put_instr(p, c->instrs[i], i == c->root);
+		if (!replace || !replace(user, i, p->b))
+			put_instr(p, c->instrs[i], i == c->root);
 	shs_buf_putc(p->b, '}');
 	if (!is_main_thread(c->execution_thread)) {
 		shs_buf_puts(p->b, ", execution_thread=");
@@ -332,5 +334,21 @@ void shs_text_print(shs_buf *b, const shs_module *m, const shs_text_style *style
 
 	put_header(&p);
 	for (uint32_t i = 0; i < m->n_comps; i++)
-		put_computation(&p, m->comps[i], i == m->entry);
+		put_computation(&p, m->comps[i], i == m->entry, NULL, NULL);
+}
+
+void shs_text_print_header(shs_buf *b, const shs_module *m, const shs_text_style *style)
+{
+	shs__printer p = { .b = b, .m = m, .st = style ? *style : m->style };
+
+	put_header(&p);
+}
+
+void shs_text_print_comp(shs_buf *b, const shs_module *m, uint32_t c,
+			 const shs_text_style *style, shs_text_replace_fn replace, void *user)
+{
+	shs__printer p = { .b = b, .m = m, .st = style ? *style : m->style };
+
+	if (c < m->n_comps)
+		put_computation(&p, m->comps[c], c == m->entry, replace, user);
 }
