@@ -171,8 +171,9 @@ static int parse(int argc, char **argv, args *a)
 }
 
 /* What annotate did with a named plan, as text or (--json) one JSON object. */
-static void summary(const args *a, const shs_plan *p, const shs_module *m)
+static void summary(const args *a, const shs_run *r, const shs_module *m)
 {
+	const shs_plan *p = r->plan;
 	uint64_t n = 0;
 	bool *reducer = shs_comp_reducers(m);
 
@@ -183,7 +184,8 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 	if (a->json) {
 		char mesh[256];
 		shs_mesh_text(&p->mesh, mesh, sizeof(mesh));
-		shs_cli_put_json(json_pack("{s:s, s:s, s:o, s:s, s:I, s:I, s:i, s:i, s:i, s:b}",
+		shs_cli_put_json(json_pack("{s:s, s:s, s:o, s:s, s:I, s:I, s:i, s:i, s:i, s:b, "
+					   "s:I, s:s?}",
 					   "input", a->in, "output", a->out, "mesh",
 					   shs_mesh_json_of(mesh), "plan", a->o.plan,
 					   "devices", (json_int_t)m->num_partitions,
@@ -191,7 +193,10 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 					   (int)p->passes, "resharded_edges", (int)p->n_reshards,
 					   "constraints_kept",
 					   a->o.ignore_hints ? 0 : (int)p->n_given,
-					   "constraints_ignored", (int)a->o.ignore_hints),
+					   "constraints_ignored", (int)a->o.ignore_hints,
+					   "pipeline_microbatches", (json_int_t)r->pipeline_written,
+					   "pipeline_refused", r->pipeline_refused[0] ?
+					   r->pipeline_refused : NULL),
 				 SHS_REPORT_JSON_DIGITS);
 		return;
 	}
@@ -199,6 +204,14 @@ static void summary(const args *a, const shs_plan *p, const shs_module *m)
 	       "%u propagation passes, %u resharded edges -> %s\n", (unsigned long long)n, a->in,
 	       a->o.plan, a->o.mesh ? a->o.mesh : "(from the plan file)",
 	       (long long)m->num_partitions, p->passes, p->n_reshards, a->out);
+	if (r->pipeline_written)
+		printf("pipeline        written as the program runs it: GPipe over the stage axis, "
+		       "%lld micro-batches, in shard_map regions manual over stage (a loop of "
+		       "micro-batches plus stages - 1 trips each way, collective-permutes between "
+		       "stages)\n", (long long)r->pipeline_written);
+	else if (r->pipeline_refused[0])
+		printf("pipeline        not written (%s): the module runs every layer on every "
+		       "device\n", r->pipeline_refused);
 	shs_report_constraints(stdout, p, a->o.ignore_hints);
 }
 
@@ -264,7 +277,7 @@ static int finish(const args *a, const shs_run *r, shs_module *m, double load_s,
 	if (rc != SHS_EXIT_OK)
 		return rc;
 	if (!r->searched)
-		summary(a, r->plan, m);
+		summary(a, r, m);
 	else
 		report(a, r, m, load_s);
 	return SHS_EXIT_OK;

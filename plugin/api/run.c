@@ -7,6 +7,7 @@
 #include "io.h"
 #include "manual.h"
 #include "microbatch.h"
+#include "pipeline_rewrite.h"
 #include "report.h"
 #include "run.h"
 
@@ -305,6 +306,15 @@ static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
 			  shs_opcode_name(w->op), w->name);
 }
 
+/* Whether r's cluster has pipeline stages (a mesh axis named stage of more than one device):
+ * its micro-batches are the pipeline's, not a rewrite of the module. */
+static bool pipelined(const shs_run *r)
+{
+	int a = r->has_cluster ? shs_mesh_axis(&r->cluster.mesh, "stage") : -1;
+
+	return a >= 0 && r->cluster.mesh.sizes[a] > 1;
+}
+
 /* Refuses the pipeline's options (micro-batches, schedule, virtual stages) for a module whose
  * plan p says it pipelines itself (shs_plan.self_staged): they would go unused. */
 static int self_staged_options(const shs_run *r, const shs_plan *p, shs_err *e)
@@ -315,6 +325,63 @@ static int self_staged_options(const shs_run *r, const shs_plan *p, shs_err *e)
 	return shs_seterr(e, SHS_EINVAL, "the module pipelines itself (its shard_map regions "
 			  "run the stage axis by hand): its micro-batches and schedule are the "
 			  "program's; leave out --microbatches, --pipeline and --virtual-stages");
+}
+
+/* With a named plan pipelined by GPipe over the mesh's stage axis, *m written as the pipelined
+ * program (shs_pipeline_rewrite), planned again (its regions run stage by hand) into r->plan.
+ * A module the rewrite cannot take stays as it is, and r->pipeline_refused says why. */
+static int write_pipeline(shs_run *r, shs_module **m, shs_err *e)
+{
+	shs_eval_options o = r->o->eval;
+	shs_module *nm = NULL;
+	shs_plan *np = NULL;
+	shs_err why = { 0 };
+	shs_eval ev;
+	int rc;
+
+	if (!pipelined(r) || r->searched || !r->plan || r->plan->self_staged)
+		return SHS_OK;
+	if (o.pipeline != SHS_PIPE_GPIPE || o.virtual_stages > 1) {
+		shs_str_copy(r->pipeline_refused, sizeof(r->pipeline_refused),
+			     "the program is written for --pipeline gpipe with one chunk a stage");
+		return SHS_OK;
+	}
+	o.microbatches = r->o->microbatches;
+	if (o.microbatches <= 1) { /* the count the evaluator picks */
+		if ((rc = shs_evaluate(*m, r->plan, &r->cluster, &o, &ev, e)) != SHS_OK)
+			return rc;
+		o.microbatches = ev.pipe.microbatches;
+		shs_eval_free(&ev);
+	}
+	shs_pipeline_request pr = { .mesh = &r->plan->mesh, .stage_axis = 0,
+				    .microbatches = o.microbatches, .plan = r->plan };
+	if (shs_mesh_axis(&r->plan->mesh, "stage") != 0)
+		rc = shs_seterr(&why, SHS_EINVAL, "pipeline: the stage axis is not the mesh's "
+				"first");
+	else
+		rc = shs_pipeline_rewrite(*m, &pr, &nm, &why);
+	if (rc == SHS_EINVAL) {
+		shs_str_copy(r->pipeline_refused, sizeof(r->pipeline_refused), why.msg);
+		return SHS_OK;
+	}
+	if (rc != SHS_OK)
+		return shs_seterr(e, rc, "%s", why.msg);
+	rc = shs_plan_make(r->host, nm, r->request, &np, e);
+	if (rc == SHS_OK)
+		rc = shs_plan_annotate(np, nm, e);
+	if (rc == SHS_OK)
+		rc = shs_module_verify(nm, e);
+	if (rc != SHS_OK) {
+		shs_plan_free(np);
+		shs_module_free(nm);
+		return rc;
+	}
+	shs_plan_free(r->plan);
+	r->plan = np;
+	shs_module_free(*m);
+	*m = nm;
+	r->pipeline_written = o.microbatches;
+	return SHS_OK;
 }
 
 int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
@@ -328,20 +395,15 @@ int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e)
 
 	if (rc == SHS_OK)
 		rc = self_staged_options(r, p, e);
+	if (rc == SHS_OK)
+		rc = write_pipeline(r, m, e);
+	if (rc == SHS_OK && r->pipeline_written)
+		return SHS_OK; /* written, planned and annotated */
 	if (rc == SHS_OK) /* not when nothing fits (SHS_ENOFIT): the module stays as it was */
 		rc = shs_plan_annotate(p, *m, e);
 	if (rc == SHS_OK)
 		rc = shs_module_verify(*m, e);
 	return rc;
-}
-
-/* Whether r's cluster has pipeline stages (a mesh axis named stage of more than one device):
- * its micro-batches are the pipeline's, not a rewrite of the module. */
-static bool pipelined(const shs_run *r)
-{
-	int a = r->has_cluster ? shs_mesh_axis(&r->cluster.mesh, "stage") : -1;
-
-	return a >= 0 && r->cluster.mesh.sizes[a] > 1;
 }
 
 int shs_run_evaluate(shs_run *r, const shs_module *m, shs_eval *ev, shs_err *e)

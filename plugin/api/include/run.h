@@ -76,6 +76,9 @@ typedef struct shs_run {
 	shs_cluster cluster;
 	shs_host *host;            /* the plugins, once loaded (the plan borrows their names) */
 	shs_plan *plan;            /* the plan made (a named plan's, owned), or NULL */
+	int64_t pipeline_written;  /* annotate wrote the pipelined program: its micro-batches
+				    * (shs_pipeline_rewrite; 0: not written) */
+	char pipeline_refused[SHS_ERRMSG_MAX]; /* ... or why it did not, when it was asked */
 	bool searched;             /* the job was a search: its result below */
 	shs_search_result search;  /* owns the searched plan */
 } shs_run;
