@@ -149,6 +149,36 @@ expect 2 "$ss" annotate "$au" --hardware v5p --devices 8 --mesh stage=2,data=4 -
 	--pipeline gpipe -o "$tmp/au-gpipe.hlo"
 has "$tmp/err" "the module pipelines itself"
 [ -e "$tmp/au-gpipe.hlo" ] && bad "annotate wrote a module it refused" || ok
+# a scanned module annotated with a GPipe pipeline over stage is written as the pipelined
+# program: two loops of micro-batches + stages - 1 trips in regions manual over stage, each
+# stage's layers in an inner loop, collective-permutes between stages; it verifies, reads back
+# and evaluates the same through text and protobuf
+expect 0 "$ss" gen mlp-only --set layers=8 --set batch=4096 --set d_model=256 --set d_ff=1024 \
+	--scan -o "$tmp/pp.pb"
+expect 0 "$ss" annotate "$tmp/pp.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	--pipeline gpipe --microbatches 4 -o "$tmp/pp-out.hlo"
+has "$tmp/out" "pipeline        written as the program runs it: GPipe over the stage axis, 4 micro-batches"
+has "$tmp/pp-out.hlo" "source_target_pairs={{0,4},{1,5},{2,6},{3,7}}"
+has "$tmp/pp-out.hlo" "source_target_pairs={{4,0},{5,1},{6,2},{7,3}}"
+has "$tmp/pp-out.hlo" "last_tile_dims={manual"
+expect 0 "$ss" info "$tmp/pp-out.hlo"
+has "$tmp/out" "instructions in regions manual over some axes"
+expect 0 "$ss" convert "$tmp/pp-out.hlo" "$tmp/pp-out.pb"
+expect 0 "$ss" evaluate "$tmp/pp-out.hlo" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp
+grep "^step time" "$tmp/out" >"$tmp/pp-text.t"
+expect 0 "$ss" evaluate "$tmp/pp-out.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp
+grep "^step time" "$tmp/out" >"$tmp/pp-proto.t"
+cmp -s "$tmp/pp-text.t" "$tmp/pp-proto.t" && ok || bad "the pipelined program: text and protobuf differ"
+grep -q "^pipeline " "$tmp/out" && bad "the pipelined program got the evaluator's schedule too" || ok
+# what the rewrite does not write is said: another schedule, an unrolled module
+expect 0 "$ss" annotate "$tmp/pp.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	-o "$tmp/pp-1f1b.hlo"
+has "$tmp/out" "pipeline        not written (the program is written for --pipeline gpipe"
+expect 0 "$ss" gen mlp-only --set layers=8 --set batch=4096 --set d_model=256 --set d_ff=1024 \
+	-o "$tmp/pp-unrolled.pb"
+expect 0 "$ss" annotate "$tmp/pp-unrolled.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 \
+	--plan dp --pipeline gpipe --microbatches 4 -o "$tmp/pp-unrolled-out.hlo"
+has "$tmp/out" "pipeline        not written (pipeline: main"
 # regions manual over another axis cannot be split by the evaluator's stages: refused
 expect 1 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh pipe=2,stage=4 --plan dp
 has "$tmp/err" "none of them manual over the stage axis"

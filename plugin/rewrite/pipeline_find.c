@@ -202,8 +202,9 @@ int pp_find(const shs_module *m, uint32_t c, pp_loop *fwd, pp_loop *bwd, shs_err
 		found++;
 	}
 	if (found != 2)
-		return shs_seterr(e, SHS_EINVAL, "pipeline: %s holds %u layer loops, not one "
-				  "forward and one backward", comp->name, found);
+		return shs_seterr(e, SHS_EINVAL, "pipeline: %s holds %u layer loops (while loops "
+				  "over stacked weights, as a scanned module has), not one forward "
+				  "and one backward", comp->name, found);
 	if (fwd->reverse || !bwd->reverse || fwd->trips != bwd->trips)
 		return shs_seterr(e, SHS_EINVAL, "pipeline: %s's layer loops are not a forward "
 				  "loop over the layers and the backward loop over them in reverse",
