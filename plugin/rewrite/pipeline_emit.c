@@ -295,12 +295,47 @@ static uint32_t inner_at(const pp_loop *l, uint32_t k)
 	return at;
 }
 
+/* The plan's sharding of leaf `leaf` of instruction i of computation c of the module (NULL:
+ * none). */
+static const shs_pspec *spec_in(const pp_ctx *x, uint32_t c, uint32_t i, uint32_t leaf)
+{
+	const shs_decision *d;
+
+	if (!x->r->plan)
+		return NULL;
+	d = &x->r->plan->d[c][i];
+	return d->set && leaf < d->n_leaves ? &d->leaves[leaf] : NULL;
+}
+
+/* `%name.p`: value `%name` of shape s pinned where the plan puts the module's value it stands
+ * for (spec; without one, the same value unpinned), so that the stages run the layer as the
+ * plan does. Failures go to *e (the first kept). */
+static void put_pin(shs_buf *b, const pp_ctx *x, const char *pre, char tag, uint32_t q,
+		    const pp_shape *s, const shs_pspec *spec, shs_err *e)
+{
+	pp_layout lay = layout(spec, s->rank, 0, -1, 0);
+	shs_err why = { 0 };
+
+	shs_buf_printf(b, "  %%%s.%c%u.p = ", pre, tag, q);
+	put_same(b, s);
+	if (!spec) {
+		shs_buf_printf(b, " reshape(%%%s.%c%u)\n", pre, tag, q);
+		return;
+	}
+	shs_buf_printf(b, " custom-call(%%%s.%c%u), custom_call_target=\"Sharding\", sharding=", pre,
+		       tag, q);
+	if (put_sharding(b, x, s->rank, -1, &lay, true, &why) != SHS_OK && e->code == SHS_OK)
+		*e = why;
+	shs_buf_putc(b, '\n');
+}
+
 /* The inner body: the layer's slices, the call, the writes. */
 static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_loop *ml,
-			   const char *pre, const pp_state *st)
+			   const char *pre, const pp_state *st, shs_err *e)
 {
 	const shs_computation *layer = x->mb->comps[ml->layer];
 	const shs_instr *root = layer->instrs[layer->root];
+	const shs_instr *call = x->m->comps[l->body]->instrs[l->call];
 	int64_t ls = l->trips / x->stages;
 	bool saved_side = l == &x->fwd;
 
@@ -324,10 +359,12 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 			if (layer->instrs[i]->op == SHS_OP_PARAMETER &&
 			    layer->instrs[i]->parameter_number == (int64_t)q)
 				want = pp_of(&layer->instrs[i]->shape);
+		const shs_pspec *spec = spec_in(x, l->body, call->operands[q], 0);
 		if (l->kind[k] == PP_CARRY) {
 			shs_buf_printf(b, "  %%%s.a%u = ", pre, q);
 			put_same(b, &want);
 			shs_buf_printf(b, " reshape(%%%s.e%u)\n", pre, at);
+			put_pin(b, x, pre, 'a', q, &want, spec, e);
 			continue;
 		}
 		bool per_trip = !saved_side && x->saved_of[k] != UINT32_MAX;
@@ -348,12 +385,13 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		shs_buf_printf(b, "}\n  %%%s.a%u = ", pre, q);
 		put_same(b, &want);
 		shs_buf_printf(b, " reshape(%%%s.d%u)\n", pre, q);
+		put_pin(b, x, pre, 'a', q, &want, spec, e);
 	}
 	shs_buf_printf(b, "  %%%s.call = ", pre);
 	shs_shape_print(b, &root->shape, false);
 	shs_buf_puts(b, " call(");
 	for (uint32_t q = 0; q < l->n_args; q++)
-		shs_buf_printf(b, "%s%%%s.a%u", q ? ", " : "", pre, q);
+		shs_buf_printf(b, "%s%%%s.a%u.p", q ? ", " : "", pre, q);
 	shs_buf_printf(b, "), to_apply=%%%s\n", layer->name);
 	/* its results: carried, written per trip (saved), or added into a gradient */
 	for (uint32_t k = 0; k < l->n; k++) {
@@ -365,13 +403,14 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		shs_buf_printf(b, "  %%%s.r%u = ", pre, k);
 		put_same(b, &r);
 		shs_buf_printf(b, " get-tuple-element(%%%s.call), index=%d\n", pre, l->out[k]);
+		put_pin(b, x, pre, 'r', k, &r, spec_in(x, l->body, l->call, (uint32_t)l->out[k]), e);
 		if (l->kind[k] == PP_CARRY)
 			continue;
 		uint32_t skip = saved_side ? 2 : 1;
 		int64_t ones[2] = { 1, 1 };
 		shs_buf_printf(b, "  %%%s.u%u = ", pre, k);
 		put_shape(b, dst->type, ones, skip, dst, skip);
-		shs_buf_printf(b, " reshape(%%%s.r%u)\n", pre, k);
+		shs_buf_printf(b, " reshape(%%%s.r%u.p)\n", pre, k);
 		if (!saved_side) { /* the gradient: added to the stage's sum */
 			shs_buf_printf(b, "  %%%s.o%u = ", pre, k);
 			put_shape(b, dst->type, ones, 1, dst, 1);
@@ -405,7 +444,7 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		if (l->kind[k] == PP_COUNTER)
 			continue;
 		if (l->kind[k] == PP_CARRY)
-			shs_buf_printf(b, ", %%%s.r%u", pre, k);
+			shs_buf_printf(b, ", %%%s.r%u.p", pre, k);
 		else if (l->kind[k] == PP_WRITTEN)
 			shs_buf_printf(b, ", %%%s.w%u", pre, k);
 		else
@@ -563,12 +602,13 @@ static void put_outer_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 
 /* The four loops of one pass (forward or backward): inner and outer, condition and body. */
 static void put_pass(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_loop *ml,
-		     const char *outer, const char *inner, pp_state *ost, pp_state *ist)
+		     const char *outer, const char *inner, pp_state *ost, pp_state *ist,
+		     shs_err *e)
 {
 	inner_state(x, l, ml, false, ist);
 	outer_state(x, l, ml, ist, ost);
 	put_cond(b, inner, ist, l->trips / x->stages);
-	put_inner_body(b, x, l, ml, inner, ist);
+	put_inner_body(b, x, l, ml, inner, ist, e);
 	put_cond(b, outer, ost, x->trips);
 	put_outer_body(b, x, l, outer, inner, ost, ist);
 }
@@ -994,13 +1034,15 @@ int pp_emit(const pp_ctx *x, shs_buf *b, shs_err *e)
 	if (elem_shape(x->m, &x->bwd, x->bwd.carry).type !=
 	    elem_shape(x->m, &x->fwd, x->fwd.carry).type)
 		put_adder(b, elem_shape(x->m, &x->bwd, x->bwd.carry).type);
-	put_pass(b, x, &x->fwd, &x->mfwd, "pp.fo", "pp.fi", &en.fo, &en.fi);
-	put_pass(b, x, &x->bwd, &x->mbwd, "pp.bo", "pp.bi", &en.bo, &en.bi);
+	put_pass(b, x, &x->fwd, &x->mfwd, "pp.fo", "pp.fi", &en.fo, &en.fi, e);
+	put_pass(b, x, &x->bwd, &x->mbwd, "pp.bo", "pp.bi", &en.bo, &en.bi, e);
 	shs_text_print_comp(b, x->m, x->m->entry, &st, replace, &en);
 	free(want);
 	free(order);
 	free(morder);
 	if (en.rc != SHS_OK)
 		return en.rc;
+	if (e->code != SHS_OK)
+		return e->code;
 	return b->oom ? shs_seterr(e, SHS_ENOMEM, "pipeline: out of memory") : SHS_OK;
 }

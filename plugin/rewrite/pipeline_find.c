@@ -162,6 +162,7 @@ static bool layer_loop(const shs_module *m, uint32_t c, uint32_t w, pp_loop *l)
 	l->body = in->called[0];
 	l->cond = in->called[1];
 	l->layer = call->called[0];
+	l->call = at;
 	l->n = root->n_operands;
 	l->n_args = call->n_operands;
 	for (uint32_t k = 0; k < l->n; k++) {

@@ -24,6 +24,7 @@ enum { PP_MAX_STATE = 64 };
 typedef struct pp_loop {
 	uint32_t comp, instr;           /* the while */
 	uint32_t body, cond, layer;     /* its computations and the layer called */
+	uint32_t call;                  /* the call of the layer in the body */
 	int64_t trips;                  /* L */
 	bool reverse;                   /* the layer index is L - 1 - the trip */
 	uint32_t n;                     /* state elements */
