@@ -8,7 +8,7 @@ typedef enum mv_kind {
 	MV_BROADCAST, /* operand dim j is result dim dimensions[j] */
 	MV_TRANSPOSE, /* result dim j is operand dim dimensions[j] */
 	MV_RESHAPE,   /* dims regrouped; a group keeps the axes of its major-most dim */
-	MV_SOURCE     /* no array operand: iota, constant */
+	MV_SOURCE     /* no array operand: iota, constant, partition-id, replica-id */
 } mv_kind;
 
 typedef struct mv_op mv_op;
@@ -496,6 +496,8 @@ static const mv_op mv_ops[] = {
 	{ { "bitcast", NULL }, "movement.bitcast", MV_ALIGNED, mv_first_only, mv_nothing },
 	{ { "iota", NULL }, "movement.iota", MV_SOURCE, NULL, NULL },
 	{ { "constant", NULL }, "movement.constant", MV_SOURCE, NULL, NULL },
+	{ { "partition-id", NULL }, "movement.partition-id", MV_SOURCE, NULL, NULL },
+	{ { "replica-id", NULL }, "movement.replica-id", MV_SOURCE, NULL, NULL },
 };
 
 static int mv_init(shs_registry *reg, const shs_host_api *api)
