@@ -741,6 +741,39 @@ static pp_layout saved_layout(const pp_ctx *x, uint32_t k, uint32_t rank)
 	return layout(spec_of(x, x->fwd.instr, k), rank, 2, -1, 0);
 }
 
+/* One pass's loop in the entry, `%pp.e.<pass>` with state st: from the micro-batches
+ * `%pp.e.<in>`, zeros for the carry and the micro-batches out, and loop element k's value
+ * `%pp.e.<kept or written><k>`; then the micro-batches out summed over the stages as
+ * `%pp.e.<pass>.out` of the whole batch's shape whole. */
+static int put_run(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_state *st,
+		   const char *pass, const char *outer, const char *in, char kept, char written,
+		   const pp_shape *whole, shs_err *e)
+{
+	char name[SHS_ERRMSG_MAX], out[SHS_ERRMSG_MAX], res[SHS_ERRMSG_MAX];
+
+	snprintf(name, sizeof(name), "pp.e.%s.c", pass);
+	put_zeros(b, name, &st->s[2]);
+	snprintf(name, sizeof(name), "pp.e.%s.o", pass);
+	put_zeros(b, name, &st->s[1]);
+	shs_buf_printf(b, "  %%pp.e.%s.t0 = s32[] constant(0)\n  %%pp.e.%s.init = ", pass, pass);
+	put_state(b, st);
+	shs_buf_printf(b, " tuple(%%pp.e.%s.t0, %%pp.e.%s, %%pp.e.%s.c, %%pp.e.%s.o", pass, in, pass,
+		       pass);
+	for (uint32_t k = 0; k < l->n; k++)
+		if (l->kind[k] == PP_KEPT || l->kind[k] == PP_WRITTEN)
+			shs_buf_printf(b, ", %%pp.e.%c%u", l->kind[k] == PP_KEPT ? kept : written, k);
+	shs_buf_printf(b, ")\n  %%pp.e.%s = ", pass);
+	put_state(b, st);
+	shs_buf_printf(b, " while(%%pp.e.%s.init), condition=%%%s.cond, body=%%%s.body\n"
+		       "  %%pp.e.%s.res = ", pass, outer, outer, pass);
+	put_same(b, &st->s[1]);
+	shs_buf_printf(b, " get-tuple-element(%%pp.e.%s), index=3\n", pass);
+	snprintf(out, sizeof(out), "pp.e.%s.out", pass);
+	snprintf(res, sizeof(res), "pp.e.%s.res", pass);
+	return put_exit_io(b, x, out, res, &st->s[1], whole, pass[0] == 'f' ? 3 : 4,
+			   spec_of(x, l->instr, l->carry), e);
+}
+
 /* The forward region: micro-batches and weights in, the loop, the output and the saved
  * activations out. */
 static int put_forward(shs_buf *b, pp_entry *en)
@@ -749,7 +782,7 @@ static int put_forward(shs_buf *b, pp_entry *en)
 	const pp_loop *l = &x->fwd;
 	const shs_instr *in = init_of(x, l, l->carry);
 	pp_shape xs = pp_of(&in->shape);
-	const pp_shape *c = &en->fo.s[2], *io = &en->fo.s[1];
+	const pp_shape *io = &en->fo.s[1];
 	const char *value[PP_MAX_STATE] = { 0 };
 	const shs_instr *w = entry_instr(x, l->instr);
 	const shs_instr *finit = entry_instr(x, w->operands[0]);
@@ -767,31 +800,15 @@ static int put_forward(shs_buf *b, pp_entry *en)
 		if (l->kind[k] == PP_KEPT)
 			value[k] = init_of(x, l, k)->name;
 	}
-	shs_buf_puts(b, "  %pp.e.t0 = s32[] constant(0)\n");
-	put_zeros(b, "pp.e.c", c);
-	put_zeros(b, "pp.e.y", io);
 	for (uint32_t k = 0; k < l->n; k++) {
 		char name[SHS_ERRMSG_MAX];
 		snprintf(name, sizeof(name), "pp.e.s%u", k);
 		if (l->kind[k] == PP_WRITTEN)
 			put_zeros(b, name, &en->fo.s[outer_at(l, k)]);
 	}
-	shs_buf_puts(b, "  %pp.e.finit = ");
-	put_state(b, &en->fo);
-	shs_buf_puts(b, " tuple(%pp.e.t0, %pp.e.x, %pp.e.c, %pp.e.y");
-	for (uint32_t k = 0; k < l->n; k++)
-		if (l->kind[k] == PP_KEPT || l->kind[k] == PP_WRITTEN)
-			shs_buf_printf(b, ", %%pp.e.%c%u", l->kind[k] == PP_KEPT ? 'w' : 's', k);
-	shs_buf_puts(b, ")\n  %pp.e.fwd = ");
-	put_state(b, &en->fo);
-	shs_buf_puts(b, " while(%pp.e.finit), condition=%pp.fo.cond, body=%pp.fo.body\n"
-		     "  %pp.e.yo = ");
-	put_same(b, io);
-	shs_buf_puts(b, " get-tuple-element(%pp.e.fwd), index=3\n");
-	if (put_exit_io(b, x, "pp.e.yw", "pp.e.yo", io, &xs, 3, spec_of(x, l->instr, l->carry),
-			e) != SHS_OK)
+	if (put_run(b, x, l, &en->fo, "fwd", "pp.fo", "x", 'w', 's', &xs, e) != SHS_OK)
 		return e->code;
-	value[l->carry] = "pp.e.yw";
+	value[l->carry] = "pp.e.fwd.out";
 	for (uint32_t k = 0; k < l->n; k++) {
 		pp_shape s = en->fo.s[outer_at(l, k)], one = s, full = s;
 		char src[SHS_ERRMSG_MAX], name[SHS_ERRMSG_MAX];
@@ -827,7 +844,7 @@ static int put_backward(shs_buf *b, pp_entry *en)
 	const pp_loop *l = &x->bwd;
 	const shs_instr *in = init_of(x, l, l->carry);
 	pp_shape xs = pp_of(&in->shape);
-	const pp_shape *c = &en->bo.s[2], *io = &en->bo.s[1];
+	const pp_shape *io = &en->bo.s[1];
 	char names[PP_MAX_STATE][SHS_ERRMSG_MAX];
 	const char *value[PP_MAX_STATE] = { 0 };
 	const shs_instr *w = entry_instr(x, l->instr);
@@ -870,25 +887,9 @@ static int put_backward(shs_buf *b, pp_entry *en)
 		put_same(b, s);
 		shs_buf_printf(b, " reshape(%%%s)\n", names[k]);
 	}
-	shs_buf_puts(b, "  %pp.e.r0 = s32[] constant(0)\n");
-	put_zeros(b, "pp.e.gc", c);
-	put_zeros(b, "pp.e.dx", io);
-	shs_buf_puts(b, "  %pp.e.binit = ");
-	put_state(b, &en->bo);
-	shs_buf_puts(b, " tuple(%pp.e.r0, %pp.e.dy, %pp.e.gc, %pp.e.dx");
-	for (uint32_t k = 0; k < l->n; k++)
-		if (l->kind[k] == PP_KEPT || l->kind[k] == PP_WRITTEN)
-			shs_buf_printf(b, ", %%pp.e.%c%u", l->kind[k] == PP_KEPT ? 'b' : 'g', k);
-	shs_buf_puts(b, ")\n  %pp.e.bwd = ");
-	put_state(b, &en->bo);
-	shs_buf_puts(b, " while(%pp.e.binit), condition=%pp.bo.cond, body=%pp.bo.body\n"
-		     "  %pp.e.dxo = ");
-	put_same(b, io);
-	shs_buf_puts(b, " get-tuple-element(%pp.e.bwd), index=3\n");
-	if (put_exit_io(b, x, "pp.e.dxw", "pp.e.dxo", io, &xs, 4, spec_of(x, l->instr, l->carry),
-			e) != SHS_OK)
+	if (put_run(b, x, l, &en->bo, "bwd", "pp.bo", "dy", 'b', 'g', &xs, e) != SHS_OK)
 		return e->code;
-	value[l->carry] = "pp.e.dxw";
+	value[l->carry] = "pp.e.bwd.out";
 	for (uint32_t k = 0; k < l->n; k++) {
 		const pp_shape *s = &en->bo.s[outer_at(l, k)];
 		pp_shape whole = elem_shape(x->m, l, k);
