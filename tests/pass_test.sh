@@ -45,6 +45,17 @@ run_both "$tmp/d.pb" "hardware=v5p;devices=$chips;threads=2" --hardware v5p --de
 # HLO text in: an HloModuleProto out, as annotate writes it to a .pb
 expect 0 "$pipeline" --pass "$lib:hardware=h100;devices=8" "$maxtext" -o "$tmp/text-pass.pb"
 if cmp -s "$tmp/text-pass.pb" "$tmp/maxtext-cli.pb"; then ok; else bad "text input: pipeline and annotate differ"; fi
+# a named plan pipelined by GPipe over stage: the pass writes the pipelined program, the same
+# bytes as annotate; an unrolled module it cannot rewrite is refused, writing nothing
+expect 0 "$ss" gen mlp-only --set layers=8 --set batch=4096 --set d_model=256 --set d_ff=1024 \
+	--scan -o "$tmp/pp.pb"
+run_both "$tmp/pp.pb" "hardware=v5p;devices=8;mesh=stage=2,data=4;plan=dp;pipeline=gpipe;microbatches=4" \
+	--hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp --pipeline gpipe --microbatches 4
+has "$tmp/pp-pass.hlo" "collective-permute("
+expect 1 "$pipeline" --pass "$lib:hardware=v5p;devices=8;mesh=stage=2,data=4;plan=dp;pipeline=gpipe" \
+	"$tmp/a.pb" -o "$tmp/no-pp.pb"
+has "$tmp/err" "pipeline: not written"
+if [ -e "$tmp/no-pp.pb" ]; then bad "a refused pipeline left output"; else ok; fi
 # two passes in a row: the second finds the first's shardings and keeps its own search's
 expect 0 "$pipeline" --pass "$lib:hardware=v5p;devices=64" --pass "$lib:hardware=v5p;devices=64" \
 	"$tmp/a.pb" -o "$tmp/twice.pb"

@@ -148,6 +148,12 @@ int shs_context_set(shs_context *ctx, const char *key, const char *value)
 	return SHS_OK;
 }
 
+/* Whether ctx's options name a mesh with a stage axis. */
+static bool staged(const shs_context *ctx)
+{
+	return ctx->o.mesh && strstr(ctx->o.mesh, "stage=");
+}
+
 int shs_context_configure(shs_context *ctx, const char *options)
 {
 	char *copy;
@@ -159,12 +165,17 @@ int shs_context_configure(shs_context *ctx, const char *options)
 	if (!(copy = shs_arena_strdup(ctx->a, options)))
 		return fail(ctx, SHS_ENOMEM, "options: out of memory");
 	int rc = shs_run_options_parse(&ctx->o, copy, &ctx->e);
-	/* a compiler takes the module it is given: one with pipeline stages would have to be the
-	 * pipelined program, which is not written yet */
-	if (rc == SHS_OK && (ctx->o.stages || (ctx->o.mesh && strstr(ctx->o.mesh, "stage="))))
-		return fail(ctx, SHS_EINVAL, "options: pipeline stages (stages, a stage mesh axis) "
-			    "are not written as a pipelined program; the library and the pass "
-			    "leave them out (shardsearch annotate --stages reports them)");
+	/* a compiler takes the module it is given: one with pipeline stages must be the pipelined
+	 * program, which is written for a named plan's GPipe (shs_run_annotate), not a search's */
+	if (rc == SHS_OK && ctx->o.stages)
+		return fail(ctx, SHS_EINVAL, "options: a search over pipeline stages (stages) is "
+			    "not written as a pipelined program; the library and the pass leave it "
+			    "out (shardsearch annotate --stages reports it)");
+	if (rc == SHS_OK && staged(ctx) &&
+	    (!ctx->o.plan || ctx->o.eval.pipeline != SHS_PIPE_GPIPE ||
+	     ctx->o.eval.virtual_stages > 1))
+		return fail(ctx, SHS_EINVAL, "options: a stage mesh axis is written as the "
+			    "pipelined program for a named plan with pipeline=gpipe only");
 	return rc;
 }
 
@@ -201,6 +212,10 @@ int shs_context_search(shs_context *ctx)
 		rc = shs_run_microbatch(&ctx->run, &ctx->m, &ctx->e);
 	if (rc == SHS_OK)
 		rc = shs_run_annotate(&ctx->run, &ctx->m, &ctx->e);
+	if (rc == SHS_OK && staged(ctx) && !ctx->run.pipeline_written)
+		rc = shs_seterr(&ctx->e, SHS_EINVAL, "pipeline: not written (%s)",
+				ctx->run.pipeline_refused[0] ? ctx->run.pipeline_refused :
+							       "a stage axis of one device");
 	/* nothing fits: the result and report stay, to say what would */
 	ctx->searched = (rc == SHS_OK || rc == SHS_ENOFIT) && ctx->run.searched;
 	if (rc != SHS_OK && rc != SHS_ENOFIT)

@@ -131,10 +131,14 @@ static void test_bad_input(void)
 	expect_failure(good.data, good.len, "devices=16", "no hardware");
 	expect_failure(good.data, good.len, "hardware=tpu9;devices=16", "tpu9");
 	expect_failure(good.data, good.len, "hardware=v5p;devices=16;mesh=fsdp=5", "fsdp=5");
-	/* pipeline stages: the pass would have to write the pipelined program */
+	/* pipeline stages: the pass writes the pipelined program for a named plan's GPipe only
+	 * (pass_test.sh: a scanned module written so; an unrolled one refused) */
 	expect_failure(good.data, good.len, "hardware=h100;devices=16;stages", "pipeline stages");
 	expect_failure(good.data, good.len, "hardware=h100;devices=16;mesh=stage=2,data=8",
-		       "not written as a pipelined program");
+		       "for a named plan with pipeline=gpipe only");
+	expect_failure(good.data, good.len,
+		       "hardware=h100;devices=16;mesh=stage=2,data=8;plan=dp;pipeline=1f1b",
+		       "for a named plan with pipeline=gpipe only");
 	CU_ASSERT_NOT_EQUAL(shs_pass_run(good.data, good.len, NULL, NULL, NULL, NULL), 0);
 	free(good.data);
 }
