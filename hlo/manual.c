@@ -23,6 +23,11 @@ bool shs_is_shard_to_full(const shs_instr *in)
 	return is_target(in, "SPMDShardToFullShape");
 }
 
+bool shs_is_sharding_constraint(const shs_instr *in)
+{
+	return is_target(in, "Sharding");
+}
+
 /* {manual} (or a named sharding manual over the whole mesh), or a tuple of them. */
 static bool manual_sharding(const shs_sharding *s)
 {

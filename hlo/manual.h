@@ -51,6 +51,9 @@ const shs_instr *shs_manual_entry(const shs_manual *mm, uint32_t c, uint32_t i);
 bool shs_is_full_to_shard(const shs_instr *in);
 bool shs_is_shard_to_full(const shs_instr *in);
 
+/* Whether in is a sharding constraint (custom call Sharding: its operand's data, pinned). */
+bool shs_is_sharding_constraint(const shs_instr *in);
+
 /* The first instruction outside manual regions (of either kind) that only XLA's partitioner
  * writes, showing that m was already partitioned: a collective (all-gather, all-reduce,
  * reduce-scatter, all-to-all, ragged-all-to-all, collective-broadcast, collective-permute, their

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "manual.h"
 #include "weights.h"
 
 /* A parameter's weight flag from its call sites: unknown until the first site, then the AND of
@@ -18,8 +19,15 @@ struct shs_weights {
 	uint32_t *n_param;
 };
 
-static bool is_view(shs_opcode op)
+/* Whether in gives (part of) its first operand's data: a view, a slice, a conversion, or a
+ * sharding custom-call (a Sharding constraint, shard_map's entry into its region: the same
+ * data, pinned or seen locally). */
+static bool is_view(const shs_instr *in)
 {
+	shs_opcode op = in->op;
+
+	if (op == SHS_OP_CUSTOM_CALL && in->n_operands == 1)
+		return shs_is_sharding_constraint(in) || shs_is_full_to_shard(in);
 	return op == SHS_OP_CONVERT || op == SHS_OP_RESHAPE || op == SHS_OP_COPY ||
 	       op == SHS_OP_DYNAMIC_SLICE || op == SHS_OP_BITCAST || op == SHS_OP_SLICE;
 }
@@ -71,7 +79,7 @@ static void mark(const shs_module *m, shs_weights *x, uint32_t c, bool entry, bo
 		else if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands == 1 && loop &&
 			 comp->instrs[in->operands[0]]->op == SHS_OP_PARAMETER)
 			w = param_flag(x, c, in->tuple_index);
-		else if ((is_view(in->op) || in->op == SHS_OP_GET_TUPLE_ELEMENT) && in->n_operands)
+		else if ((is_view(in) || in->op == SHS_OP_GET_TUPLE_ELEMENT) && in->n_operands)
 			w = x->w[c][in->operands[0]];
 		x->w[c][v] = w;
 		if (in->n_called)

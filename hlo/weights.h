@@ -11,7 +11,8 @@
 /* The model's weights (weights.c): the entry's parameters, and what computations get from them:
  * a called computation's parameter when every call passes a weight, a loop's tuple element when
  * its initial value is a weight and the body keeps it as it is; through converts, reshapes,
- * copies, slices, dynamic slices, bitcasts and tuple elements (a scanned layer's weights). An
+ * copies, slices, dynamic slices, bitcasts, tuple elements (a scanned layer's weights) and
+ * sharding custom-calls (Sharding, shard_map's SPMDFullToShardShape). An
  * activation passed into a layer's computation is not one. A weight's gather can be issued
  * before the step reaches its reader (FSDP prefetch). *out is the caller's (shs_weights_free);
  * it reads m only while being made. SHS_OK or SHS_ENOMEM. */

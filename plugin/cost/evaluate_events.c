@@ -23,6 +23,7 @@
 
 #include "analysis.h"
 #include "evaluate_sim.h"
+#include "manual.h"
 
 enum { ISSUE_AHEAD = 64 };
 
@@ -250,7 +251,8 @@ static bool weight_view(const sim *s, uint32_t c, uint32_t i)
 	return s->edges->loop_body[c] && shs_is_weight(s->edges->weights, c, i) &&
 	       !s->p->d[c][i].n_colls &&
 	       (in->op == SHS_OP_DYNAMIC_SLICE || in->op == SHS_OP_RESHAPE ||
-		in->op == SHS_OP_BITCAST || in->op == SHS_OP_CONVERT || in->op == SHS_OP_COPY);
+		in->op == SHS_OP_BITCAST || in->op == SHS_OP_CONVERT || in->op == SHS_OP_COPY ||
+		shs_is_sharding_constraint(in));
 }
 
 /* One instruction on the stream, with its reshards and its own collectives. */

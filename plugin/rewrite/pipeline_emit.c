@@ -594,9 +594,16 @@ static void put_outer_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		       pre, pre, pre);
 	put_state(b, st);
 	shs_buf_printf(b, " tuple(%%%s.t1, %%%s.e1, %%%s.send, %%%s.o", pre, pre, pre, pre);
-	for (uint32_t k = 2; k < ist->n; k++)
-		if (k != cat)
-			shs_buf_printf(b, ", %%%s.l%u", pre, k);
+	/* a stack the layers only read goes round as it came (loop-invariant, as XLA sees it) */
+	for (uint32_t q = 0, o = 4; q < l->n; q++) {
+		if (l->kind[q] == PP_COUNTER || l->kind[q] == PP_CARRY)
+			continue;
+		if (l->kind[q] == PP_KEPT)
+			shs_buf_printf(b, ", %%%s.e%u", pre, o);
+		else
+			shs_buf_printf(b, ", %%%s.l%u", pre, inner_at(l, q));
+		o++;
+	}
 	shs_buf_puts(b, ")\n}\n\n");
 }
 
