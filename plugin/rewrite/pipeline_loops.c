@@ -70,6 +70,17 @@ static void put_pin(shs_buf *b, const pp_ctx *x, const char *pre, char tag, uint
 	shs_buf_putc(b, '\n');
 }
 
+/* The start indices of the layer's slot in a stack of rank `rank`: (trip, layer, 0, ...) in a
+ * per-trip stack, (layer, 0, ...) in a weight's or a gradient's. */
+static void put_layer_index(shs_buf *b, const char *pre, bool per_trip, uint32_t rank)
+{
+	if (per_trip)
+		shs_buf_printf(b, "%%%s.e1, ", pre);
+	shs_buf_printf(b, "%%%s.i", pre);
+	for (uint32_t d = per_trip ? 2 : 1; d < rank; d++)
+		shs_buf_printf(b, ", %%%s.z", pre);
+}
+
 /* The inner body: the layer's slices, the call, the writes. */
 static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_loop *ml,
 			   const char *pre, const pp_state *st, shs_err *e)
@@ -115,11 +126,7 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		shs_buf_printf(b, "  %%%s.d%u = ", pre, q);
 		pp_put_shape(b, src->type, ones, skip, src, skip);
 		shs_buf_printf(b, " dynamic-slice(%%%s.e%u, ", pre, at);
-		if (per_trip)
-			shs_buf_printf(b, "%%%s.e1, ", pre);
-		shs_buf_printf(b, "%%%s.i", pre);
-		for (uint32_t d = skip; d < src->rank; d++)
-			shs_buf_printf(b, ", %%%s.z", pre);
+		put_layer_index(b, pre, per_trip, src->rank);
 		shs_buf_puts(b, "), dynamic_slice_sizes={");
 		for (uint32_t d = 0; d < src->rank; d++)
 			shs_buf_printf(b, "%s%" PRId64, d ? "," : "", d < skip ? 1 : src->dims[d]);
@@ -155,9 +162,8 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		if (!saved_side) { /* the gradient: added to the stage's sum */
 			shs_buf_printf(b, "  %%%s.o%u = ", pre, k);
 			pp_put_shape(b, dst->type, ones, 1, dst, 1);
-			shs_buf_printf(b, " dynamic-slice(%%%s.e%u, %%%s.i", pre, at, pre);
-			for (uint32_t d = 1; d < dst->rank; d++)
-				shs_buf_printf(b, ", %%%s.z", pre);
+			shs_buf_printf(b, " dynamic-slice(%%%s.e%u, ", pre, at);
+			put_layer_index(b, pre, false, dst->rank);
 			shs_buf_puts(b, "), dynamic_slice_sizes={1");
 			for (uint32_t d = 1; d < dst->rank; d++)
 				shs_buf_printf(b, ",%" PRId64, dst->dims[d]);
@@ -169,11 +175,7 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		pp_put_same(b, dst);
 		shs_buf_printf(b, " dynamic-update-slice(%%%s.e%u, %%%s.%c%u, ", pre, at, pre,
 			       saved_side ? 'u' : 's', k);
-		if (saved_side)
-			shs_buf_printf(b, "%%%s.e1, ", pre);
-		shs_buf_printf(b, "%%%s.i", pre);
-		for (uint32_t d = skip; d < dst->rank; d++)
-			shs_buf_printf(b, ", %%%s.z", pre);
+		put_layer_index(b, pre, saved_side, dst->rank);
 		shs_buf_puts(b, ")\n");
 	}
 	shs_buf_printf(b, "  %%%s.j1 = s32[] add(%%%s.e0, %%%s.one)\n  ROOT %%%s.root = ", pre,
