@@ -197,6 +197,24 @@ static void writes_a_pipeline(void)
 	shs_host_free(h);
 }
 
+/* A transformer (embedding, attention, a loss over the vocabulary, an optimizer that clips by
+ * the global norm) is written the same way: its layers pipelined, the rest the module's. */
+static void writes_a_transformer(void)
+{
+	const char *const set[] = { "layers", "8", "d_model", "512", "d_ff", "1024", "heads", "8",
+				    "kv_heads", "2", "head_dim", "64", "vocab", "1024", "seq", "128",
+				    "batch", "64", "scan", "true", NULL };
+	shs_host *h = shs_test_host();
+	shs_module *m = shs_test_generate("llama3-8b", set);
+	shs_module *p = pipelined(h, m, "stage=2,fsdp=4", "fsdp", 4);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	structure(p, 4);
+	shs_module_free(p);
+	shs_module_free(m);
+	shs_host_free(h);
+}
+
 /* The program through protobuf and text: the same module, the same step time. */
 static void round_trips(void)
 {
@@ -280,6 +298,7 @@ static void same_step_time(void)
 
 CU_TestInfo pipewrite_tests[] = {
 	{ "a scanned module written as a pipeline", writes_a_pipeline },
+	{ "a scanned transformer written as a pipeline", writes_a_transformer },
 	{ "the program through protobuf and text", round_trips },
 	{ "an unrolled module refused", refuses_unrolled },
 	{ "the program's step time beside the schedule's", same_step_time },

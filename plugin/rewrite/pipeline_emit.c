@@ -386,6 +386,7 @@ int pp_emit(const pp_ctx *x, shs_buf *b, shs_err *e)
 	uint32_t *morder = calloc(x->mb->n_comps + 1, sizeof(*morder));
 	uint32_t n = 0, mn = 0;
 	pp_entry en = { .x = x, .e = e };
+	shs_err pins = { 0 }; /* the loops' pins (a failure is kept, the writing goes on) */
 
 	if (!want || !order || !morder) {
 		free(want);
@@ -409,15 +410,17 @@ int pp_emit(const pp_ctx *x, shs_buf *b, shs_err *e)
 	if (pp_elem_shape(x->m, &x->bwd, x->bwd.carry).type !=
 	    pp_elem_shape(x->m, &x->fwd, x->fwd.carry).type)
 		put_adder(b, pp_elem_shape(x->m, &x->bwd, x->bwd.carry).type);
-	pp_put_pass(b, x, &x->fwd, &x->mfwd, "pp.fo", "pp.fi", &en.fo, &en.fi, e);
-	pp_put_pass(b, x, &x->bwd, &x->mbwd, "pp.bo", "pp.bi", &en.bo, &en.bi, e);
+	pp_put_pass(b, x, &x->fwd, &x->mfwd, "pp.fo", "pp.fi", &en.fo, &en.fi, &pins);
+	pp_put_pass(b, x, &x->bwd, &x->mbwd, "pp.bo", "pp.bi", &en.bo, &en.bi, &pins);
 	shs_text_print_comp(b, x->m, x->m->entry, &st, replace, &en);
 	free(want);
 	free(order);
 	free(morder);
 	if (en.rc != SHS_OK)
 		return en.rc;
-	if (e->code != SHS_OK)
-		return e->code;
+	if (pins.code != SHS_OK) {
+		*e = pins;
+		return pins.code;
+	}
 	return b->oom ? shs_seterr(e, SHS_ENOMEM, "pipeline: out of memory") : SHS_OK;
 }
