@@ -170,6 +170,13 @@ expect 0 "$ss" evaluate "$tmp/pp-out.pb" --hardware v5p --devices 8 --mesh stage
 grep "^step time" "$tmp/out" >"$tmp/pp-proto.t"
 cmp -s "$tmp/pp-text.t" "$tmp/pp-proto.t" && ok || bad "the pipelined program: text and protobuf differ"
 grep -q "^pipeline " "$tmp/out" && bad "the pipelined program got the evaluator's schedule too" || ok
+# without --microbatches, the count the evaluator picks for the schedule
+expect 0 "$ss" evaluate "$tmp/pp.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	--pipeline gpipe
+m=$(sed -n 's/^pipeline        2 stages of 4 layers, gpipe, \([0-9]*\) micro-batches.*/\1/p' "$tmp/out")
+expect 0 "$ss" annotate "$tmp/pp.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
+	--pipeline gpipe -o "$tmp/pp-auto.hlo"
+has "$tmp/out" "GPipe over the stage axis, ${m:-?} micro-batches"
 # what the rewrite does not write is said: another schedule, an unrolled module
 expect 0 "$ss" annotate "$tmp/pp.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 --plan dp \
 	-o "$tmp/pp-1f1b.hlo"
