@@ -201,9 +201,10 @@ static void writes_a_pipeline(void)
  * the global norm) is written the same way: its layers pipelined, the rest the module's. */
 static void writes_a_transformer(void)
 {
-	const char *const set[] = { "layers", "8", "d_model", "512", "d_ff", "1024", "heads", "8",
-				    "kv_heads", "2", "head_dim", "64", "vocab", "1024", "seq", "128",
-				    "batch", "64", "scan", "true", NULL };
+	const char *const set[] = { "layers", "8", "d_model", "512", "d_ff", "1024",
+				    "heads", "8", "kv_heads", "2", "head_dim", "64",
+				    "vocab", "1024", "seq", "128", "batch", "64", "scan", "true",
+				    NULL };
 	shs_host *h = shs_test_host();
 	shs_module *m = shs_test_generate("llama3-8b", set);
 	shs_module *p = pipelined(h, m, "stage=2,fsdp=4", "fsdp", 4);

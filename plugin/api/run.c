@@ -453,8 +453,8 @@ int shs_run_microbatch(shs_run *r, shs_module **m, shs_err *e)
 	if (r->o->microbatches <= 1 || done == r->o->microbatches || pipelined(r))
 		return SHS_OK;
 	if (done > 1)
-		return shs_seterr(e, SHS_EINVAL, "micro-batches: the module is already written as %lld "
-				  "micro-batches", (long long)done);
+		return shs_seterr(e, SHS_EINVAL, "micro-batches: the module is already written as "
+				  "%lld micro-batches", (long long)done);
 	rc = shs_microbatch_rewrite(*m, r->o->microbatches, &split, e);
 	if (rc != SHS_OK)
 		return rc;

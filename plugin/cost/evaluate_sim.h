@@ -85,7 +85,8 @@ shs__avail shs__sim_collective(shs__sim *s, int kind, uint32_t mask, double v, d
  * (tuned GPU runs set xla_gpu_enable_pipelined_reduce_scatter, _all_reduce and _all_gather:
  * MaxText's configs/a3 scripts, JAX-Toolbox's "Tips for High-Performance LLMs with JAX and
  * XLA"; TPU runs set xla_tpu_enable_async_collective_fusion_multiple_steps, MaxText's
- * configs/v5p scripts), so the trip does not wait for it; the next trip's write of the same stack does. */
+ * configs/v5p scripts), so the trip does not wait for it; the next trip's write of the same
+ * stack does. */
 bool shs__sim_lags(const shs__sim *s, uint32_t c, uint32_t i, uint32_t *k);
 
 /* Runs while loop i of computation c: its body once per trip (evaluate_loop.c). */

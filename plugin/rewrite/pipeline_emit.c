@@ -131,11 +131,12 @@ static int put_run(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_state
 	pp_put_zeros(b, name, &st->s[1]);
 	shs_buf_printf(b, "  %%pp.e.%s.t0 = s32[] constant(0)\n  %%pp.e.%s.init = ", pass, pass);
 	pp_put_state(b, st);
-	shs_buf_printf(b, " tuple(%%pp.e.%s.t0, %%pp.e.%s, %%pp.e.%s.c, %%pp.e.%s.o", pass, in, pass,
-		       pass);
+	shs_buf_printf(b, " tuple(%%pp.e.%s.t0, %%pp.e.%s, %%pp.e.%s.c, %%pp.e.%s.o", pass, in,
+		       pass, pass);
 	for (uint32_t k = 0; k < l->n; k++)
 		if (l->kind[k] == PP_KEPT || l->kind[k] == PP_WRITTEN)
-			shs_buf_printf(b, ", %%pp.e.%c%u", l->kind[k] == PP_KEPT ? kept : written, k);
+			shs_buf_printf(b, ", %%pp.e.%c%u",
+				       l->kind[k] == PP_KEPT ? kept : written, k);
 	shs_buf_printf(b, ")\n  %%pp.e.%s = ", pass);
 	pp_put_state(b, st);
 	shs_buf_printf(b, " while(%%pp.e.%s.init), condition=%%%s.cond, body=%%%s.body\n"
@@ -167,9 +168,9 @@ static int put_forward(shs_buf *b, pp_entry *en)
 	for (uint32_t k = 0; k < l->n; k++) {
 		char name[SHS_ERRMSG_MAX];
 		snprintf(name, sizeof(name), "pp.e.w%u", k);
+		const pp_shape *local = &en->fo.s[pp_outer_at(l, k)];
 		if (l->kind[k] == PP_KEPT &&
-		    put_weight_in(b, x, name, finit->operands[k], &en->fo.s[pp_outer_at(l, k)], e) !=
-			    SHS_OK)
+		    put_weight_in(b, x, name, finit->operands[k], local, e) != SHS_OK)
 			return e->code;
 		if (l->kind[k] == PP_KEPT)
 			value[k] = init_of(x, l, k)->name;

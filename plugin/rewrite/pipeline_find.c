@@ -192,10 +192,10 @@ int pp_find(const shs_module *m, uint32_t c, pp_loop *fwd, pp_loop *bwd, shs_err
 		if (comp->instrs[i]->op != SHS_OP_WHILE)
 			continue;
 		if (!layer_loop(m, c, i, &l))
-			return shs_seterr(e, SHS_EINVAL, "pipeline: loop %s of %s is not a layer "
-					  "loop (a body that slices its stacks at the trip's layer, "
-					  "calls the layer once and writes or carries its results)",
-					  comp->instrs[i]->name, comp->name);
+			return shs_seterr(e, SHS_EINVAL, "pipeline: loop %s of %s is not a "
+					  "layer loop (a body that slices its stacks at the trip's "
+					  "layer, calls the layer once and writes or carries its "
+					  "results)", comp->instrs[i]->name, comp->name);
 		if (found == 0)
 			*fwd = l;
 		else if (found == 1)

@@ -63,8 +63,8 @@ static void put_pin(shs_buf *b, const pp_ctx *x, const char *pre, char tag, uint
 		shs_buf_printf(b, " reshape(%%%s.%c%u)\n", pre, tag, q);
 		return;
 	}
-	shs_buf_printf(b, " custom-call(%%%s.%c%u), custom_call_target=\"Sharding\", sharding=", pre,
-		       tag, q);
+	shs_buf_printf(b, " custom-call(%%%s.%c%u), custom_call_target=\"Sharding\", sharding=",
+		       pre, tag, q);
 	if (pp_put_sharding(b, x, s->rank, -1, &lay, true, &why) != SHS_OK && e->code == SHS_OK)
 		*e = why;
 	shs_buf_putc(b, '\n');
@@ -151,7 +151,8 @@ static void put_inner_body(shs_buf *b, const pp_ctx *x, const pp_loop *l, const 
 		shs_buf_printf(b, "  %%%s.r%u = ", pre, k);
 		pp_put_same(b, &r);
 		shs_buf_printf(b, " get-tuple-element(%%%s.call), index=%d\n", pre, l->out[k]);
-		put_pin(b, x, pre, 'r', k, &r, pp_spec_in(x, l->body, l->call, (uint32_t)l->out[k]), e);
+		put_pin(b, x, pre, 'r', k, &r,
+			pp_spec_in(x, l->body, l->call, (uint32_t)l->out[k]), e);
 		if (l->kind[k] == PP_CARRY)
 			continue;
 		uint32_t skip = saved_side ? 2 : 1;

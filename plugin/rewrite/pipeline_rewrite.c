@@ -44,13 +44,15 @@ static int link_saved(pp_ctx *x, shs_err *e)
 		if (g->op != SHS_OP_GET_TUPLE_ELEMENT || g->n_operands != 1 ||
 		    g->operands[0] != x->fwd.instr || x->fwd.kind[g->tuple_index] != PP_WRITTEN)
 			continue;
+		uint32_t binit_at = c->instrs[x->bwd.instr]->operands[0];
 		for (uint32_t j = 0; j < c->n_instrs; j++)
-			for (uint32_t k = 0; k < c->instrs[j]->n_operands; k++)
-				if (c->instrs[j]->operands[k] == i &&
-				    j != c->instrs[x->bwd.instr]->operands[0])
-					return shs_seterr(e, SHS_EINVAL, "pipeline: %s, a stack the "
-							  "forward layers save, is read outside "
-							  "the backward loop", g->name);
+			for (uint32_t k = 0; k < c->instrs[j]->n_operands; k++) {
+				if (c->instrs[j]->operands[k] != i || j == binit_at)
+					continue;
+				return shs_seterr(e, SHS_EINVAL, "pipeline: %s, a stack the "
+						  "forward layers save, is read outside the "
+						  "backward loop", g->name);
+			}
 	}
 	return SHS_OK;
 }

@@ -224,7 +224,8 @@ void pp_put_cond(shs_buf *b, const char *pre, const pp_state *st, int64_t n)
 /* The stage this device runs: its partition id over the devices a stage holds. */
 void pp_put_stage(shs_buf *b, const pp_ctx *x, const char *pre)
 {
-	shs_buf_printf(b, "  %%%s.pid = u32[] partition-id()\n  %%%s.pids = s32[] convert(%%%s.pid)\n"
+	shs_buf_printf(b, "  %%%s.pid = u32[] partition-id()\n"
+		       "  %%%s.pids = s32[] convert(%%%s.pid)\n"
 		       "  %%%s.per = s32[] constant(%" PRId64 ")\n"
 		       "  %%%s.stage = s32[] divide(%%%s.pids, %%%s.per)\n",
 		       pre, pre, pre, pre, x->per_stage, pre, pre, pre);

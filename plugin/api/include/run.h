@@ -112,9 +112,9 @@ int shs_run_plan(shs_run *r, const shs_module *m, shs_err *e);
  * says how many (microbatches, and each count tried). When the search's best plan does not
  * fit, *m is the whole step, not annotated, r->search holds the plan (a micro-batched one is
  * kept only when it fits) and what would fit (shs_search_advise) and the message says it:
- * SHS_ENOFIT. A module this run already split (shs_microbatch_count) is searched as it is. Returns SHS_OK, SHS_ENOFIT,
- * SHS_EINVAL (no hardware and no plan, a bad cluster or pinned mesh) or what the steps
- * return. */
+ * SHS_ENOFIT. A module this run already split (shs_microbatch_count) is searched as it is.
+ * Returns SHS_OK, SHS_ENOFIT, SHS_EINVAL (no hardware and no plan, a bad cluster or pinned
+ * mesh) or what the steps return. */
 int shs_run_annotate(shs_run *r, shs_module **m, shs_err *e);
 
 /* The job of evaluate: the named plan on r's cluster (a plan, hardware and mesh needed),
