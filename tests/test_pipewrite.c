@@ -39,9 +39,7 @@ static shs_plan *plan_of(shs_host *h, const shs_module *m, const char *mesh, con
 	shs_err e = { 0 };
 
 	shs_hw_catalog_builtin(&cat);
-	for (uint32_t k = 0; k < cat.n; k++)
-		if (!strcmp(cat.hw[k].name, "v5p"))
-			shs_hw_chip(&cat.hw[k], &r->chip);
+	shs_hw_chip(shs_hw_find(&cat, "v5p"), &r->chip);
 	SHS_ASSERT_OK(shs_plan_parse_mesh(r, mesh, &e), &e);
 	SHS_ASSERT_OK(shs_plan_parse_kind(r, plan, &e), &e);
 	SHS_ASSERT_OK(shs_plan_make(h, m, r, &p, &e), &e);

@@ -353,13 +353,10 @@ static int write_pipeline(shs_run *r, shs_module **m, shs_err *e)
 		o.microbatches = ev.pipe.microbatches;
 		shs_eval_free(&ev);
 	}
-	shs_pipeline_request pr = { .mesh = &r->plan->mesh, .stage_axis = 0,
+	shs_pipeline_request pr = { .mesh = &r->plan->mesh,
+				    .stage_axis = (uint32_t)shs_mesh_axis(&r->plan->mesh, "stage"),
 				    .microbatches = o.microbatches, .plan = r->plan };
-	if (shs_mesh_axis(&r->plan->mesh, "stage") != 0)
-		rc = shs_seterr(&why, SHS_EINVAL, "pipeline: the stage axis is not the mesh's "
-				"first");
-	else
-		rc = shs_pipeline_rewrite(*m, &pr, &nm, &why);
+	rc = shs_pipeline_rewrite(*m, &pr, &nm, &why); /* refuses a stage axis not first */
 	if (rc == SHS_EINVAL) {
 		shs_str_copy(r->pipeline_refused, sizeof(r->pipeline_refused), why.msg);
 		return SHS_OK;
