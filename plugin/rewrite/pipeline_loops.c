@@ -12,16 +12,14 @@
 
 /* The inner loop of one stage's layers: state (j, t, carry, then loop l's kept and written
  * stacks in order, as the stage holds them); the layer at the micro-batch's shapes (ml's). */
-static void inner_state(const pp_ctx *x, const pp_loop *l, const pp_loop *ml, bool outer,
-			pp_state *st)
+static void inner_state(const pp_ctx *x, const pp_loop *l, const pp_loop *ml, pp_state *st)
 {
 	pp_shape s32 = pp_scalar(SHS_S32);
 	int64_t ls = l->trips / x->stages;
 
 	st->n = 0;
 	pp_state_add(st, &s32);
-	if (!outer)
-		pp_state_add(st, &s32);
+	pp_state_add(st, &s32);
 	for (uint32_t k = 0; k < l->n; k++) {
 		pp_shape ms = pp_elem_shape(x->mb, ml, k), v;
 		if (l->kind[k] == PP_CARRY) {
@@ -356,7 +354,7 @@ void pp_put_pass(shs_buf *b, const pp_ctx *x, const pp_loop *l, const pp_loop *m
 		 const char *outer, const char *inner, pp_state *ost, pp_state *ist,
 		 shs_err *e)
 {
-	inner_state(x, l, ml, false, ist);
+	inner_state(x, l, ml, ist);
 	outer_state(x, l, ml, ist, ost);
 	pp_put_cond(b, inner, ist, l->trips / x->stages);
 	put_inner_body(b, x, l, ml, inner, ist, e);
