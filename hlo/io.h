@@ -69,6 +69,12 @@ typedef bool (*shs_text_replace_fn)(void *user, uint32_t i, shs_buf *b);
 void shs_text_print_header(shs_buf *b, const shs_module *m, const shs_text_style *style);
 void shs_text_print_comp(shs_buf *b, const shs_module *m, uint32_t c,
 			 const shs_text_style *style, shs_text_replace_fn replace, void *user);
+/* One instruction line of computation c, under `name` (NULL: its own), its operand k named
+ * operands[k] (operands NULL, or an entry NULL: as c names it), never as the root: for a
+ * replace callback that renames what it keeps or what it reads. */
+void shs_text_print_instr(shs_buf *b, const shs_module *m, uint32_t c, uint32_t i,
+			  const char *name, const char *const *operands,
+			  const shs_text_style *style);
 
 /* Reads path, in fmt (AUTO: the extension decides, .pb/.hlo/.txt, else the content). On success
  * *out is a new module; caller frees with shs_module_free(). Errors name the path: SHS_EIO,

@@ -137,7 +137,8 @@ void shs_shape_print(shs_buf *b, const shs_shape *s, bool with_layout)
 
 /* ---- operands -------------------------------------------------------------------------- */
 
-static void put_operand(const shs__printer *p, uint32_t idx)
+/* Operand idx of the computation being printed, named `name` (NULL: its own). */
+static void put_operand(const shs__printer *p, uint32_t idx, const char *name)
 {
 	const shs_instr *op = shs__instr_at(p, idx);
 
@@ -149,7 +150,7 @@ static void put_operand(const shs__printer *p, uint32_t idx)
 		put_shape(p->b, &op->shape, true, 0);
 		shs_buf_putc(p->b, ' ');
 	}
-	shs__put_name(p, op->name);
+	shs__put_name(p, name ? name : op->name);
 }
 
 /* The text between the opcode's parentheses. */
@@ -169,7 +170,7 @@ static void put_operands(const shs__printer *p, const shs_instr *in)
 	for (uint32_t i = 0; i < in->n_operands; i++) {
 		/* the long form annotates every fifth operand, the short form does not */
 		shs__put_list_sep(p->b, i, p->st.operand_shapes);
-		put_operand(p, in->operands[i]);
+		put_operand(p, in->operands[i], p->operands ? p->operands[i] : NULL);
 	}
 }
 
@@ -351,4 +352,21 @@ void shs_text_print_comp(shs_buf *b, const shs_module *m, uint32_t c,
 
 	if (c < m->n_comps)
 		put_computation(&p, m->comps[c], c == m->entry, replace, user);
+}
+
+void shs_text_print_instr(shs_buf *b, const shs_module *m, uint32_t c, uint32_t i,
+			  const char *name, const char *const *operands,
+			  const shs_text_style *style)
+{
+	shs__printer p = { .b = b, .m = m, .st = style ? *style : m->style,
+			   .operands = operands };
+	shs_instr in;
+
+	if (c >= m->n_comps || i >= m->comps[c]->n_instrs)
+		return;
+	p.c = m->comps[c];
+	in = *p.c->instrs[i]; /* a shallow copy, renamed: printed, never kept */
+	if (name)
+		in.name = name;
+	put_instr(&p, &in, false);
 }

@@ -19,6 +19,8 @@ typedef struct shs__printer {
 	const shs_module *m;
 	const shs_computation *c;
 	shs_text_style st;
+	const char *const *operands; /* names for the operands of the instruction printed (NULL,
+				      * or an entry NULL: their own) */
 } shs__printer;
 
 /* Before element i of a list: nothing for the first, else `, `; then, when indexed, XLA's

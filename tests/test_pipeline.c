@@ -11,9 +11,10 @@
 enum { MAX_VIRTUAL = 64 };
 
 /* Simulates schedule s over p stages of v chunks and m micro-batches, each chunk's forward
- * taking f / v and backward b / v, each transfer send (0: free); CU-asserts it ran. */
-static shs_pipe_out simulate(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32_t m, double f,
-			     double b, double send)
+ * taking f / v and backward b / v, each transfer send (0: free), in lockstep or not;
+ * CU-asserts it ran. */
+static shs_pipe_out simulate_in(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32_t m,
+				double f, double b, double send, bool lockstep)
 {
 	double fwd[MAX_VIRTUAL], bwd[MAX_VIRTUAL], sends[MAX_VIRTUAL];
 	shs_pipe_out out;
@@ -26,12 +27,19 @@ static shs_pipe_out simulate(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32
 		sends[k] = send;
 	}
 	shs_pipe_in in = { s, p, v, m, fwd, bwd, send > 0 ? sends : NULL,
-			   send > 0 ? sends : NULL, false, NULL, 0 };
+			   send > 0 ? sends : NULL, false, NULL, 0, lockstep };
 	int rc = shs_pipe_simulate(&in, &out, &e);
 	if (rc)
 		fprintf(stderr, "%s\n", e.msg);
 	CU_ASSERT_FATAL(rc == SHS_OK);
 	return out;
+}
+
+/* The same, as the devices run their own programs. */
+static shs_pipe_out simulate(shs_pipe_schedule s, uint32_t p, uint32_t v, uint32_t m, double f,
+			     double b, double send)
+{
+	return simulate_in(s, p, v, m, f, b, send, false);
 }
 
 /* The bubble every schedule's simulation gives on uniform stages with free transfers is the
@@ -60,7 +68,40 @@ static void test_bubble_closed_form(void)
 		CU_ASSERT(fabs(out.bubble - want) <= 0.02 * want);
 		CU_ASSERT_DOUBLE_EQUAL(out.wait_s, 0, 1e-12);
 		shs_pipe_out_free(&out);
+		if (cases[i].s != SHS_PIPE_GPIPE)
+			continue;
+		out = simulate_in(cases[i].s, p, v, m, 1.0, 2.0, 0, true); /* one program */
+		CU_ASSERT(fabs(out.bubble - want) <= 0.02 * want);
+		CU_ASSERT_EQUAL(out.peak_chunks[0], m);
+		shs_pipe_out_free(&out);
 	}
+}
+
+/* In lockstep every trip ends with the transfer the next one waits for: all 2 (m + p - 1) of
+ * them exposed, where the devices' own programs hide all but the fill's and the drain's; and
+ * every trip takes the slowest stage's pass (the others wait for the collective). */
+static void test_lockstep(void)
+{
+	shs_pipe_out one = simulate_in(SHS_PIPE_GPIPE, 4, 1, 16, 1.0, 2.0, 0.25, true);
+	shs_pipe_out own = simulate(SHS_PIPE_GPIPE, 4, 1, 16, 1.0, 2.0, 0.25);
+	double fwd[4] = { 1, 1, 2, 1 }, bwd[4] = { 2, 2, 4, 2 };
+	shs_pipe_in slow = { SHS_PIPE_GPIPE, 4, 1, 16, fwd, bwd, NULL, NULL, false, NULL, 0,
+			     true };
+	shs_pipe_in f1b = slow;
+	shs_pipe_out out;
+	shs_err e = { 0 };
+
+	CU_ASSERT_DOUBLE_EQUAL(one.wait_s, 2 * 19 * 0.25, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(one.makespan, 19 * 3.0 + one.wait_s, 1e-9);
+	CU_ASSERT(one.wait_s > 5 * own.wait_s);
+	CU_ASSERT_FATAL(shs_pipe_simulate(&slow, &out, &e) == SHS_OK);
+	CU_ASSERT_DOUBLE_EQUAL(out.makespan, 19 * (2.0 + 4.0), 1e-9);
+	shs_pipe_out_free(&out);
+	f1b.schedule = SHS_PIPE_1F1B;
+	CU_ASSERT_EQUAL(shs_pipe_simulate(&f1b, &out, &e), SHS_EINVAL);
+	CU_ASSERT(strstr(e.msg, "lockstep") != NULL);
+	shs_pipe_out_free(&one);
+	shs_pipe_out_free(&own);
 }
 
 /* GPipe hides a transfer shorter than a pass under the passes of the micro-batches behind it:
@@ -100,7 +141,7 @@ static void test_transfers_exposed(void)
 static void test_blocking_sends(void)
 {
 	double f[4] = { 1, 1, 1, 1 }, b[4] = { 2, 2, 2, 2 }, t[4] = { 0.25, 0.25, 0.25, 0.25 };
-	shs_pipe_in in = { SHS_PIPE_GPIPE, 4, 1, 16, f, b, t, t, true, NULL, 0 };
+	shs_pipe_in in = { SHS_PIPE_GPIPE, 4, 1, 16, f, b, t, t, true, NULL, 0, false };
 	shs_pipe_out sync, async;
 	shs_err e = { 0 };
 
@@ -141,7 +182,7 @@ static void test_activations_in_flight(void)
 static void test_slowest_stage(void)
 {
 	double fwd[4] = { 1, 1, 2, 1 }, bwd[4] = { 2, 2, 4, 2 };
-	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL, false, NULL, 0 };
+	shs_pipe_in in = { SHS_PIPE_1F1B, 4, 1, 16, fwd, bwd, NULL, NULL, false, NULL, 0, false };
 	shs_pipe_out out;
 	shs_err e = { 0 };
 
@@ -158,10 +199,10 @@ static void test_refused(void)
 	double t[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, neg[8] = { 1, 1, -1, 1, 1, 1, 1, 1 };
 	shs_pipe_out out;
 	shs_err e = { 0 };
-	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false, NULL, 0 };
-	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false, NULL, 0 };
-	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false, NULL, 0 };
-	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false, NULL, 0 };
+	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false, NULL, 0, false };
+	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false, NULL, 0, false };
+	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false, NULL, 0, false };
+	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false, NULL, 0, false };
 	shs_pipe_schedule s;
 
 	CU_ASSERT_EQUAL(shs_pipe_simulate(&odd, &out, &e), SHS_EINVAL);
@@ -183,6 +224,7 @@ CU_TestInfo pipeline_tests[] = {
 	{ "synchronous sends keep their device", test_blocking_sends },
 	{ "activations in flight: 1F1B p, GPipe m", test_activations_in_flight },
 	{ "the slowest stage sets the pace", test_slowest_stage },
+	{ "one program in lockstep: every transfer exposed", test_lockstep },
 	{ "impossible schedules refused", test_refused },
 	CU_TEST_INFO_NULL,
 };

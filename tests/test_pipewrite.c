@@ -264,10 +264,13 @@ static void refuses_unrolled(void)
 	shs_module_free(m);
 }
 
-/* The program and the evaluator's GPipe schedule of the same pipeline. Printed for meshes with
- * axes inside the stages, asserted where the stages hold nothing else (stage=8): there the
- * program runs its trips in lockstep (each trip's transfer and the outputs' sum over the
- * stages exposed) where the schedule overlaps the transfers, and it is slower by at most that. */
+/* The program and the evaluator's GPipe schedule of the same pipeline: the schedule runs its
+ * trips in lockstep as the program does (every trip's transfer exposed, the outputs summed over
+ * the stages), and the program runs every pass as the plan does (its matmuls pinned), gathering
+ * weights and reducing gradients per micro-batch as the schedule prices them. Asserted within
+ * 2 % where the stages hold nothing else (stage=8); printed for meshes with axes inside the
+ * stages, where the loops' exposure of those axes' collectives still differs from the passes'
+ * (the note of this stop gives the figures). */
 static void same_step_time(void)
 {
 	static const char *const cases[][2] = { { "stage=8", "dp" }, { "stage=2,tensor=4", "tp" },
@@ -278,17 +281,16 @@ static void same_step_time(void)
 	shs_module *m = scanned("4096", "1024", "4096");
 
 	for (size_t k = 0; k < n; k++) {
-		shs_eval_options o = { .pipeline = SHS_PIPE_GPIPE, .microbatches = 4 };
+		shs_eval_options o = { .pipeline = SHS_PIPE_GPIPE, .microbatches = 4,
+				       .virtual_stages = 1 };
 		shs_module *p = pipelined(h, m, cases[k][0], cases[k][1], 4);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 		double sched = step_of(h, m, cases[k][0], cases[k][1], &o);
 		double prog = step_of(h, p, cases[k][0], cases[k][1], NULL);
 		fprintf(stderr, "\n  %s %s: schedule %.4g s, program %.4g s (%+.1f %%)",
 			cases[k][0], cases[k][1], sched, prog, 100 * (prog / sched - 1));
-		if (k == 0) {
-			CU_ASSERT_TRUE(prog >= sched * (1 - SAME_TOL));
-			CU_ASSERT_TRUE(prog <= sched * 1.10);
-		}
+		if (k == 0)
+			CU_ASSERT_DOUBLE_EQUAL(prog / sched, 1, SAME_TOL);
 		shs_module_free(p);
 	}
 	shs_module_free(m);

@@ -14,8 +14,13 @@
  * imbalance they cause is the schedule's. Activations and gradients between virtual stages cross
  * the stage axis's links (a permute of one micro-batch's layer input at its sharding), synchronous
  * where the stage axis blocks (--blocking, --no-overlap). Weights a plan gathers over axes that
- * split the batch (FSDP) are gathered again for every micro-batch's pass, exposed where the
- * pass does not hide them. The schedule's makespan (pipeline.c), then each stage's share
+ * split the batch (FSDP) are gathered again for every micro-batch's pass, and under XLA the
+ * gradients reduced over them again (reduced_again), exposed where the pass does not hide them.
+ * Under XLA (any fusion but an eager framework's kernels) GPipe is one SPMD program, as the
+ * pipelined rewrite writes it and MaxText lowers it: its trips run in lockstep (pipeline.c),
+ * the embedding and the head run before and between its loops on every device, and the
+ * layers' output and its gradient go from the stage that makes them to every device (an
+ * all-reduce over the stages each). The schedule's makespan (pipeline.c), then each stage's share
  * (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
  * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for each
  * chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs, compute,
@@ -272,7 +277,11 @@ typedef struct pipe_ctx {
 	double bytes;         /* the stage-to-stage activation of the whole batch, per device */
 	bool blocking;        /* synchronous sends */
 	double gather_s;      /* the replicated step's weight gathers (FSDP's), link seconds */
-	bool gather_blocks;   /* ... which block the stream */
+	double reduce_s;      /* ... and its gradient reductions a pass makes again, seconds */
+	bool again_blocks;    /* ... where either blocks the stream */
+	bool lockstep;        /* GPipe runs as one SPMD program (XLA's): its trips in step */
+	double out_s;         /* lockstep: the layers' output, or its gradient, from the stage
+			       * that makes it to every device, link seconds */
 } pipe_ctx;
 
 /* One configuration: m micro-batches, v chunks a stage, schedule s; what it gives. */
@@ -311,31 +320,50 @@ static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_m
 	return (in->shape.dims[0] + split - 1) / (split > 0 ? split : 1);
 }
 
+/* Whether a pass makes again, for its micro-batch, a reduction (kind) the replicated step
+ * makes once: a gradient summed over the batch. In one SPMD program (XLA) the backward loop
+ * reduces each micro-batch's gradients in its trip (MaxText's pipeline: "one all-gather and
+ * reduce ... per repeat, as opposed to every microbatch" only with pipeline_fsdp_ag_once),
+ * except the all-reduces XLA's GPU compiler sinks out of the loop (evaluate_sink.c); an eager
+ * framework (Megatron-LM) accumulates the gradients and reduces them once after the last
+ * backward pass. */
+static bool reduced_again(const pipe_ctx *x, int kind)
+{
+	if (x->o->fusion == SHS_FUSION_KERNELS)
+		return false;
+	return kind == SHS_PCOLL_REDUCE_SCATTER || (kind == SHS_PCOLL_ALL_REDUCE && !x->c->hw.gpu);
+}
+
 /* The replicated step gathers each weight split over axes that also split the batch (FSDP's,
- * batch: those axes) where it is used, once a step; a pipeline runs the layers once per
- * micro-batch and gathers them again each time (MaxText's pipeline unless
- * pipeline_fsdp_ag_once). */
-static void gathers(pipe_ctx *x, uint32_t batch)
+ * batch: those axes) where it is used, and reduces the gradients over those axes, once a step;
+ * a pipeline runs the layers once per micro-batch and gathers them again each time (MaxText's
+ * pipeline unless pipeline_fsdp_ag_once), and reduces again where reduced_again says so. */
+static void per_pass_links(pipe_ctx *x, uint32_t batch)
 {
 	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
 
 	for (uint32_t k = 0; k < x->ev->n_colls; k++) {
 		const shs_eval_coll *s = &x->ev->colls[k];
-		if (!s->weight || s->kind != SHS_PCOLL_ALL_GATHER || !(s->axes_mask & batch))
+		if (!(s->axes_mask & batch))
 			continue;
-		x->gather_s += s->time_s;
-		x->gather_blocks |= !s->overlapped || (s->axes_mask & blocking);
+		if (s->weight && s->kind == SHS_PCOLL_ALL_GATHER)
+			x->gather_s += s->time_s;
+		else if (!s->reshard && reduced_again(x, s->kind))
+			x->reduce_s += s->time_s;
+		else
+			continue;
+		x->again_blocks |= !s->overlapped || (s->axes_mask & blocking);
 	}
 }
 
-/* What a pass adds for gathering its chunk's weights again (g seconds of links), beyond the
- * once a step the replicated step counts: where the gathers overlap, what the pass's own
- * compute (t) does not hide; where they block, all of it. */
-static double regather(const pipe_ctx *x, double g, double t, int64_t m)
+/* What a pass adds for gathering its chunk's weights again, or reducing their gradients (g
+ * seconds of links), beyond the once a step the replicated step counts: where they overlap,
+ * what the pass's own compute (t) does not hide; where they block, all of it. */
+static double again_s(const pipe_ctx *x, double g, double t, int64_t m)
 {
 	double again = (double)(m - 1) / (double)m;
 
-	return again * (x->gather_blocks ? g : fmax(0, g - t));
+	return again * (x->again_blocks ? g : fmax(0, g - t));
 }
 
 /* Simulates configuration *t (m, v, s set) and fills in the rest; trace (may be NULL)
@@ -356,24 +384,30 @@ static int try_config(const pipe_ctx *x, pipe_try *t, shs_trace *trace, shs_err 
 	t->hop = shs_coll_time(x->c, SHS_PCOLL_PERMUTE, 1u << x->axis, t->bytes);
 	double acc = accumulation_s(x->c, x->o, x->ev->grads_bytes, t->m) / n_virtual;
 	/* the gathers: half of them before forward passes, half before backward ones */
-	double g = x->gather_s / 2 / (double)n_virtual;
+	double g = x->gather_s / 2 / (double)n_virtual, r = x->reduce_s / (double)n_virtual;
+	bool lockstep = x->lockstep && t->s == SHS_PIPE_GPIPE;
 	for (uint32_t k = 0; k < n_virtual; k++) {
 		fwd[k] = x->pt.fwd * share;
 		bwd[k] = (x->pt.bwd + x->extra) * share + acc;
-		fwd[k] += regather(x, g, fwd[k], t->m);
-		bwd[k] += regather(x, g, bwd[k], t->m);
+		fwd[k] += again_s(x, g, fwd[k], t->m);
+		bwd[k] += again_s(x, g + r, bwd[k], t->m);
 		send[k] = t->hop;
 	}
-	fwd[0] += x->pt.pre / mb;
-	fwd[n_virtual - 1] += x->pt.mid / 3 / mb;
-	bwd[n_virtual - 1] += 2 * x->pt.mid / 3 / mb;
+	/* the embedding and the head: on the end stages' passes, or (lockstep) before, between
+	 * and after the loops, on every device */
+	double around = lockstep ? x->pt.pre + x->pt.mid + 2 * x->out_s : 0;
+	if (!lockstep) {
+		fwd[0] += x->pt.pre / mb;
+		fwd[n_virtual - 1] += x->pt.mid / 3 / mb;
+		bwd[n_virtual - 1] += 2 * x->pt.mid / 3 / mb;
+	}
 	shs_pipe_in in = { t->s, x->p, t->v, (uint32_t)t->m, fwd, bwd, send, send, x->blocking,
-			   trace, t->bytes };
+			   trace, t->bytes, lockstep };
 	rc = shs_pipe_simulate(&in, &out, e);
 	free(fwd);
 	if (rc)
 		return rc;
-	t->step = out.makespan + x->pt.post / x->p + x->rest;
+	t->step = out.makespan + around + x->pt.post / x->p + x->rest;
 	t->wait = out.wait_s;
 	t->bubble = out.bubble;
 	t->bubble_s = out.makespan - out.ideal;
@@ -516,7 +550,9 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	uint32_t batch_axes;
 	if ((rc = boundary(m, p, &c->mesh, x.pt.first, &x.bytes, &batch_axes, e)))
 		return rc;
-	gathers(&x, batch_axes);
+	per_pass_links(&x, batch_axes);
+	x.lockstep = x.o->fusion != SHS_FUSION_KERNELS;
+	x.out_s = shs_coll_time(c, SHS_PCOLL_ALL_REDUCE, 1u << x.axis, x.bytes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
 	if (x.pt.layers % ((int64_t)x.p * v))
 		return shs_seterr(e, SHS_EINVAL, "pipeline: %lld layers do not split evenly into "

@@ -9,7 +9,12 @@
  * its link (one per boundary and direction) is free; a synchronous send (blocking) keeps its
  * device until it has gone. The bubble is then what the makespan adds to the busiest device's
  * compute: (p - 1) / (m v) for uniform stages and free transfers, as the schedule gives it, not
- * as a formula. */
+ * as a formula. In lockstep (XLA's SPMD pipeline, as MaxText's pipeline.py lowers it: one
+ * program, a loop of m + p - 1 trips forward and as many back) every device runs each trip, the
+ * trip ends with a collective-permute of every device's activation that the next trip reads,
+ * and the trip lasts its slowest pass plus that transfer: nothing hides the transfers (unless
+ * the program delays them by a trip: MaxText's pipeline_delay_activation_forwarding, off by
+ * default). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +219,46 @@ static int run(pipe *q, shs_pipe_out *out, shs_err *e)
 	return SHS_OK;
 }
 
+/* One lockstep run (in->lockstep, GPipe) into out: trip r of the forward loop runs micro-batch
+ * r - s on device s, trip r of the backward loop micro-batch r - (p - 1 - s), where that is one
+ * of the m (the other devices compute on zeros, as long as a pass). SHS_OK. */
+static int run_lockstep(const pipe *q, shs_pipe_out *out)
+{
+	const shs_pipe_in *in = q->in;
+	uint32_t trips = q->m + q->p - 1;
+	double slowest[2] = { 0, 0 }, hop[2] = { 0, 0 }, now = 0;
+
+	for (uint32_t s = 0; s < q->p; s++) {
+		slowest[0] = fmax(slowest[0], in->fwd[s]);
+		slowest[1] = fmax(slowest[1], in->bwd[s]);
+	}
+	for (uint32_t k = 0; k + 1 < q->p; k++) {
+		hop[0] = fmax(hop[0], send_time(in->send_fwd, k));
+		hop[1] = fmax(hop[1], send_time(in->send_bwd, k));
+	}
+	for (uint32_t t = 0; t < 2 * trips; t++) {
+		bool bwd = t >= trips;
+		uint32_t r = bwd ? t - trips : t;
+		for (uint32_t s = 0; s < q->p; s++) {
+			uint32_t behind = bwd ? q->p - 1 - s : s;
+			if (r < behind || r - behind >= q->m)
+				continue;
+			pass x = { bwd, 0, r - behind };
+			double dur = bwd ? in->bwd[s] : in->fwd[s];
+			trace_slice(in, SHS_TRACE_PASS, x, s, now, dur);
+			if (q->p > 1 && (bwd ? s > 0 : s + 1 < q->p))
+				trace_slice(in, SHS_TRACE_SEND, x, s, now + slowest[bwd], hop[bwd]);
+			if (bwd) {
+				out->end[s] = now + dur;
+				out->last_bwd[s] = dur;
+			}
+		}
+		now += slowest[bwd] + (q->p > 1 ? hop[bwd] : 0);
+	}
+	out->makespan = now;
+	return SHS_OK;
+}
+
 /* The inputs' problem, or SHS_OK. */
 static int check(const shs_pipe_in *in, shs_err *e)
 {
@@ -226,6 +271,9 @@ static int check(const shs_pipe_in *in, shs_err *e)
 	if (in->chunks > 1 && in->schedule != SHS_PIPE_INTERLEAVED)
 		return shs_seterr(e, SHS_EINVAL, "pipeline: %u chunks per device need the "
 				  "interleaved schedule, not %s", in->chunks,
+				  shs_pipe_schedule_name(in->schedule));
+	if (in->lockstep && in->schedule != SHS_PIPE_GPIPE)
+		return shs_seterr(e, SHS_EINVAL, "pipeline: only GPipe runs in lockstep, not %s",
 				  shs_pipe_schedule_name(in->schedule));
 	if (in->schedule == SHS_PIPE_INTERLEAVED && in->chunks > 1 &&
 	    in->microbatches % in->stages)
@@ -292,12 +340,12 @@ int shs_pipe_simulate(const shs_pipe_in *in, shs_pipe_out *out, shs_err *e)
 		free_in.send_fwd = free_in.send_bwd = NULL;
 		free_in.trace = NULL;
 		q.in = &free_in;
-		rc = run(&q, out, e);
+		rc = in->lockstep ? run_lockstep(&q, out) : run(&q, out, e);
 		q.in = in;
 		out->wait_s = -out->makespan;
 	}
 	if (!rc)
-		rc = run(&q, out, e);
+		rc = in->lockstep ? run_lockstep(&q, out) : run(&q, out, e);
 	if (!rc) {
 		out->wait_s = in->send_fwd || in->send_bwd ? fmax(0, out->wait_s + out->makespan)
 							   : 0;

@@ -369,6 +369,80 @@ static bool printed(const shs_module *m, const uint32_t *order, uint32_t n, cons
 	return false;
 }
 
+/* A layer at the micro-batch's shapes as printed: each matmul's operands and result pinned
+ * where the plan puts them for the module's matmul it stands for (what that matmul requires of
+ * its operands, what it makes), so that every pass runs the layer as the plan does (the weights
+ * it gathers, the gradients it reduces): the plan the schedule priced, not one a planner
+ * would choose for the micro-batch's shapes. */
+typedef struct pp_layer {
+	const pp_ctx *x;
+	uint32_t comp, mcomp; /* the module's layer, and mb's */
+	const shs_text_style *st;
+	shs_err *e;           /* the first failure */
+} pp_layer;
+
+/* `%name = shape Sharding(%src)` pinned to spec, a value of shape `shape` in the region; the
+ * first failure into ly->e. */
+static void pin_value(shs_buf *b, const pp_layer *ly, const char *name, const char *src,
+		      const shs_shape *shape, const shs_pspec *spec)
+{
+	pp_shape s = pp_of(shape);
+	pp_layout lay = pp_layout_of(spec, s.rank, 0, -1, 0);
+	shs_err why = { 0 };
+
+	if (pp_put_boundary(b, ly->x, name, src, "Sharding", &s, -1, &lay, true, &why) &&
+	    ly->e->code == SHS_OK)
+		*ly->e = why;
+}
+
+static bool pin_matmul(void *user, uint32_t i, shs_buf *b)
+{
+	enum { OPS = 2 };
+	pp_layer *ly = user;
+	const pp_ctx *x = ly->x;
+	const shs_computation *c = x->m->comps[ly->comp], *mc = x->mb->comps[ly->mcomp];
+	const shs_instr *in = mc->instrs[i];
+	char kept[SHS_ERRMSG_MAX], pinned[OPS][SHS_ERRMSG_MAX];
+	const char *ops[OPS] = { NULL, NULL };
+
+	if ((in->op != SHS_OP_DOT && in->op != SHS_OP_CONVOLUTION) || i == mc->root ||
+	    c->n_instrs != mc->n_instrs || c->instrs[i]->op != in->op || !in->name ||
+	    in->shape.n_tuple || in->n_operands != OPS || !x->r->plan)
+		return false;
+	const shs_decision *d = &x->r->plan->d[ly->comp][i];
+	if (!d->set || !d->n_leaves || !d->req_first || d->n_req < OPS)
+		return false;
+	for (uint32_t k = 0; k < OPS; k++) {
+		const shs_instr *op = mc->instrs[in->operands[k]];
+		if (d->req_first[k] >= d->n_req || op->shape.n_tuple || !op->name)
+			continue;
+		snprintf(pinned[k], sizeof(pinned[k]), "%s.o%u", in->name, k);
+		pin_value(b, ly, pinned[k], op->name, &op->shape, &d->req[d->req_first[k]]);
+		ops[k] = pinned[k];
+	}
+	snprintf(kept, sizeof(kept), "%s.u", in->name);
+	shs_text_print_instr(b, x->mb, ly->mcomp, i, kept, ops, ly->st);
+	pin_value(b, ly, in->name, kept, &in->shape, &d->leaves[0]);
+	return true;
+}
+
+/* Prints computation k of mb: a layer's with its matmuls pinned (pin_matmul). */
+static void put_mb_comp(shs_buf *b, const pp_ctx *x, uint32_t k, const shs_text_style *st,
+			shs_err *e)
+{
+	pp_layer ly = { x, 0, k, st, e };
+
+	if (k == x->mfwd.layer)
+		ly.comp = x->fwd.layer;
+	else if (k == x->mbwd.layer)
+		ly.comp = x->bwd.layer;
+	else {
+		shs_text_print_comp(b, x->mb, k, st, NULL, NULL);
+		return;
+	}
+	shs_text_print_comp(b, x->mb, k, st, pin_matmul, &ly);
+}
+
 /* The sum the exits' all-reduces apply, for elements of type `type`. */
 static void put_adder(shs_buf *b, int type)
 {
@@ -406,7 +480,7 @@ int pp_emit(const pp_ctx *x, shs_buf *b, shs_err *e)
 		shs_text_print_comp(b, x->m, order[k], &st, NULL, NULL);
 	for (uint32_t k = 0; k < mn; k++)
 		if (!printed(x->m, order, n - 1, x->mb->comps[morder[k]]->name))
-			shs_text_print_comp(b, x->mb, morder[k], &st, NULL, NULL);
+			put_mb_comp(b, x, morder[k], &st, &pins);
 	put_adder(b, pp_elem_shape(x->m, &x->fwd, x->fwd.carry).type);
 	if (pp_elem_shape(x->m, &x->bwd, x->bwd.carry).type !=
 	    pp_elem_shape(x->m, &x->fwd, x->fwd.carry).type)

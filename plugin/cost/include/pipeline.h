@@ -43,6 +43,11 @@ typedef struct shs_pipe_in {
 				 * then wait and torch.cuda.synchronize, p2p_communication.py) */
 	shs_trace *trace;       /* receives each pass and transfer (appended), or NULL */
 	double send_bytes;      /* the bytes of one transfer, for the trace */
+	bool lockstep;          /* GPipe as one program on every device (XLA's SPMD: a loop
+				 * over m + p - 1 trips each way): a trip runs every device's pass
+				 * (on zeros where it has no micro-batch), then moves every
+				 * activation on by one collective-permute the next trip waits
+				 * for; a trip takes the slowest pass and the transfer */
 } shs_pipe_in;
 
 /* What the schedule gives, per device where an array (p entries each, malloc'ed: free with
@@ -62,7 +67,8 @@ typedef struct shs_pipe_out {
 } shs_pipe_out;
 
 /* Simulates the schedule. SHS_OK; SHS_EINVAL with the problem in e (a count of 0, an
- * interleaved m that is no multiple of p, chunks with GPipe or 1F1B, a negative time);
+ * interleaved m that is no multiple of p, chunks with GPipe or 1F1B, lockstep with another
+ * schedule than GPipe, a negative time);
  * SHS_ENOMEM. */
 int shs_pipe_simulate(const shs_pipe_in *in, shs_pipe_out *out, shs_err *e);
 
