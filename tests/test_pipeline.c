@@ -199,10 +199,10 @@ static void test_refused(void)
 	double t[8] = { 1, 1, 1, 1, 1, 1, 1, 1 }, neg[8] = { 1, 1, -1, 1, 1, 1, 1, 1 };
 	shs_pipe_out out;
 	shs_err e = { 0 };
-	shs_pipe_in odd = { SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t, NULL, NULL, false, NULL, 0, false };
-	shs_pipe_in chunks = { SHS_PIPE_1F1B, 4, 2, 8, t, t, NULL, NULL, false, NULL, 0, false };
-	shs_pipe_in negative = { SHS_PIPE_GPIPE, 8, 1, 8, t, neg, NULL, NULL, false, NULL, 0, false };
-	shs_pipe_in none = { SHS_PIPE_GPIPE, 0, 1, 8, t, t, NULL, NULL, false, NULL, 0, false };
+	shs_pipe_in odd = { .schedule = SHS_PIPE_INTERLEAVED, 4, 2, 6, t, t };
+	shs_pipe_in chunks = { .schedule = SHS_PIPE_1F1B, 4, 2, 8, t, t };
+	shs_pipe_in negative = { .schedule = SHS_PIPE_GPIPE, 8, 1, 8, t, neg };
+	shs_pipe_in none = { .schedule = SHS_PIPE_GPIPE, 0, 1, 8, t, t };
 	shs_pipe_schedule s;
 
 	CU_ASSERT_EQUAL(shs_pipe_simulate(&odd, &out, &e), SHS_EINVAL);

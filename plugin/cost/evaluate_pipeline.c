@@ -20,10 +20,11 @@
  * pipelined rewrite writes it and MaxText lowers it: its trips run in lockstep (pipeline.c),
  * the embedding and the head run before and between its loops on every device, and the
  * layers' output and its gradient go from the stage that makes them to every device (an
- * all-reduce over the stages each). The schedule's makespan (pipeline.c), then each stage's share
- * (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights, gradients and optimizer state (the
- * embedding's imbalance is not counted), and one micro-batch's activations of its chunk for each
- * chunk in flight (1F1B: p on the first stage; GPipe: m). Per-device figures (FLOPs, compute,
+ * all-reduce over the stages each). The schedule's makespan (pipeline.c), then each stage's
+ * share (1 / p) of the rest, is the step. Memory: each stage holds 1 / p of the weights,
+ * gradients and optimizer state (the embedding's imbalance is not counted), and one
+ * micro-batch's activations of its chunk for each chunk in flight (1F1B: p on the first stage;
+ * GPipe: m). Per-device figures (FLOPs, compute,
  * collectives) are a p-th of the replicated step's. */
 #include <math.h>
 #include <stdio.h>
