@@ -280,7 +280,6 @@ typedef struct pipe_ctx {
 	double gather_s;      /* the replicated step's weight gathers (FSDP's), link seconds */
 	double reduce_s;      /* ... and its gradient reductions a pass makes again, seconds */
 	bool again_blocks;    /* ... where either blocks the stream */
-	bool lockstep;        /* GPipe runs as one SPMD program (XLA's): its trips in step */
 	double out_s;         /* lockstep: the layers' output, or its gradient, from the stage
 			       * that makes it to every device, link seconds */
 } pipe_ctx;
@@ -321,6 +320,13 @@ static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_m
 	return (in->shape.dims[0] + split - 1) / (split > 0 ? split : 1);
 }
 
+/* Whether the runtime runs the pipeline as one SPMD program (XLA: any fusion but an eager
+ * framework's kernels, which run each stage as its own program). */
+static bool one_program(const shs_eval_options *o)
+{
+	return o->fusion != SHS_FUSION_KERNELS;
+}
+
 /* Whether a pass makes again, for its micro-batch, a reduction (kind) the replicated step
  * makes once: a gradient summed over the batch. In one SPMD program (XLA) the backward loop
  * reduces each micro-batch's gradients in its trip (MaxText's pipeline: "one all-gather and
@@ -330,7 +336,7 @@ static int64_t replica_batch(const shs_module *m, const shs_plan *p, const shs_m
  * backward pass. */
 static bool reduced_again(const pipe_ctx *x, int kind)
 {
-	if (x->o->fusion == SHS_FUSION_KERNELS)
+	if (!one_program(x->o))
 		return false;
 	return kind == SHS_PCOLL_REDUCE_SCATTER || (kind == SHS_PCOLL_ALL_REDUCE && !x->c->hw.gpu);
 }
@@ -386,7 +392,7 @@ static int try_config(const pipe_ctx *x, pipe_try *t, shs_trace *trace, shs_err 
 	double acc = accumulation_s(x->c, x->o, x->ev->grads_bytes, t->m) / n_virtual;
 	/* the gathers: half of them before forward passes, half before backward ones */
 	double g = x->gather_s / 2 / (double)n_virtual, r = x->reduce_s / (double)n_virtual;
-	bool lockstep = x->lockstep && t->s == SHS_PIPE_GPIPE;
+	bool lockstep = one_program(x->o) && t->s == SHS_PIPE_GPIPE;
 	for (uint32_t k = 0; k < n_virtual; k++) {
 		fwd[k] = x->pt.fwd * share;
 		bwd[k] = (x->pt.bwd + x->extra) * share + acc;
@@ -552,7 +558,6 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	if ((rc = boundary(m, p, &c->mesh, x.pt.first, &x.bytes, &batch_axes, e)))
 		return rc;
 	per_pass_links(&x, batch_axes);
-	x.lockstep = x.o->fusion != SHS_FUSION_KERNELS;
 	x.out_s = shs_coll_time(c, SHS_PCOLL_ALL_REDUCE, 1u << x.axis, x.bytes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
 	if (x.pt.layers % ((int64_t)x.p * v))

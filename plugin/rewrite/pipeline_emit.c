@@ -381,20 +381,6 @@ typedef struct pp_layer {
 	shs_err *e;           /* the first failure */
 } pp_layer;
 
-/* `%name = shape Sharding(%src)` pinned to spec, a value of shape `shape` in the region; the
- * first failure into ly->e. */
-static void pin_value(shs_buf *b, const pp_layer *ly, const char *name, const char *src,
-		      const shs_shape *shape, const shs_pspec *spec)
-{
-	pp_shape s = pp_of(shape);
-	pp_layout lay = pp_layout_of(spec, s.rank, 0, -1, 0);
-	shs_err why = { 0 };
-
-	if (pp_put_boundary(b, ly->x, name, src, "Sharding", &s, -1, &lay, true, &why) &&
-	    ly->e->code == SHS_OK)
-		*ly->e = why;
-}
-
 static bool pin_matmul(void *user, uint32_t i, shs_buf *b)
 {
 	enum { OPS = 2 };
@@ -417,12 +403,14 @@ static bool pin_matmul(void *user, uint32_t i, shs_buf *b)
 		if (d->req_first[k] >= d->n_req || op->shape.n_tuple || !op->name)
 			continue;
 		snprintf(pinned[k], sizeof(pinned[k]), "%s.o%u", in->name, k);
-		pin_value(b, ly, pinned[k], op->name, &op->shape, &d->req[d->req_first[k]]);
+		pp_shape os = pp_of(&op->shape);
+		pp_put_pin(b, x, pinned[k], op->name, &os, &d->req[d->req_first[k]], ly->e);
 		ops[k] = pinned[k];
 	}
 	snprintf(kept, sizeof(kept), "%s.u", in->name);
 	shs_text_print_instr(b, x->mb, ly->mcomp, i, kept, ops, ly->st);
-	pin_value(b, ly, in->name, kept, &in->shape, &d->leaves[0]);
+	pp_shape s = pp_of(&in->shape);
+	pp_put_pin(b, x, in->name, kept, &s, &d->leaves[0], ly->e);
 	return true;
 }
 

@@ -104,6 +104,11 @@ const shs_pspec *pp_spec_of(const pp_ctx *x, uint32_t i, uint32_t leaf);
 int pp_put_sharding(shs_buf *b, const pp_ctx *x, uint32_t rank, int stage_dim,
 		    const pp_layout *lay, bool manual, shs_err *e);
 
+/* `%name = s Sharding(%src)`: a value in a stage region pinned where spec puts it (its dims
+ * the plan's value's); a failure kept in *e when it holds none yet, the writing going on. */
+void pp_put_pin(shs_buf *b, const pp_ctx *x, const char *name, const char *src,
+		const pp_shape *s, const shs_pspec *spec, shs_err *e);
+
 /* `%name = shape custom-call(%src), custom_call_target="target", sharding=...`. */
 int pp_put_boundary(shs_buf *b, const pp_ctx *x, const char *name, const char *src,
 		    const char *target, const pp_shape *s, int stage_dim,

@@ -52,20 +52,17 @@ static uint32_t inner_at(const pp_loop *l, uint32_t k)
 static void put_pin(shs_buf *b, const pp_ctx *x, const char *pre, char tag, uint32_t q,
 		    const pp_shape *s, const shs_pspec *spec, shs_err *e)
 {
-	pp_layout lay = pp_layout_of(spec, s->rank, 0, -1, 0);
-	shs_err why = { 0 };
+	char src[SHS_ERRMSG_MAX], name[SHS_ERRMSG_MAX + 2];
 
-	shs_buf_printf(b, "  %%%s.%c%u.p = ", pre, tag, q);
-	pp_put_same(b, s);
+	snprintf(src, sizeof(src), "%s.%c%u", pre, tag, q);
+	snprintf(name, sizeof(name), "%s.p", src);
 	if (!spec) {
-		shs_buf_printf(b, " reshape(%%%s.%c%u)\n", pre, tag, q);
+		shs_buf_printf(b, "  %%%s = ", name);
+		pp_put_same(b, s);
+		shs_buf_printf(b, " reshape(%%%s)\n", src);
 		return;
 	}
-	shs_buf_printf(b, " custom-call(%%%s.%c%u), custom_call_target=\"Sharding\", sharding=",
-		       pre, tag, q);
-	if (pp_put_sharding(b, x, s->rank, -1, &lay, true, &why) != SHS_OK && e->code == SHS_OK)
-		*e = why;
-	shs_buf_putc(b, '\n');
+	pp_put_pin(b, x, name, src, s, spec, e);
 }
 
 /* The start indices of the layer's slot in a stack of rank `rank`: (trip, layer, 0, ...) in a

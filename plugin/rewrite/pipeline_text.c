@@ -129,6 +129,17 @@ int pp_put_boundary(shs_buf *b, const pp_ctx *x, const char *name, const char *s
 	return SHS_OK;
 }
 
+void pp_put_pin(shs_buf *b, const pp_ctx *x, const char *name, const char *src,
+		const pp_shape *s, const shs_pspec *spec, shs_err *e)
+{
+	pp_layout lay = pp_layout_of(spec, s->rank, 0, -1, 0);
+	shs_err why = { 0 };
+
+	if (pp_put_boundary(b, x, name, src, "Sharding", s, -1, &lay, true, &why) != SHS_OK &&
+	    e->code == SHS_OK)
+		*e = why;
+}
+
 /* Sharding then SPMDFullToShardShape: a value of full shape `full` into the stages, its
  * local shape `local`; its dim stage_dim split over the stages (-1: the same on each). lay
  * maps the full shape's dims; the local shape's are the same dims. */
