@@ -289,7 +289,7 @@ static void same_step_time(void)
 		double prog = step_of(h, p, cases[k][0], cases[k][1], NULL);
 		fprintf(stderr, "\n  %s %s: schedule %.4g s, program %.4g s (%+.1f %%)",
 			cases[k][0], cases[k][1], sched, prog, 100 * (prog / sched - 1));
-		if (k == 0)
+		if (!strcmp(cases[k][1], "dp")) /* stage=8, and stage=2 beside data=4 */
 			CU_ASSERT_DOUBLE_EQUAL(prog / sched, 1, SAME_TOL);
 		shs_module_free(p);
 	}

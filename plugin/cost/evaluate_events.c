@@ -288,6 +288,14 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		*ready = first;
 		return;
 	}
+	if (shs_is_sharding_constraint(in)) {
+		/* the partitioner removes a constraint: its users, not the stream, wait for the
+		 * reshard it asks for */
+		*ready = need;
+		later(ready, &lagging);
+		later(ready, &floor);
+		return;
+	}
 	wait_for(s, &need);
 	end = s->now + (tf > tb ? tf : tb);
 	trace_stream(s, SHS_TRACE_RUN, s->now, end - s->now, c, i, 0);

@@ -26,6 +26,7 @@
 
 #include "analysis.h"
 #include "evaluate_sim.h"
+#include "manual.h"
 #include "users.h"
 
 /* Trips whose link time a loop added at once keeps (skip_trips): far more than any model's
@@ -216,8 +217,30 @@ static void sunk_after(shs__sim *s, uint32_t body, shs__avail *result)
 		}
 }
 
-/* Flags the instructions of loop body c that only forward a late stack write's update
- * (shs__forwards, each its operand's only user): the pipeliner moves them with the write. */
+/* The operand of instruction v of body through which the update of a late write into stack
+ * (the write's operand 0) comes: a forwarding op's (shs__forwards) or a Sharding constraint's
+ * (the partitioner removes it) only operand, or an accumulation's (an add of the slot being
+ * written: XLA's collective pipeliner moves elementwise ops with the write when
+ * pipeline_use_tree is set, as gpu_compiler.cc sets it) other operand; else UINT32_MAX. */
+static uint32_t chain_operand(const shs_computation *body, uint32_t v, uint32_t stack)
+{
+	const shs_instr *in = body->instrs[v];
+
+	if (shs__forwards(in) || (shs_is_sharding_constraint(in) && in->n_operands == 1))
+		return in->operands[0];
+	if (in->op != SHS_OP_ADD || in->n_operands != 2)
+		return UINT32_MAX;
+	for (uint32_t k = 0; k < 2; k++) {
+		const shs_instr *slot = body->instrs[in->operands[k]];
+		if (slot->op == SHS_OP_DYNAMIC_SLICE && slot->n_operands &&
+		    slot->operands[0] == stack)
+			return in->operands[1 - k];
+	}
+	return UINT32_MAX;
+}
+
+/* Flags the instructions of loop body c that only carry a late stack write's update to it
+ * (chain_operand, each its operand's only user): the pipeliner moves them with the write. */
 static int chain_of(const shs__sim *s, uint32_t c, bool *chain)
 {
 	const shs_computation *body = s->m->comps[c];
@@ -227,13 +250,17 @@ static int chain_of(const shs__sim *s, uint32_t c, bool *chain)
 	if (shs_users_make(body, &u) != SHS_OK)
 		return SHS_ENOMEM;
 	for (uint32_t i = 0; i < body->n_instrs; i++) {
-		uint32_t v;
+		uint32_t v, stack;
 		if (!shs__sim_lags(s, c, i, &elem))
 			continue;
+		stack = body->instrs[i]->operands[0];
 		v = body->instrs[i]->operands[1];
-		while (shs__forwards(body->instrs[v]) && shs_users_count(&u, v) == 1 && !chain[v]) {
+		while (shs_users_count(&u, v) == 1 && !chain[v]) {
+			uint32_t next = chain_operand(body, v, stack);
+			if (next == UINT32_MAX)
+				break;
 			chain[v] = true;
-			v = body->instrs[v]->operands[0];
+			v = next;
 		}
 	}
 	shs_users_free(&u);

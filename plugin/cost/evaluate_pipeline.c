@@ -13,9 +13,10 @@
  * does not have); the embedding rides on the first virtual stage, the head on the last, and the
  * imbalance they cause is the schedule's. Activations and gradients between virtual stages cross
  * the stage axis's links (a permute of one micro-batch's layer input at its sharding), synchronous
- * where the stage axis blocks (--blocking, --no-overlap). Weights a plan gathers over axes that
- * split the batch (FSDP) are gathered again for every micro-batch's pass, and under XLA the
- * gradients reduced over them again (reduced_again), exposed where the pass does not hide them.
+ * where the stage axis blocks (--blocking, --no-overlap). Weights a plan gathers are gathered
+ * again for every micro-batch's pass (per_pass_links), and under XLA the gradients reduced
+ * again (reduced_again): the pass waits for what its compute does not hide, in place of the
+ * replicated step's share of those waits.
  * Under XLA (any fusion but an eager framework's kernels) GPipe is one SPMD program, as the
  * pipelined rewrite writes it and MaxText lowers it: its trips run in lockstep (pipeline.c),
  * the embedding and the head run before and between its loops on every device, and the
@@ -279,6 +280,7 @@ typedef struct pipe_ctx {
 	bool blocking;        /* synchronous sends */
 	double gather_s;      /* the replicated step's weight gathers (FSDP's), link seconds */
 	double reduce_s;      /* ... and its gradient reductions a pass makes again, seconds */
+	double gather_exposed_s, reduce_exposed_s; /* ... of which its stream waited for */
 	bool again_blocks;    /* ... where either blocks the stream */
 	double out_s;         /* lockstep: the layers' output, or its gradient, from the stage
 			       * that makes it to every device, link seconds */
@@ -341,36 +343,62 @@ static bool reduced_again(const pipe_ctx *x, int kind)
 	return kind == SHS_PCOLL_REDUCE_SCATTER || (kind == SHS_PCOLL_ALL_REDUCE && !x->c->hw.gpu);
 }
 
-/* The replicated step gathers each weight split over axes that also split the batch (FSDP's,
- * batch: those axes) where it is used, and reduces the gradients over those axes, once a step;
- * a pipeline runs the layers once per micro-batch and gathers them again each time (MaxText's
- * pipeline unless pipeline_fsdp_ag_once), and reduces again where reduced_again says so. */
-static void per_pass_links(pipe_ctx *x, uint32_t batch)
+/* Whether instruction i of computation c makes a weight's gradient: a matmul none of whose
+ * operands is a weight (the gradient's dot contracts the activations with the gradients of
+ * the layer's output; a layer's own matmuls read a weight). */
+static bool makes_gradient(const shs_module *m, const shs_weights *w, uint32_t c, uint32_t i)
 {
-	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
+	const shs_instr *in = m->comps[c]->instrs[i];
 
-	for (uint32_t k = 0; k < x->ev->n_colls; k++) {
-		const shs_eval_coll *s = &x->ev->colls[k];
-		if (!(s->axes_mask & batch))
-			continue;
-		if (s->weight && s->kind == SHS_PCOLL_ALL_GATHER)
-			x->gather_s += s->time_s;
-		else if (!s->reshard && reduced_again(x, s->kind))
-			x->reduce_s += s->time_s;
-		else
-			continue;
-		x->again_blocks |= !s->overlapped || (s->axes_mask & blocking);
-	}
+	if (in->op != SHS_OP_DOT && in->op != SHS_OP_CONVOLUTION)
+		return false;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (shs_is_weight(w, c, in->operands[k]))
+			return false;
+	return true;
 }
 
-/* What a pass adds for gathering its chunk's weights again, or reducing their gradients (g
- * seconds of links), beyond the once a step the replicated step counts: where they overlap,
- * what the pass's own compute (t) does not hide; where they block, all of it. */
-static double again_s(const pipe_ctx *x, double g, double t, int64_t m)
+/* The replicated step gathers each weight where it is used and reduces the gradients once a
+ * step; a pipeline runs the layers once per micro-batch and gathers the weights again each
+ * time, and reduces the gradients again where reduced_again says so. One SPMD program (XLA)
+ * runs every gather of the layer again in each trip (MaxText's pipeline unless
+ * pipeline_fsdp_ag_once); an eager framework gathers again the weights split over the axes
+ * that split the batch (FSDP's, batch: those axes), not those its tensor-parallel layers keep
+ * split. SHS_OK or SHS_ENOMEM. */
+static int per_pass_links(pipe_ctx *x, const shs_module *m, uint32_t batch, shs_err *e)
 {
-	double again = (double)(m - 1) / (double)m;
+	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
+	shs_weights *w = NULL;
+	int rc = shs_weights_make(m, &w, e);
 
-	return again * (x->again_blocks ? g : fmax(0, g - t));
+	for (uint32_t k = 0; rc == SHS_OK && k < x->ev->n_colls; k++) {
+		const shs_eval_coll *s = &x->ev->colls[k];
+		if (s->weight && s->kind == SHS_PCOLL_ALL_GATHER &&
+		    (one_program(x->o) || (s->axes_mask & batch))) {
+			x->gather_s += s->time_s;
+			x->gather_exposed_s += s->exposed_s;
+		} else if (!s->reshard && reduced_again(x, s->kind) &&
+			   makes_gradient(m, w, s->comp, s->instr)) {
+			x->reduce_s += s->time_s;
+			x->reduce_exposed_s += s->exposed_s;
+		} else {
+			continue;
+		}
+		/* a gather not overlapped makes its matmul wait; a reduction runs beside the
+		 * work after its instruction either way, unless its axis blocks */
+		x->again_blocks |= (s->reshard && !s->overlapped) || (s->axes_mask & blocking);
+	}
+	shs_weights_free(w);
+	return rc;
+}
+
+/* What a pass of t seconds adds for gathering its chunk's weights, or reducing their
+ * gradients, itself (g seconds of links): it waits for them in place of the replicated step's
+ * share of those waits (e, which t holds); where they overlap, for what its own compute does
+ * not hide; where they block, for all of it. A pass its links bound takes their time. */
+static double again_s(const pipe_ctx *x, double g, double e, double t)
+{
+	return (x->again_blocks ? g : fmax(0, g - t)) - fmin(e, t);
 }
 
 /* Simulates configuration *t (m, v, s set) and fills in the rest; trace (may be NULL)
@@ -392,12 +420,13 @@ static int try_config(const pipe_ctx *x, pipe_try *t, shs_trace *trace, shs_err 
 	double acc = accumulation_s(x->c, x->o, x->ev->grads_bytes, t->m) / n_virtual;
 	/* the gathers: half of them before forward passes, half before backward ones */
 	double g = x->gather_s / 2 / (double)n_virtual, r = x->reduce_s / (double)n_virtual;
+	double ge = x->gather_exposed_s * share / 2, re = x->reduce_exposed_s * share;
 	bool lockstep = one_program(x->o) && t->s == SHS_PIPE_GPIPE;
 	for (uint32_t k = 0; k < n_virtual; k++) {
 		fwd[k] = x->pt.fwd * share;
 		bwd[k] = (x->pt.bwd + x->extra) * share + acc;
-		fwd[k] += again_s(x, g, fwd[k], t->m);
-		bwd[k] += again_s(x, g + r, bwd[k], t->m);
+		fwd[k] += again_s(x, g, ge, fwd[k]);
+		bwd[k] += again_s(x, g + r, ge + re, bwd[k]);
 		send[k] = t->hop;
 	}
 	/* the embedding and the head: on the end stages' passes, or (lockstep) before, between
@@ -557,7 +586,8 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	uint32_t batch_axes;
 	if ((rc = boundary(m, p, &c->mesh, x.pt.first, &x.bytes, &batch_axes, e)))
 		return rc;
-	per_pass_links(&x, batch_axes);
+	if ((rc = per_pass_links(&x, m, batch_axes, e)))
+		return rc;
 	x.out_s = shs_coll_time(c, SHS_PCOLL_ALL_REDUCE, 1u << x.axis, x.bytes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
 	if (x.pt.layers % ((int64_t)x.p * v))

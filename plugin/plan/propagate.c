@@ -450,6 +450,60 @@ static bool any_wanted(const shs_cands *cands, const shs_pspec *want, uint32_t n
 	return false;
 }
 
+/* Whether instruction in of computation c is a matmul whose operands are all Sharding
+ * constraints. XLA's partitioner runs such a dot on its operands as constrained: its dot handler
+ * partitions the dot by the dims the operands are split on and reshards the result to the
+ * dot's own sharding (a partial sum's all-reduce), rather than gathering what the program
+ * pinned (the pipelined program pins each layer matmul so; JAX's with_sharding_constraint). */
+static bool reads_constrained(const shs_computation *comp, const shs_instr *in)
+{
+	if ((in->op != SHS_OP_DOT && in->op != SHS_OP_CONVOLUTION) || !in->n_operands)
+		return false;
+	for (uint32_t k = 0; k < in->n_operands; k++)
+		if (!shs_is_sharding_constraint(comp->instrs[in->operands[k]]))
+			return false;
+	return true;
+}
+
+/* Whether candidate cand reads each of in's operands as hints gives it (no reshard). */
+static bool reads_as_given(const shs_cand *cand, const shs_instr *in,
+			   const shs_pspec *const *hints)
+{
+	for (uint32_t k = 0; k < in->n_operands && k < cand->n_operands; k++) {
+		uint32_t n = cand->operand_first[k + 1] - cand->operand_first[k];
+		if (!hints[k] || !shs__specs_equal(hints[k], &cand->operands[cand->operand_first[k]],
+						   n))
+			return false;
+	}
+	return true;
+}
+
+/* Which of an instruction's candidates may be chosen: those that make want (when set), split
+ * no axis of forbid, and read the operands as hints gives them (when keep). */
+typedef struct choice {
+	const shs_pspec *want;
+	uint32_t n_res, forbid;
+	const shs_instr *in;
+	const shs_pspec *const *hints;
+	bool keep;
+} choice;
+
+static bool allowed(const choice *ch, const shs_cand *cand)
+{
+	return (!ch->want || makes(cand, ch->want, ch->n_res)) &&
+	       !shs_cand_uses_axes(cand, ch->forbid) &&
+	       (!ch->keep || reads_as_given(cand, ch->in, ch->hints));
+}
+
+/* Whether ch allows some candidate. */
+static bool any_allowed(const shs_cands *cands, const choice *ch)
+{
+	for (uint32_t k = 0; k < cands->n; k++)
+		if (allowed(ch, &cands->v[k]))
+			return true;
+	return false;
+}
+
 /* The least a candidate's score comes to: its own cost with nothing from its operands and
  * users (its compute and its own collectives, an all-reduce counted as off the path). */
 static double floor_of(const shs__prop *x, const shs_cand *cand)
@@ -458,11 +512,9 @@ static double floor_of(const shs__prop *x, const shs_cand *cand)
 }
 
 /* The floors of list l's candidates (l->floors, made on first use for the plan's chip and kept
- * with the list), and the candidate with the lowest (the first of equals) among those that
- * make want (all when NULL) into *lowest: scored first, its score bounds the rest. SHS_OK or
- * SHS_ENOMEM. */
-static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_res,
-		  uint32_t forbid, uint32_t *lowest)
+ * with the list), and the candidate with the lowest (the first of equals) among those ch
+ * allows into *lowest: scored first, its score bounds the rest. SHS_OK or SHS_ENOMEM. */
+static int floors(shs__prop *x, shs__list *l, const choice *ch, uint32_t *lowest)
 {
 	const shs_cands *cands = &l->cands;
 	double low = 0;
@@ -478,8 +530,7 @@ static int floors(shs__prop *x, shs__list *l, const shs_pspec *want, uint32_t n_
 	}
 	*lowest = UINT32_MAX;
 	for (uint32_t k = 0; k < cands->n; k++) {
-		if ((want && !makes(&cands->v[k], want, n_res)) ||
-		    shs_cand_uses_axes(&cands->v[k], forbid))
+		if (!allowed(ch, &cands->v[k]))
 			continue;
 		if (*lowest == UINT32_MAX || l->floors[k] < low) {
 			*lowest = k;
@@ -506,6 +557,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	double best_cost = 0, best_bytes = 0, bound, lowest_score;
 	const double *floor;
 	bool best_wanted = false, memo, pin, pinned;
+	choice ch;
 	uint32_t forbid = shs__dec(x, c, i)->manual_axes;
 
 	memo = !x->r->no_reuse && !too_many_users(x, c, i);
@@ -546,7 +598,11 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	pinned = pin && any_wanted(cands, want, n_res);
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
-	if ((x->rc = floors(x, cc->list, pinned ? want : NULL, n_res, forbid, &lowest)) != SHS_OK)
+	ch = (choice){ .want = pinned ? want : NULL, .n_res = n_res, .forbid = forbid, .in = in,
+		       .hints = hints, .keep = reads_constrained(comp, in) };
+	if (ch.keep && !any_allowed(cands, &ch))
+		ch.keep = false; /* no candidate runs on the operands as constrained */
+	if ((x->rc = floors(x, cc->list, &ch, &lowest)) != SHS_OK)
 		goto done;
 	if (shs_cand_uses_axes(&cands->v[lowest], forbid)) {
 		decide_replicated(x, c, i); /* every candidate splits a manual axis */
@@ -563,12 +619,11 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		/* a score is at least the candidate's floor: one whose floor is over the best
 		 * score so far, or well over a score some candidate has, can neither beat nor
 		 * tie it */
-		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol) ||
-				    shs_cand_uses_axes(&cands->v[k], forbid)))
+		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol)))
 			continue;
+		if (!allowed(&ch, &cands->v[k]))
+			continue; /* pinned: an activation rule, only what makes its sharding */
 		wanted = makes(&cands->v[k], want, n_res);
-		if (pinned && !wanted)
-			continue; /* an activation rule: only what makes its sharding */
 		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
 							    n_res, wanted);
 		if (!first && s > best_cost + tol)

@@ -36,7 +36,7 @@ static bool leaves(const shs__prop *x, uint32_t c, uint32_t i, uint32_t depth)
 				off += shs_shape_leaves(&comp->instrs[root->operands[j]]->shape);
 			}
 		} else if (op == SHS_OP_CONVERT || op == SHS_OP_RESHAPE || op == SHS_OP_BITCAST ||
-			   op == SHS_OP_COPY) {
+			   op == SHS_OP_COPY || shs_is_sharding_constraint(comp->instrs[v])) {
 			if (!depth || !leaves(x, c, v, depth - 1))
 				return false;
 		} else if (op != SHS_OP_DYNAMIC_UPDATE_SLICE || comp->instrs[v]->operands[0] == i ||
