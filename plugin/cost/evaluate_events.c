@@ -9,7 +9,8 @@
  * (evaluate_edges.c). A gather into a matmul runs under the matmul when the runtime decomposes
  * it there (a weight's prefetched gather; an activation's from the chip's windowed-einsum size
  * on: collective matmul, the matmul cannot end before it does); other reshards make their
- * consumer wait. An instruction's own collectives (a partial sum's reduce-scatter or
+ * consumer wait (a Sharding constraint is no work: its users wait for the reshard it asks
+ * for). An instruction's own collectives (a partial sum's reduce-scatter or
  * all-reduce) start with it when they are decomposed under a matmul or overlappable, else when
  * it ends; they delay its result, not the stream. In a scanned loop, XLA's collective
  * pipeliner moves a stack's slot write, and the collective that makes its update, into the next

@@ -622,7 +622,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 		if (k != lowest && (floor[k] > bound || (!first && floor[k] > best_cost + tol)))
 			continue;
 		if (!allowed(&ch, &cands->v[k]))
-			continue; /* pinned: an activation rule, only what makes its sharding */
+			continue; /* pinned elsewhere, a manual axis split, or a constraint undone */
 		wanted = makes(&cands->v[k], want, n_res);
 		s = k == lowest ? lowest_score : shs__score(x, c, i, &cands->v[k], hints, res,
 							    n_res, wanted);

@@ -11,11 +11,11 @@ enum { LEAVE_HOPS = 4 };
 /* Whether what i makes only leaves computation c, a layer (not the entry), for work that does
  * not wait for it: its users are root elements its caller sends on only to such work (ext_off:
  * the gradients a layer returns to the optimizer's update), dynamic-update-slices into stacks
- * only the root reads (what a scanned layer keeps for later), or conversions and reshapes of
- * it that only leave (depth levels more). So its collectives run beside the rest of the
- * step: a weight gradient's reduction overlaps the backward pass (DDP's buckets; XLA's
- * asynchronous collectives, placed by its latency-hiding scheduler), as the evaluator overlaps
- * it. */
+ * only the root reads (what a scanned layer keeps for later), or conversions, reshapes and
+ * Sharding constraints of it that only leave (depth levels more). So its collectives run
+ * beside the rest of the step: a weight gradient's reduction overlaps the backward pass (DDP's
+ * buckets; XLA's asynchronous collectives, placed by its latency-hiding scheduler), as the
+ * evaluator overlaps it. */
 static bool leaves(const shs__prop *x, uint32_t c, uint32_t i, uint32_t depth)
 {
 	const shs_computation *comp = x->m->comps[c];
