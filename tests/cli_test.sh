@@ -186,6 +186,11 @@ expect 0 "$ss" gen mlp-only --set layers=8 --set batch=4096 --set d_model=256 --
 expect 0 "$ss" annotate "$tmp/pp-unrolled.pb" --hardware v5p --devices 8 --mesh stage=2,data=4 \
 	--plan dp --pipeline gpipe --microbatches 4 -o "$tmp/pp-unrolled-out.hlo"
 has "$tmp/out" "pipeline        not written (pipeline: main"
+# a pipeline's options on a stage mesh without the cluster it runs on: refused, nothing written
+expect 2 "$ss" annotate "$tmp/pp.pb" --mesh stage=2,data=4 --plan dp --pipeline gpipe \
+	--microbatches 4 -o "$tmp/pp-nocluster.hlo"
+has "$tmp/err" "a pipeline over the mesh's stage axis runs on a cluster"
+[ -e "$tmp/pp-nocluster.hlo" ] && bad "annotate wrote a pipeline it refused" || ok
 # regions manual over another axis cannot be split by the evaluator's stages: refused
 expect 1 "$ss" evaluate "$au" --hardware v5p --devices 8 --mesh pipe=2,stage=4 --plan dp
 has "$tmp/err" "none of them manual over the stage axis"

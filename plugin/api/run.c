@@ -46,6 +46,14 @@ static int request_chip(const shs_run *r, shs_plan_chip *out, shs_err *e)
 	return SHS_OK;
 }
 
+/* Whether mesh has pipeline stages: an axis named stage of more than one device. */
+static bool staged(const shs_mesh *mesh)
+{
+	int a = shs_mesh_axis(mesh, "stage");
+
+	return a >= 0 && mesh->sizes[a] > 1;
+}
+
 /* The plan request: the chip, the mesh (the cluster's axes without their layout, or o->mesh),
  * then the plan's name or file. */
 static int make_request(shs_run *r, shs_err *e)
@@ -73,6 +81,11 @@ static int make_request(shs_run *r, shs_err *e)
 	if (rc == SHS_OK && !q->mesh.n_axes)
 		rc = shs_seterr(e, SHS_EINVAL, "no mesh: give --mesh AXIS=N,... (option mesh) or "
 				"a plan file with a \"mesh\"");
+	if (rc == SHS_OK && !r->has_cluster && staged(&q->mesh) &&
+	    (o->microbatches > 1 || o->eval.pipeline || o->eval.virtual_stages > 1))
+		rc = shs_seterr(e, SHS_EINVAL, "a pipeline over the mesh's stage axis runs on a "
+				"cluster: give the hardware and its devices or topology (--hardware "
+				"NAME --devices N) with --pipeline, --microbatches or --virtual-stages");
 	return rc;
 }
 
@@ -310,9 +323,7 @@ static int unpartitioned(const shs_run *r, const shs_module *m, shs_err *e)
  * its micro-batches are the pipeline's, not a rewrite of the module. */
 static bool pipelined(const shs_run *r)
 {
-	int a = r->has_cluster ? shs_mesh_axis(&r->cluster.mesh, "stage") : -1;
-
-	return a >= 0 && r->cluster.mesh.sizes[a] > 1;
+	return r->has_cluster && staged(&r->cluster.mesh);
 }
 
 /* Refuses the pipeline's options (micro-batches, schedule, virtual stages) for a module whose
