@@ -173,15 +173,19 @@ static void resharded_views(const memo *x, uint32_t c, const uint32_t *first, bo
 	}
 }
 
-/* The last instruction that uses each buffer of comp through any view of it (the root's and,
- * in the entry, the parameters' live to the end: n_instrs), into last (by owner leaf). A value
- * fusion computes inside its consumers (at[i] > i) reads its operands where the last of them
- * runs; an element of a tuple, only that element's. The updates of the dynamic-update-slices
- * flagged unstored (a slot of a stack that remat drops) are not kept for them. */
-static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t *first,
-			const uint32_t *owner, const uint32_t *at, const bool *unstored,
-			uint32_t *last)
+/* The last instruction that uses each buffer of computation c through any view of it (the
+ * root's and, in the entry, the parameters' live to the end: n_instrs), into last (by owner
+ * leaf). A value fusion computes inside its consumers (at[i] > i) reads its operands where the
+ * last of them runs; an element of a tuple, only that element's; a user that reuses an earlier
+ * user's resharded copy reads the copy (kept for it: reuse_ends), not the buffer. The updates
+ * of the dynamic-update-slices flagged unstored (a slot of a stack that remat drops) are not
+ * kept for them. */
+static void buffer_ends(const memo *x, uint32_t c, const uint32_t *first, const uint32_t *owner,
+			const uint32_t *at, const bool *unstored, uint32_t *last)
 {
+	const shs_computation *comp = x->m->comps[c];
+	const uint32_t *edge_first = x->edges->first[c], *base = x->edges->base[c];
+	bool entry = c == x->m->entry;
 	uint32_t n = comp->n_instrs;
 
 	for (uint32_t i = 0; i < n; i++)
@@ -196,7 +200,9 @@ static void buffer_ends(const shs_computation *comp, bool entry, const uint32_t 
 		for (uint32_t k = 0; k < in->n_operands; k++) {
 			/* an element of a tuple reads that element's buffers: its own views */
 			uint32_t o = in->op == SHS_OP_GET_TUPLE_ELEMENT ? i : in->operands[k];
-			if (k == 1 && unstored && unstored[i])
+			uint32_t f = edge_first[base[i] + k];
+			if ((k == 1 && unstored && unstored[i]) ||
+			    (f != SHS__EDGE_NONE && f != SHS__EDGE_NEW))
 				continue;
 			for (uint32_t j = first[o]; j < first[o + 1]; j++)
 				if (owner[j] != NO_OWNER && last[owner[j]] < at[i])
@@ -621,7 +627,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	if (entry)
 		mark_in_place(x->m, comp, l.first, l.owner, in_place);
 	mark_written_in_place(x, c, l.first, l.owner, in_place);
-	buffer_ends(comp, entry, l.first, l.owner, at, l.unstored, last);
+	buffer_ends(x, c, l.first, l.owner, at, l.unstored, last);
 	x->stack[c] = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const shs_instr *in = comp->instrs[i];
