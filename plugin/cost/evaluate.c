@@ -461,7 +461,8 @@ static int with_remat(evaluator *x, const shs_eval *base, shs_remat policy, shs_
 		rc = shs__eval_memory(x->m, x->p, x->c, &remat, &x->edges, x->fused, x->o->trace,
 				      out, e);
 		if (rc == SHS_OK) /* the layers over pipeline stages, if the mesh has them */
-			rc = shs__pipeline_apply(x->m, x->p, x->c, x->o, &x->spans, out, e);
+			rc = shs__pipeline_apply(x->m, x->p, x->c, x->o, &x->spans,
+						 x->edges.weights, out, e);
 		/* offloaded values must fit in the host's memory too */
 		if (out->offload_held_bytes > x->c->hw.host_mem_bytes)
 			out->fits = false;

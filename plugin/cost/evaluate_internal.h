@@ -123,11 +123,12 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
  * the step of every layer on each device for its replica's whole batch (spans its stream's
  * layer segments), into the pipelined step: the layers split over the stages and their chunks,
  * each pass a micro-batch's share, run in o's schedule with the activations and gradients
- * moved over the stage axis's links; memory as the stage that holds the most. Nothing when the
- * mesh has no such axis. SHS_OK, SHS_EINVAL (layers the stages cannot split) or SHS_ENOMEM. */
+ * moved over the stage axis's links; memory as the stage that holds the most (weights: the
+ * model's, which gradients a pass reduces again). Nothing when the mesh has no such axis.
+ * SHS_OK, SHS_EINVAL (layers the stages cannot split) or SHS_ENOMEM. */
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-			const shs_eval_options *o, const shs__spans *spans, shs_eval *ev,
-			shs_err *e);
+			const shs_eval_options *o, const shs__spans *spans,
+			const shs_weights *weights, shs_eval *ev, shs_err *e);
 
 /* All-reduces sunk out of loops (evaluate_sink.c, XLA's WhileLoopAllReduceCodeMotion on GPUs):
  * *out[c][i] is true for the loop-body instructions whose own all-reduces run once after their

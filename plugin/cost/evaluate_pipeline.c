@@ -364,14 +364,13 @@ static bool makes_gradient(const shs_module *m, const shs_weights *w, uint32_t c
  * runs every gather of the layer again in each trip (MaxText's pipeline unless
  * pipeline_fsdp_ag_once); an eager framework gathers again the weights split over the axes
  * that split the batch (FSDP's, batch: those axes), not those its tensor-parallel layers keep
- * split. SHS_OK or SHS_ENOMEM. */
-static int per_pass_links(pipe_ctx *x, const shs_module *m, uint32_t batch, shs_err *e)
+ * split. w: the model's weights. */
+static void per_pass_links(pipe_ctx *x, const shs_module *m, const shs_weights *w,
+			   uint32_t batch)
 {
 	uint32_t blocking = shs__axes_mask(&x->c->mesh, x->o->blocking);
-	shs_weights *w = NULL;
-	int rc = shs_weights_make(m, &w, e);
 
-	for (uint32_t k = 0; rc == SHS_OK && k < x->ev->n_colls; k++) {
+	for (uint32_t k = 0; k < x->ev->n_colls; k++) {
 		const shs_eval_coll *s = &x->ev->colls[k];
 		if (s->weight && s->kind == SHS_PCOLL_ALL_GATHER &&
 		    (one_program(x->o) || (s->axes_mask & batch))) {
@@ -388,8 +387,6 @@ static int per_pass_links(pipe_ctx *x, const shs_module *m, uint32_t batch, shs_
 		 * work after its instruction either way, unless its axis blocks */
 		x->again_blocks |= (s->reshard && !s->overlapped) || (s->axes_mask & blocking);
 	}
-	shs_weights_free(w);
-	return rc;
 }
 
 /* What a pass of t seconds adds for gathering its chunk's weights, or reducing their
@@ -570,8 +567,8 @@ static int trace_pipeline(const pipe_ctx *x, pipe_try *b, shs_trace *t, shs_err 
 }
 
 int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluster *c,
-			const shs_eval_options *o, const shs__spans *spans, shs_eval *ev,
-			shs_err *e)
+			const shs_eval_options *o, const shs__spans *spans,
+			const shs_weights *weights, shs_eval *ev, shs_err *e)
 {
 	static const shs_eval_options none = { 0 };
 	pipe_ctx x = { .c = c, .o = o ? o : &none, .ev = ev, .axis = stage_axis(&c->mesh) };
@@ -586,8 +583,7 @@ int shs__pipeline_apply(const shs_module *m, const shs_plan *p, const shs_cluste
 	uint32_t batch_axes;
 	if ((rc = boundary(m, p, &c->mesh, x.pt.first, &x.bytes, &batch_axes, e)))
 		return rc;
-	if ((rc = per_pass_links(&x, m, batch_axes, e)))
-		return rc;
+	per_pass_links(&x, m, weights, batch_axes);
 	x.out_s = shs_coll_time(c, SHS_PCOLL_ALL_REDUCE, 1u << x.axis, x.bytes);
 	uint32_t v = x.o->virtual_stages ? x.o->virtual_stages : 1;
 	if (x.pt.layers % ((int64_t)x.p * v))

@@ -441,15 +441,6 @@ static bool makes(const shs_cand *cand, const shs_pspec *want, uint32_t n)
 	return want && cand->n_result == n && !memcmp(cand->result, want, n * sizeof(*want));
 }
 
-/* Whether some candidate makes exactly want. */
-static bool any_wanted(const shs_cands *cands, const shs_pspec *want, uint32_t n)
-{
-	for (uint32_t k = 0; k < cands->n; k++)
-		if (makes(&cands->v[k], want, n))
-			return true;
-	return false;
-}
-
 /* Whether instruction in of computation c is a matmul whose operands are all Sharding
  * constraints. XLA's partitioner runs such a dot on its operands as constrained: its dot handler
  * partitions the dot by the dims the operands are split on and reshards the result to the
@@ -595,7 +586,7 @@ static void decide_default(shs__prop *x, uint32_t c, uint32_t i)
 	if ((x->rc = shs__score_begin(x, c, i, cands->n)) != SHS_OK)
 		goto done;
 	pin = x->pinned[c] && x->pinned[c][i];
-	pinned = pin && any_wanted(cands, want, n_res);
+	pinned = pin && want && any_allowed(cands, &(choice){ .want = want, .n_res = n_res });
 	if (pin && !pinned && !x->pull)
 		x->pins_missed++;
 	ch = (choice){ .want = pinned ? want : NULL, .n_res = n_res, .forbid = forbid, .in = in,
