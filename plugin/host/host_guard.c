@@ -43,11 +43,9 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Writes s to standard error from a handler (write(2) alone is async-signal-safe). */
-static void say(const char *s)
+/* Writes n bytes of s to standard error at once (write(2) alone is async-signal-safe). */
+static void write_all(const char *s, size_t n)
 {
-	size_t n = s ? strlen(s) : 0;
-
 	while (n) {
 		ssize_t w = write(STDERR_FILENO, s, n);
 		if (w <= 0 && errno != EINTR)
@@ -59,21 +57,51 @@ static void say(const char *s)
 	}
 }
 
-/* "PATH (strategy NAME) in its WHAT of INSTR" of call c, piece by piece. */
-static void say_call(const shs_host_call *c)
+static void say(const char *s)
 {
-	say(c->path);
+	write_all(s, s ? strlen(s) : 0);
+}
+
+/* A handler's message, put together in full before one write, so that two threads' messages
+ * (two plugin calls crashing at once) come out whole rather than interleaved piece by piece.
+ * A path is at most PATH_MAX; what does not fit is cut, the line still ended. */
+typedef struct note {
+	char b[2 * 4096];
+	size_t n;
+} note;
+
+static void add(note *m, const char *s)
+{
+	while (s && *s && m->n < sizeof(m->b))
+		m->b[m->n++] = *s++;
+}
+
+/* "shardsearch: plugin PATH (strategy NAME) in its WHAT of INSTR" of call c, then tail, on
+ * standard error in one write. */
+static void say_call(const shs_host_call *c, const char *tail, const char *tail2,
+		     const char *tail3)
+{
+	note m = { .n = 0 };
+
+	add(&m, "shardsearch: plugin ");
+	add(&m, c->path);
 	if (c->strategy) {
-		say(" (strategy ");
-		say(c->strategy);
-		say(")");
+		add(&m, " (strategy ");
+		add(&m, c->strategy);
+		add(&m, ")");
 	}
-	say(" in its ");
-	say(c->what);
+	add(&m, " in its ");
+	add(&m, c->what);
 	if (c->instr) {
-		say(" of ");
-		say(c->instr);
+		add(&m, " of ");
+		add(&m, c->instr);
 	}
+	add(&m, tail);
+	add(&m, tail2);
+	add(&m, tail3);
+	if (m.n == sizeof(m.b))
+		m.b[m.n - 1] = '\n';
+	write_all(m.b, m.n);
 }
 
 static void on_crash(int sig, siginfo_t *si, void *ctx)
@@ -84,11 +112,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx)
 	while (k < N_GUARDED - 1 && guarded[k] != sig)
 		k++;
 	if (tls_call.path) {
-		say("shardsearch: plugin ");
-		say_call(&tls_call);
-		say(": crashed (");
-		say(guarded_names[k]);
-		say(")\n");
+		say_call(&tls_call, ": crashed (", guarded_names[k], ")\n");
 		tls_call.path = NULL;
 	}
 	/* the handler this one replaced takes the signal: a fault repeats when this returns, a
@@ -103,9 +127,7 @@ static void on_exit_check(void)
 {
 	if (!tls_call.path)
 		return;
-	say("shardsearch: plugin ");
-	say_call(&tls_call);
-	say(": called exit(); the run did not finish\n");
+	say_call(&tls_call, ": called exit(); the run did not finish\n", NULL, NULL);
 	_exit(SHS_HOST_DEATH_STATUS);
 }
 
