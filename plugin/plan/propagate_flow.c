@@ -565,6 +565,15 @@ static void run_loop(shs__prop *x, const shs_instr *w, const shs_pspec *carry, u
 				shs__dec_set(x, shs__dec(x, w->called[k], j), carry, n, NULL,
 					     first, 0, "control", "the loop's carry", 0);
 	}
+	/* the body's elements of its parameter are the carry before its users are asked, also in a
+	 * users-first pass (else they would be decided from the carry of the pass before) */
+	for (uint32_t k = 0; k < 2 && x->rc == SHS_OK; k++) {
+		const shs_computation *cc = x->m->comps[w->called[k]];
+		for (uint32_t j = 0; j < cc->n_instrs; j++)
+			if (cc->instrs[j]->op == SHS_OP_GET_TUPLE_ELEMENT &&
+			    cc->instrs[cc->instrs[j]->operands[0]]->op == SHS_OP_PARAMETER)
+				decide_gte(x, w->called[k], j);
+	}
 	visit(x, w->called[0], carry);
 	force_root(x, w->called[0], carry, n);
 	visit(x, w->called[1], NULL);
