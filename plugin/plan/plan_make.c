@@ -318,9 +318,11 @@ static int setup(shs__prop *x, shs_err *e)
 	x->visits = calloc(n, sizeof(*x->visits));
 	x->ext_req = calloc(n, sizeof(*x->ext_req));
 	x->ext_off = calloc(n, sizeof(*x->ext_off));
+	x->loop_of = calloc(n, sizeof(*x->loop_of));
 	x->cache = calloc(n, sizeof(*x->cache));
 	if (!x->users || !x->free_instr || !x->hints || !x->hint_set || !x->pinned ||
-	    !x->visits || !x->ext_req || !x->ext_off || !x->cache)
+	    !x->visits || !x->ext_req || !x->ext_off || !x->loop_of ||
+	    !x->cache)
 		return oom(e);
 	if (find_twins(x, e) != SHS_OK)
 		return e->code;
@@ -413,6 +415,7 @@ static void teardown(shs__prop *x)
 	free(x->visits);
 	free(x->ext_req);
 	free(x->ext_off);
+	free(x->loop_of);
 	free(x->state);
 	shs_weights_free(x->weights);
 	shs_manual_free(&x->manual);

@@ -378,6 +378,8 @@ static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 	shs_pspec *want = shs__with_pinned(x, c, i, wanted, n, &off);
 	const shs_decision *root;
 
+	shs__stack_wants(x, c, i, want, n);
+
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		set_params(x, c, i, from, in->called[k]);
 		x->ext_off[in->called[k]] = off;
@@ -483,6 +485,18 @@ static bool stack_from_update(shs__prop *x, uint32_t body, uint32_t v, uint32_t 
 	return at == u->shape.rank;
 }
 
+/* Whether body (root its root) gives element k back as it got it: its root's element k is
+ * element k of its parameter. Such an element's sharding in the body is only the carry's, so
+ * the loop takes it from its init (else an init that is less sharded in a later pass, as the
+ * stacks of saved values a backward loop reads, would keep an earlier pass's carry). */
+static bool passed_through(const shs_computation *body, const shs_instr *root, uint32_t k)
+{
+	const shs_instr *g = body->instrs[root->operands[k]];
+
+	return g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == (int64_t)k &&
+	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
+}
+
 /* The loop's carried shardings: the init's, but for elements that start as constants, what
  * the loop's users want of them, else what the body gives them; and for the other elements
  * what the body gives them when that is more sharded than the init (XLA's sharding
@@ -520,7 +534,8 @@ static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr
 			carry[off] = stack;
 		} else if (want) {
 			memcpy(&carry[off], want, nk * sizeof(*carry));
-		} else if (root->op == SHS_OP_TUPLE && k < root->n_operands) {
+		} else if (root->op == SHS_OP_TUPLE && k < root->n_operands &&
+			   !passed_through(body, root, k)) {
 			const shs_decision *rd = shs__dec(x, w->called[0], root->operands[k]);
 			const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
 			uint32_t ns = shs_shape_leaf_list(&comp->instrs[init->operands[k]]->shape, sh,
@@ -553,10 +568,14 @@ static void force_root(shs__prop *x, uint32_t body, const shs_pspec *carry, uint
 	free(first);
 }
 
-/* Runs the body and condition of loop w with the given carry; the body's root makes it. */
-static void run_loop(shs__prop *x, const shs_instr *w, const shs_pspec *carry, uint32_t n)
+/* Runs the body and condition of loop i (w, of computation c) with the given carry; the body's
+ * root makes it. */
+static void run_loop(shs__prop *x, uint32_t c, uint32_t i, const shs_instr *w,
+		     const shs_pspec *carry, uint32_t n)
 {
 	uint32_t first[2] = { 0, n };
+
+	x->loop_of[w->called[0]] = ((uint64_t)c << 32) | (i + 1u);
 
 	for (uint32_t k = 0; k < 2; k++) {
 		const shs_computation *cc = x->m->comps[w->called[k]];
@@ -595,7 +614,7 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 	off = shs__pinned_carry(x, c, i, n);
 	for (uint32_t round = 0; carry && round < MAX_ROUNDS && x->rc == SHS_OK; round++) {
 		x->ext_off[w->called[0]] = off;
-		run_loop(x, w, carry, n);
+		run_loop(x, c, i, w, carry, n);
 		x->ext_off[w->called[0]] = NULL;
 		after = carry_of(x, c, i, w, n);
 		if (!after || !memcmp(after, carry, n * sizeof(*carry)))

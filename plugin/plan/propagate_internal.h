@@ -89,6 +89,8 @@ typedef struct shs__prop {
 	uint32_t pins_missed; /* pinned instructions no candidate could make as pinned */
 	uint32_t *visits;     /* per computation: calls in progress (recursion guard) */
 	const shs_pspec **ext_req; /* per computation: what its caller wants of its root, or NULL */
+	uint64_t *loop_of;    /* per computation: the loop that runs it as its body, as
+			       * (computation << 32) | (instruction + 1), or 0 */
 	const bool **ext_off; /* per computation: which leaves of its root its caller only sends
 			       * on to work that does not wait for them (the optimizer's update,
 			       * plan_update.c; stacks kept for later), or NULL */
@@ -137,6 +139,12 @@ const shs_pspec *shs__pinned_element(const shs__prop *x, uint32_t c, uint32_t i,
 shs_pspec *shs__with_pinned(shs__prop *x, uint32_t c, uint32_t i, const shs_pspec *want,
 			    uint32_t n, bool **off);
 bool *shs__pinned_carry(const shs__prop *x, uint32_t c, uint32_t i, uint32_t n);
+/* shs__stack_wants (propagate_stack.c): in want (the n leaves wanted of call i's result, a
+ * tuple of arrays, in loop body c), each element the body writes into a stack of saved values
+ * (a dynamic-update-slice of a carried element the loop fills from zeros) as the later loop
+ * that reads the stack's slices wants them (the backward pass). The layer that makes a saved
+ * value then weighs its backward readers, as an unrolled layer's value has them for users. */
+void shs__stack_wants(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *want, uint32_t n);
 /* Whether a and b are arrays of the same dims. */
 bool shs__same_dims(const shs_shape *a, const shs_shape *b);
 /* shard_map's regions (plan_manual.c).
