@@ -151,10 +151,13 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 		bool weight = shs_is_weight(s->edges->weights, c, in->operands[k]), under = false;
 		if (gathered) {
 			double t = r.t, v = local * (double)shs_mesh_group(&s->c->mesh, gathered);
-			under = !(gathered & s->blocking) &&
-				(weight || shs__collective_matmul(&s->c->hw, v));
+			/* the matmul runs under its gather only where the runtime decomposes it
+			 * (collective matmul); else it waits for the gather's end, as XLA orders an
+			 * all-gather before the dot that reads it */
+			under = !(gathered & s->blocking) && shs__collective_matmul(&s->c->hw, v);
 			/* a weight is ready from the start: its gather waits only for the prefetch
-			 * window, the start of the layer `depth` layers back */
+			 * window, the start of the layer `depth` layers back (so a layer's gathers hide
+			 * under the layers before it, and the first layer's are exposed) */
 			if (weight) {
 				double window = s->layer_start[s->depth < SHS__MAX_LAYERS_BACK ?
 							       s->depth : SHS__MAX_LAYERS_BACK - 1];
