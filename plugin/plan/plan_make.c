@@ -610,7 +610,7 @@ static void totals(shs__prop *x)
 				uint32_t n = d->req_first[k + 1] - d->req_first[k];
 				const shs_pspec *want = &d->req[d->req_first[k]];
 				if (od->set && n == od->n_leaves &&
-				    memcmp(od->leaves, want, n * sizeof(shs_pspec)))
+				    !shs__specs_equal(od->leaves, want, n))
 					x->p->n_reshards++;
 			}
 		}

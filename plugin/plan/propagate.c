@@ -438,7 +438,7 @@ static const shs_pspec *users_want(shs__prop *x, uint32_t c, uint32_t i)
 /* Whether candidate cand makes exactly want (n leaves; NULL: nothing is wanted). */
 static bool makes(const shs_cand *cand, const shs_pspec *want, uint32_t n)
 {
-	return want && cand->n_result == n && !memcmp(cand->result, want, n * sizeof(*want));
+	return want && cand->n_result == n && shs__specs_equal(cand->result, want, n);
 }
 
 /* Whether instruction in of computation c is a matmul whose operands are all Sharding

@@ -363,10 +363,52 @@ static bool chain_differs(shs__prop *x, uint32_t c, uint32_t i, uint32_t callee)
 		if (p->op != SHS_OP_PARAMETER || p->parameter_number < 0)
 			continue;
 		chain = chain_sharding(x, c, i, (uint32_t)p->parameter_number, callee);
-		if (chain && (!pd->set || memcmp(chain, pd->leaves, pd->n_leaves * sizeof(*chain))))
+		if (chain && (!pd->set || !shs__specs_equal(chain, pd->leaves, pd->n_leaves)))
 			return true;
 	}
 	return false;
+}
+
+/* In want (the n leaves wanted of call i's result, a tuple of arrays), each element the next
+ * of a chain of unrolled layers reads as its input (a call to a twin of i's callee) as the
+ * layer makes it when that is more sharded than wanted: a loop carries the more sharded of its
+ * body's root and its init (carry_of), so the unrolled chain passes its layers' output on
+ * alike rather than gathering it for the next layer's users. */
+static void chain_wants(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *want, uint32_t n)
+{
+	const shs_computation *comp = x->m->comps[c];
+	const shs_instr *in = comp->instrs[i];
+	const shs_users *u = &x->users[c];
+	const shs_computation *cc;
+	const shs_instr *root;
+
+	if (!want || in->op != SHS_OP_CALL || in->n_called != 1 || in->called[0] >= x->m->n_comps ||
+	    in->shape.type != SHS_TUPLE || (uint32_t)in->shape.n_tuple != n)
+		return;
+	cc = x->m->comps[in->called[0]];
+	root = cc->instrs[cc->root];
+	if (root->op != SHS_OP_TUPLE || root->n_operands != n)
+		return;
+	for (uint32_t a = u->first[i]; a < u->first[i + 1]; a++) {
+		uint32_t g = u->list[a], e;
+		const shs_decision *rd;
+		if (comp->instrs[g]->op != SHS_OP_GET_TUPLE_ELEMENT || !from_twin(x, c, g, in->called[0]))
+			continue;
+		e = (uint32_t)comp->instrs[g]->tuple_index;
+		rd = shs__dec(x, in->called[0], root->operands[e]);
+		if (!rd->set || rd->n_leaves != 1 || shs_spec_equal(&rd->leaves[0], &want[e]) ||
+		    !leaves_no_larger(x, comp->instrs[g], rd->leaves, &want[e], 1))
+			continue;
+		for (uint32_t b = u->first[g]; b < u->first[g + 1]; b++) {
+			const shs_instr *next = comp->instrs[u->list[b]];
+			if (next->op == SHS_OP_CALL && next->n_called == 1 &&
+			    next->called[0] < x->m->n_comps &&
+			    x->twin[next->called[0]] == x->twin[in->called[0]]) {
+				want[e] = rd->leaves[0];
+				break;
+			}
+		}
+	}
 }
 
 static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
@@ -379,6 +421,7 @@ static void decide_call(shs__prop *x, uint32_t c, uint32_t i, uint32_t from)
 	const shs_decision *root;
 
 	shs__stack_wants(x, c, i, want, n);
+	chain_wants(x, c, i, want, n);
 
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		set_params(x, c, i, from, in->called[k]);
@@ -617,7 +660,7 @@ static void decide_while(shs__prop *x, uint32_t c, uint32_t i)
 		run_loop(x, c, i, w, carry, n);
 		x->ext_off[w->called[0]] = NULL;
 		after = carry_of(x, c, i, w, n);
-		if (!after || !memcmp(after, carry, n * sizeof(*carry)))
+		if (!after || shs__specs_equal(after, carry, n))
 			break;
 		x->changed = true;
 		free(carry);
