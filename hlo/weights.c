@@ -13,6 +13,7 @@
 enum { UNSEEN = 0, YES = 1, NO = 2 };
 
 struct shs_weights {
+	shs_param_role *roles; /* the entry's (shs_entry_param_roles) */
 	uint32_t n_comps;
 	bool **w;          /* per computation and instruction */
 	uint8_t **param;   /* per computation: flags of its parameters / loop tuple elements */
@@ -67,15 +68,20 @@ static void pass_down(const shs_module *m, shs_weights *x, uint32_t c, const shs
 			meet(x, in->called[b], k, x->w[c][in->operands[k]]);
 }
 
-static void mark(const shs_module *m, shs_weights *x, uint32_t c, bool entry, bool loop)
+/* roles: the entry's (shs_entry_param_roles), or NULL when no parameter is a weight by how the
+ * step uses it (a forward pass alone: then every parameter is taken for one). */
+static void mark(const shs_module *m, shs_weights *x, uint32_t c, bool entry, bool loop,
+		 const shs_param_role *roles)
 {
 	const shs_computation *comp = m->comps[c];
 
 	for (uint32_t v = 0; v < comp->n_instrs; v++) {
 		const shs_instr *in = comp->instrs[v];
 		bool w = false;
-		if (in->op == SHS_OP_PARAMETER)
-			w = entry || (!loop && param_flag(x, c, in->parameter_number));
+		if (in->op == SHS_OP_PARAMETER && entry)
+			w = !roles || roles[v] != SHS_PARAM_INPUT;
+		else if (in->op == SHS_OP_PARAMETER)
+			w = !loop && param_flag(x, c, in->parameter_number);
 		else if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands == 1 && loop &&
 			 comp->instrs[in->operands[0]]->op == SHS_OP_PARAMETER)
 			w = param_flag(x, c, in->tuple_index);
@@ -109,7 +115,8 @@ int shs_weights_make(const shs_module *m, shs_weights **out, shs_err *e)
 	shs_weights *x = calloc(1, sizeof(*x));
 	uint32_t *post = calloc(m->n_comps + 1, sizeof(*post)), n = 0;
 	bool *seen = calloc(m->n_comps + 1, sizeof(*seen));
-	bool *loop = calloc(m->n_comps + 1, sizeof(*loop)), ok;
+	bool *loop = calloc(m->n_comps + 1, sizeof(*loop)), ok, training = false;
+	shs_param_role *roles = NULL;
 
 	*out = NULL;
 	ok = x && post && seen && loop && (x->w = calloc(m->n_comps + 1, sizeof(*x->w))) &&
@@ -131,11 +138,19 @@ int shs_weights_make(const shs_module *m, shs_weights **out, shs_err *e)
 				if (in->called[b] < m->n_comps)
 					loop[in->called[b]] = true; /* body and condition */
 		}
+	ok = ok && (roles = shs_entry_param_roles(m));
+	for (uint32_t i = 0; ok && i < m->comps[m->entry]->n_instrs; i++)
+		training = training || roles[i] == SHS_PARAM_WEIGHT;
 	if (ok) {
 		n = order(m, m->entry, seen, post, 0, 0);
 		for (uint32_t k = n; k-- > 0;)
-			mark(m, x, post[k], post[k] == m->entry, loop[post[k]]);
+			mark(m, x, post[k], post[k] == m->entry, loop[post[k]],
+			     training ? roles : NULL);
 	}
+	if (x)
+		x->roles = roles;
+	else
+		free(roles);
 	free(post);
 	free(seen);
 	free(loop);
@@ -154,6 +169,7 @@ void shs_weights_free(shs_weights *x)
 		free(x->param[c]);
 	}
 	if (x) {
+		free(x->roles);
 		free(x->w);
 		free(x->param);
 		free(x->n_param);
@@ -164,4 +180,9 @@ void shs_weights_free(shs_weights *x)
 bool shs_is_weight(const shs_weights *x, uint32_t c, uint32_t v)
 {
 	return x && c < x->n_comps && x->w[c][v];
+}
+
+const shs_param_role *shs_weights_roles(const shs_weights *x)
+{
+	return x ? x->roles : NULL;
 }

@@ -8,7 +8,9 @@
 #include "ir.h"
 #include "status.h"
 
-/* The model's weights (weights.c): the entry's parameters, and what computations get from them:
+/* The model's weights (weights.c): the entry's parameters (in a training step, one whose
+ * parameters include a weight by shs_entry_param_roles, those but its inputs: the batch is not
+ * a weight), and what computations get from them:
  * a called computation's parameter when every call passes a weight, a loop's tuple element when
  * its initial value is a weight and the body keeps it as it is; through converts, reshapes,
  * copies, slices, dynamic slices, bitcasts, tuple elements (a scanned layer's weights) and
@@ -37,5 +39,8 @@ typedef enum shs_param_role {
  * the weight's); every other instruction is INPUT. Names are not looked at: a Keras or Flax
  * module's state[0][1] is recognised as MaxText's params/... is. */
 shs_param_role *shs_entry_param_roles(const shs_module *m);
+/* The roles shs_weights_make found (per instruction of the entry: borrowed from x, valid while
+ * it lives), or NULL when x is NULL. */
+const shs_param_role *shs_weights_roles(const shs_weights *x);
 
 #endif

@@ -492,7 +492,8 @@ static void test_chip_from_request(void)
 {
 	static const char *const sets[] = { "layers=2", "d_model=512", "d_ff=2048", "batch=64",
 					     NULL };
-	shs_plan_request *r = request("fsdp=8", "fsdp");
+	/* the tensor axis gathers activations into the matmuls */
+	shs_plan_request *r = request("fsdp=4,tensor=2", "fsdp+tp");
 	shs_module *m = generate("mlp-only", sets);
 	shs_host *h = host();
 	shs_plan *fast = NULL, *slow = NULL, *plain = NULL, *none = NULL;

@@ -671,10 +671,11 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 {
 	const shs_computation *comp = shs_module_entry(x->m);
 	char path[SHS_PATH_CAP];
-	shs_param_role *roles = shs_entry_param_roles(x->m);
+	/* the weights analysis found them (evaluate_edges.c) */
+	const shs_param_role *roles = shs_weights_roles(x->edges->weights);
 
 	if (!roles)
-		return shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
+		return shs_seterr(e, SHS_EINVAL, "evaluate: no weights analysis");
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		double b;
@@ -698,7 +699,6 @@ static int state_breakdown(const memo *x, shs_eval *ev, shs_err *e)
 			break;
 		}
 	}
-	free(roles);
 	return SHS_OK;
 }
 
