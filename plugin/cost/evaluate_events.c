@@ -7,8 +7,8 @@
  * the stream reaches the start of the layer `prefetch_depth` layers before (FSDP prefetch). A
  * value resharded once is reused by the later users that want the same sharding
  * (evaluate_edges.c). A gather into a matmul runs under the matmul when the runtime decomposes
- * it there (a weight's prefetched gather; an activation's from the chip's windowed-einsum size
- * on: collective matmul, the matmul cannot end before it does); other reshards make their
+ * it there (from the chip's windowed-einsum size on: collective matmul, the matmul cannot end
+ * before it does); other reshards, a weight's prefetched gather among them, make their
  * consumer wait (a Sharding constraint is no work: its users wait for the reshard it asks
  * for). An instruction's own collectives (a partial sum's reduce-scatter or
  * all-reduce) start with it when they are decomposed under a matmul or overlappable, else when
@@ -126,6 +126,43 @@ static void later(avail *a, const avail *b)
 		*a = *b;
 }
 
+/* How many views (slices, reshapes, conversions) a prefetchable value may be of its source. */
+enum { VIEW_HOPS = 8 };
+
+/* Whether value v of computation c is known before the layer that reads it runs: a weight, or
+ * in a loop body a view of an element the body gives back as it got it (loop-invariant: the
+ * stacks of saved activations a backward loop reads). XLA's collective pipeliner moves the
+ * all-gather of a dynamic slice of such an element into the trip before, as for a stacked
+ * weight, so its gathers prefetch as a weight's do. */
+static bool prefetchable(const sim *s, uint32_t c, uint32_t v)
+{
+	const shs_computation *body = s->m->comps[c];
+	const shs_instr *root = body->instrs[body->root];
+
+	if (shs_is_weight(s->edges->weights, c, v))
+		return true;
+	if (!s->edges->loop_body[c] || root->op != SHS_OP_TUPLE)
+		return false;
+	for (uint32_t hop = 0; hop < VIEW_HOPS; hop++) {
+		const shs_instr *in = body->instrs[v], *back;
+		if (in->op == SHS_OP_GET_TUPLE_ELEMENT) {
+			if (body->instrs[in->operands[0]]->op != SHS_OP_PARAMETER ||
+			    in->tuple_index < 0 || (uint64_t)in->tuple_index >= root->n_operands)
+				return false;
+			back = body->instrs[root->operands[in->tuple_index]];
+			return back->op == SHS_OP_GET_TUPLE_ELEMENT &&
+			       back->tuple_index == in->tuple_index &&
+			       body->instrs[back->operands[0]]->op == SHS_OP_PARAMETER;
+		}
+		if (!in->n_operands || (in->op != SHS_OP_DYNAMIC_SLICE && in->op != SHS_OP_RESHAPE &&
+					in->op != SHS_OP_BITCAST && in->op != SHS_OP_CONVERT &&
+					in->op != SHS_OP_COPY))
+			return false;
+		v = in->operands[0];
+	}
+	return false;
+}
+
 /* Places the reshard of operand k of instruction i on the links once the operand is ready:
  * s->edge[c][f] when the copy is usable, s->floor[c][f] when the matmul it runs under (a gather
  * into a matmul) may end at the earliest. */
@@ -148,7 +185,7 @@ static void issue_edge(sim *s, uint32_t c, uint32_t i, uint32_t k)
 		double local = shs__reshard_masks(&s->c->mesh, shapes[j], &od->leaves[j],
 						  &d->req[d->req_first[k] + j], &gathered, &moved);
 		avail end = r;
-		bool weight = shs_is_weight(s->edges->weights, c, in->operands[k]), under = false;
+		bool weight = prefetchable(s, c, in->operands[k]), under = false;
 		if (gathered) {
 			double t = r.t, v = local * (double)shs_mesh_group(&s->c->mesh, gathered);
 			/* the matmul runs under its gather only where the runtime decomposes it
@@ -213,7 +250,7 @@ static void issue_uses(sim *s, uint32_t c, uint32_t v)
 {
 	const shs__edges *x = s->edges;
 
-	if (shs_is_weight(s->edges->weights, c, v))
+	if (prefetchable(s, c, v))
 		return;
 	for (uint32_t u = x->use_first[c][v]; u < x->use_first[c][v + 1]; u++) {
 		uint32_t f = x->use_edge[c][u], i = x->consumer[c][f];
@@ -252,7 +289,7 @@ static bool weight_view(const sim *s, uint32_t c, uint32_t i)
 {
 	const shs_instr *in = s->m->comps[c]->instrs[i];
 
-	return s->edges->loop_body[c] && shs_is_weight(s->edges->weights, c, i) &&
+	return s->edges->loop_body[c] && prefetchable(s, c, i) &&
 	       !s->p->d[c][i].n_colls &&
 	       (in->op == SHS_OP_DYNAMIC_SLICE || in->op == SHS_OP_RESHAPE ||
 		in->op == SHS_OP_BITCAST || in->op == SHS_OP_CONVERT || in->op == SHS_OP_COPY ||
@@ -292,9 +329,11 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		*ready = first;
 		return;
 	}
-	if (shs_is_sharding_constraint(in)) {
-		/* the partitioner removes a constraint: its users, not the stream, wait for the
-		 * reshard it asks for */
+	if (shs_is_sharding_constraint(in) || (tf <= 0 && tb <= 0 && !d->n_colls)) {
+		/* the partitioner removes a constraint, and an instruction that does no work of
+		 * its own (a bitcast, a value fused into its users) runs no kernel: its users, not
+		 * the stream, wait for the reshard it asks for, as XLA's scheduler places the
+		 * collective's end at the first kernel that reads it */
 		*ready = need;
 		later(ready, &lagging);
 		later(ready, &floor);
