@@ -271,7 +271,6 @@ static void check_case(const char *preset, const char *hardware, const char *pla
 		fprintf(stderr, "\n  %s %s %s remat %s: now within 1 %% (step %+.2f %%, memory "
 			"%+.2f %%): take it out of known[]", preset, hardware, plan,
 			shs_remat_name(remat), 100 * step_gap, 100 * mem_gap);
-	if (getenv("FORMS_ALL")) fprintf(stderr, "\nALL %s %s %s %s %+.2f %+.2f", preset, hardware, plan, shs_remat_name(remat), 100*step_gap, 100*mem_gap);
 	CU_ASSERT_TRUE(ok);
 }
 

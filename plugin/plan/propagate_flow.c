@@ -392,7 +392,7 @@ static void chain_wants(shs__prop *x, uint32_t c, uint32_t i, shs_pspec *want, u
 	for (uint32_t a = u->first[i]; a < u->first[i + 1]; a++) {
 		uint32_t g = u->list[a], e;
 		const shs_decision *rd;
-		if (comp->instrs[g]->op != SHS_OP_GET_TUPLE_ELEMENT || !from_twin(x, c, g, in->called[0]))
+		if (comp->instrs[g]->op != SHS_OP_GET_TUPLE_ELEMENT)
 			continue;
 		e = (uint32_t)comp->instrs[g]->tuple_index;
 		rd = shs__dec(x, in->called[0], root->operands[e]);
