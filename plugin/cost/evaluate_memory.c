@@ -110,12 +110,47 @@ typedef struct loop_stacks {
 	int64_t *trips;
 } loop_stacks;
 
-/* For each leaf of computation comp (layout first), the leaf whose buffer it is: its own for an
+/* The operand leaf of call i (of computation c, layout first) whose buffer leaf j of its result
+ * is: the callee gives back its parameter unchanged there (a layer returning its input as a
+ * saved value) in the sharding it came in (XLA inlines the call: no copy); else NO_OWNER. */
+static uint32_t passed_back(const memo *x, uint32_t c, uint32_t i, const uint32_t *first,
+			    uint32_t j)
+{
+	const shs_instr *in = x->m->comps[c]->instrs[i], *root, *p;
+	const shs_computation *callee;
+	const shs_decision *d = &x->p->d[c][i], *od;
+	uint32_t o;
+
+	if (in->op != SHS_OP_CALL || in->n_called != 1 || in->called[0] >= x->m->n_comps ||
+	    in->shape.type != SHS_TUPLE || j >= (uint32_t)in->shape.n_tuple ||
+	    in->shape.tuple[j].type == SHS_TUPLE)
+		return NO_OWNER;
+	callee = x->m->comps[in->called[0]];
+	root = callee->instrs[callee->root];
+	if (root->op != SHS_OP_TUPLE || j >= root->n_operands || shs_shape_leaves(&in->shape) !=
+									 (uint32_t)in->shape.n_tuple)
+		return NO_OWNER;
+	p = callee->instrs[root->operands[j]];
+	if (p->op != SHS_OP_PARAMETER || p->parameter_number < 0 ||
+	    (uint64_t)p->parameter_number >= in->n_operands)
+		return NO_OWNER;
+	o = in->operands[p->parameter_number];
+	od = &x->p->d[c][o];
+	if (first[o + 1] - first[o] != 1 || !d->set || !od->set || j >= d->n_leaves ||
+	    od->n_leaves != 1 || !shs_spec_equal(&d->leaves[j], &od->leaves[0]))
+		return NO_OWNER;
+	return first[o];
+}
+
+/* For each leaf of computation c (layout first), the leaf whose buffer it is: its own for an
  * instruction that makes one or a loop state leaf flagged resharded (its own copy), the viewed
- * one's for a view, NO_OWNER for what the caller owns. */
-static void resolve_owners(const shs_computation *comp, bool entry, const uint32_t *first,
+ * one's for a view or a call's parameter given back (passed_back), NO_OWNER for what the caller
+ * owns. */
+static void resolve_owners(const memo *x, uint32_t c, bool entry, const uint32_t *first,
 			   const bool *resharded, uint32_t *owner)
 {
+	const shs_computation *comp = x->m->comps[c];
+
 	for (uint32_t i = 0; i < comp->n_instrs; i++) {
 		const shs_instr *in = comp->instrs[i];
 		uint32_t n = first[i + 1] - first[i], from = NO_OWNER, at = 0;
@@ -130,8 +165,10 @@ static void resolve_owners(const shs_computation *comp, bool entry, const uint32
 			continue;
 		}
 		if (!is_view(in, entry)) {
-			for (uint32_t j = 0; j < n; j++)
-				owner[first[i] + j] = first[i] + j;
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t back = passed_back(x, c, i, first, j);
+				owner[first[i] + j] = back == NO_OWNER ? first[i] + j : owner[back];
+			}
 			continue;
 		}
 		if (in->op == SHS_OP_GET_TUPLE_ELEMENT && in->n_operands)
@@ -617,7 +654,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		goto done;
 	}
 	resharded_views(x, c, l.first, resharded);
-	resolve_owners(comp, entry, l.first, resharded, l.owner);
+	resolve_owners(x, c, entry, l.first, resharded, l.owner);
 	for (uint32_t f = 0; f <= l.first[n]; f++)
 		l.fill_at[f] = NO_OWNER;
 	if (find_stacks(x, c, &l) != SHS_OK || mark_unsaved(x, c, &l) != SHS_OK) {
