@@ -137,23 +137,16 @@ enum { VIEW_HOPS = 8 };
 static bool prefetchable(const sim *s, uint32_t c, uint32_t v)
 {
 	const shs_computation *body = s->m->comps[c];
-	const shs_instr *root = body->instrs[body->root];
 
 	if (shs_is_weight(s->edges->weights, c, v))
 		return true;
-	if (!s->edges->loop_body[c] || root->op != SHS_OP_TUPLE)
+	if (!s->edges->loop_body[c])
 		return false;
 	for (uint32_t hop = 0; hop < VIEW_HOPS; hop++) {
-		const shs_instr *in = body->instrs[v], *back;
-		if (in->op == SHS_OP_GET_TUPLE_ELEMENT) {
-			if (body->instrs[in->operands[0]]->op != SHS_OP_PARAMETER ||
-			    in->tuple_index < 0 || (uint64_t)in->tuple_index >= root->n_operands)
-				return false;
-			back = body->instrs[root->operands[in->tuple_index]];
-			return back->op == SHS_OP_GET_TUPLE_ELEMENT &&
-			       back->tuple_index == in->tuple_index &&
-			       body->instrs[back->operands[0]]->op == SHS_OP_PARAMETER;
-		}
+		const shs_instr *in = body->instrs[v];
+		if (in->op == SHS_OP_GET_TUPLE_ELEMENT)
+			return body->instrs[in->operands[0]]->op == SHS_OP_PARAMETER &&
+			       shs_while_keeps(body, in->tuple_index);
 		if (!in->n_operands || (in->op != SHS_OP_DYNAMIC_SLICE && in->op != SHS_OP_RESHAPE &&
 					in->op != SHS_OP_BITCAST && in->op != SHS_OP_CONVERT &&
 					in->op != SHS_OP_COPY))

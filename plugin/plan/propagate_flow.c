@@ -7,6 +7,7 @@
 
 #include <xxhash.h>
 
+#include "analysis.h"
 #include "propagate_internal.h"
 
 enum { MAX_FLOW_LEAVES = 1 << 16 };
@@ -528,18 +529,6 @@ static bool stack_from_update(shs__prop *x, uint32_t body, uint32_t v, uint32_t 
 	return at == u->shape.rank;
 }
 
-/* Whether body (root its root) gives element k back as it got it: its root's element k is
- * element k of its parameter. Such an element's sharding in the body is only the carry's, so
- * the loop takes it from its init (else an init that is less sharded in a later pass, as the
- * stacks of saved values a backward loop reads, would keep an earlier pass's carry). */
-static bool passed_through(const shs_computation *body, const shs_instr *root, uint32_t k)
-{
-	const shs_instr *g = body->instrs[root->operands[k]];
-
-	return g->op == SHS_OP_GET_TUPLE_ELEMENT && g->tuple_index == (int64_t)k &&
-	       body->instrs[g->operands[0]]->op == SHS_OP_PARAMETER;
-}
-
 /* The loop's carried shardings: the init's, but for elements that start as constants, what
  * the loop's users want of them, else what the body gives them; and for the other elements
  * what the body gives them when that is more sharded than the init (XLA's sharding
@@ -578,7 +567,11 @@ static shs_pspec *carry_of(shs__prop *x, uint32_t c, uint32_t i, const shs_instr
 		} else if (want) {
 			memcpy(&carry[off], want, nk * sizeof(*carry));
 		} else if (root->op == SHS_OP_TUPLE && k < root->n_operands &&
-			   !passed_through(body, root, k)) {
+			   !shs_while_keeps(body, k)) {
+			/* an element the body gives back as it got it is only the carry there: the
+			 * loop takes it from its init (else an init that is less sharded in a later
+			 * pass, as the stacks of saved values a backward loop reads, would keep an
+			 * earlier pass's carry) */
 			const shs_decision *rd = shs__dec(x, w->called[0], root->operands[k]);
 			const shs_shape *sh[SHS_MAX_VALUE_LEAVES];
 			uint32_t ns = shs_shape_leaf_list(&comp->instrs[init->operands[k]]->shape, sh,
