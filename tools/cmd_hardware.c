@@ -13,7 +13,8 @@ static const char usage[] =
 	"per width, HBM bytes and bandwidth, links and their latency, pod and largest slice, chips\n"
 	"per host, DCN, and what it sustains: matmuls' fraction of peak and tile, collectives'\n"
 	"fraction of each link's line rate, the operand size from which a gather runs under its\n"
-	"matmul). NAME ignores case and a tpu- prefix (tpu-v5p is v5p).\n"
+	"matmul, the size up to which independent all-reduces are combined). NAME ignores case\n"
+	"and a tpu- prefix (tpu-v5p is v5p).\n"
 	"\n"
 	"  --json             {\"hardware\": [ENTRY, ...]}, each ENTRY with the members of a\n"
 	"                     hardware file (name, gpu, flops_bf16, flops_fp8, flops_fp32, flops_int8,\n"
@@ -22,7 +23,8 @@ static const char usage[] =
 	"                     node_size, gpu_egress, node_egress; dcn_bw; host_bw; matmul_eff,\n"
 	"                     matmul_tile, hbm_eff, bmm_hbm_eff, ici_eff | nvlink_eff, scaleout_eff,\n"
 	"                     dcn_eff (fractions 0..1; 0: all; bmm_hbm_eff 0: hbm_eff),\n"
-	"                     windowed_einsum_bytes (0: any size)): SI units (bytes, bytes/s,\n"
+	"                     windowed_einsum_bytes (0: any size), all_reduce_combine_bytes\n"
+	"                     (0: none combined)): SI units (bytes, bytes/s,\n"
 	"                     FLOP/s, seconds); the output loads back with --hardware-file\n"
 	"  --hardware-file F  add or override catalog entries first (JSON, as --json writes)\n"
 	"\n"
@@ -155,6 +157,11 @@ static void print_rates(const shs_hardware *h)
 		       h->windowed_einsum_bytes, h->windowed_einsum_bytes / 1048576);
 	else
 		printf("coll. matmul    at any size\n");
+	if (h->all_reduce_combine_bytes > 0)
+		printf("all-reduces     combined up to %.6g bytes (%g MiB)\n",
+		       h->all_reduce_combine_bytes, h->all_reduce_combine_bytes / 1048576);
+	else
+		printf("all-reduces     each alone\n");
 }
 
 static void print_entry(const shs_hardware *h)

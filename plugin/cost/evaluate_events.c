@@ -65,10 +65,15 @@ static void trace_stream(const sim *s, shs_trace_kind kind, double start, double
 avail shs__sim_collective(sim *s, int kind, uint32_t mask, double v, double sends, double t,
 			  uint32_t c, uint32_t i)
 {
+	return shs__sim_place(s, kind, mask, v, shs_coll_time(s->c, kind, mask, v) * sends, t, c, i);
+}
+
+avail shs__sim_place(sim *s, int kind, uint32_t mask, double v, double dur, double t,
+		     uint32_t c, uint32_t i)
+{
 	placing pl = { .trace = s->trace, .ev = { .bytes = v, .comp = c, .instr = i, .axes = mask,
 						  .coll = kind, .kind = SHS_TRACE_COLL } };
 	avail out = { .t = t, .mask = mask, .comp = c, .instr = i };
-	double dur = shs_coll_time(s->c, kind, mask, v) * sends;
 	uint32_t blocker = SHS_MESH_MAX_AXES;
 
 	if (s->recording && t < s->min_start)
@@ -351,9 +356,12 @@ static void step_instr(sim *s, uint32_t c, uint32_t i)
 		if (shs__sunk(s->sunk, c, i, cl))
 			continue; /* after the loop (shs__sim_loop) */
 		bool blocks = cl->axes_mask & s->blocking;
-		done = shs__sim_collective(s, cl->kind, cl->axes_mask, v, sends,
-					!blocks && shs__own_overlapped(&s->c->hw, matmul, cl, v) ?
-						s->now : end, c, i);
+		/* a synchronous call runs alone; else XLA may combine it (evaluate_combine.c) */
+		double dur = blocks ? shs_coll_time(s->c, cl->kind, cl->axes_mask, v) :
+				      shs__combine_time(s, c, i, cl, v);
+		done = shs__sim_place(s, cl->kind, cl->axes_mask, v, dur * sends,
+				      !blocks && shs__own_overlapped(&s->c->hw, matmul, cl, v) ?
+					      s->now : end, c, i);
 		/* a ring's last block of work starts when its last send has arrived */
 		if (sends > 1 && !blocks)
 			done.t += (end - s->now) / (sends + 1);
@@ -482,6 +490,7 @@ void shs__sim_run(sim *s, uint32_t c, const avail *args, uint32_t n_args, uint32
 		const shs_instr *in = comp->instrs[i];
 		if (s->trace && depth == 0 && c == s->m->entry && s->trace->entry_at)
 			s->trace->entry_at[i] = s->now;
+		shs__combine_mark(s, c, i);
 		switch (in->op) {
 		case SHS_OP_PARAMETER:
 			s->ready[c][i] = in->parameter_number < n_args ?
@@ -572,12 +581,13 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	s.floor = (avail **)shs__per_instr(m, sizeof(avail), true, edges);
 	s.issued = (uint32_t **)shs__per_instr(m, sizeof(uint32_t), true, edges);
 	s.waits = (double **)shs__per_instr(m, sizeof(double), false, edges);
+	s.after_reduce = (uint32_t **)shs__per_instr(m, sizeof(uint32_t), false, edges);
 	s.stamp = calloc(m->n_comps + 1, sizeof(*s.stamp));
 	s.lag = calloc(m->n_comps + 1, sizeof(*s.lag));
 	s.lag_next = calloc(m->n_comps + 1, sizeof(*s.lag_next));
 	s.lag_chain = calloc(m->n_comps + 1, sizeof(*s.lag_chain));
-	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.stamp || !s.lag ||
-	    !s.lag_next || !s.lag_chain)
+	if (!s.ready || !s.edge || !s.floor || !s.issued || !s.waits || !s.after_reduce ||
+	    !s.stamp || !s.lag || !s.lag_next || !s.lag_chain)
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 	if (spans)
 		spans->n = 0;
@@ -621,6 +631,7 @@ int shs__eval_events(const shs_module *m, const shs_plan *p, const shs_cluster *
 	shs__per_instr_free(m, (void **)s.ready);
 	shs__per_instr_free(m, (void **)s.edge);
 	shs__per_instr_free(m, (void **)s.waits);
+	shs__per_instr_free(m, (void **)s.after_reduce);
 	shs__per_instr_free(m, (void **)s.floor);
 	shs__per_instr_free(m, (void **)s.issued);
 	free(s.stamp);

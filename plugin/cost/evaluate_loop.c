@@ -176,7 +176,8 @@ static void free_end(trip_end *e)
 		shs__link_free(&e->win[a]);
 }
 
-/* Places the sunk all-reduces of computation c (evaluate_sink.c), each once, from when *result
+/* Places the sunk all-reduces of computation c (evaluate_sink.c), each once (combined as XLA
+ * combines them: evaluate_combine.c), from when *result
  * is; *result becomes the latest of them. */
 static void place_sunk(shs__sim *s, uint32_t c, shs__avail *result)
 {
@@ -190,8 +191,9 @@ static void place_sunk(shs__sim *s, uint32_t c, shs__avail *result)
 			shs__avail done;
 			if (!shs__sunk(s->sunk, c, i, &d->colls[k]))
 				continue;
-			done = shs__sim_collective(s, d->colls[k].kind, d->colls[k].axes_mask, v,
-						   sends, from, c, i);
+			done = shs__sim_place(s, d->colls[k].kind, d->colls[k].axes_mask, v,
+					      shs__combine_time(s, c, i, &d->colls[k], v) * sends,
+					      from, c, i);
 			if (done.t > result->t)
 				*result = done;
 		}

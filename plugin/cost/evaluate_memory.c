@@ -31,6 +31,8 @@ typedef struct memo {
 	const shs__fusion *fused; /* updates written straight into their slots (F6) */
 	bool **unsaved; /* per loop body, per element of its state: a stack remat drops */
 	double *peak;   /* per computation, < 0: not computed */
+	double *own_peak; /* ... without the buffers its root returns: its call's result, which
+			   * the caller holds from the call on (XLA inlines the call) */
 	double *gathered; /* ... of its peak, the resharded copies (gathered weights, all-to-all
 			   * outputs), its callees' included */
 	uint32_t *stack; /* recursion guard */
@@ -329,8 +331,8 @@ static uint32_t *reuse_ends(const memo *x, uint32_t c)
 	return last;
 }
 
-/* The largest peak among the computations instruction in runs, and into *gathered the
- * resharded copies at that peak. */
+/* The largest peak among the computations instruction in runs (a call's callee's without its
+ * result, which the caller counts), and into *gathered the resharded copies at that peak. */
 static double callee_peak(memo *x, const shs_instr *in, uint32_t depth, double *gathered)
 {
 	double best = 0;
@@ -340,6 +342,8 @@ static double callee_peak(memo *x, const shs_instr *in, uint32_t depth, double *
 		return 0;
 	for (uint32_t k = 0; k < in->n_called; k++) {
 		double p = comp_peak(x, in->called[k], depth + 1);
+		if (in->op == SHS_OP_CALL && in->called[k] < x->m->n_comps)
+			p = x->own_peak[in->called[k]];
 		if (p > best) {
 			best = p;
 			*gathered = x->gathered[in->called[k]];
@@ -624,8 +628,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	bool entry = c == x->m->entry;
 	uint32_t n = comp->n_instrs, *last = NULL, *last_reuse = NULL, *at = NULL;
 	loop_stacks l = { 0 };
-	bool *in_place = NULL, *resharded = NULL;
-	double *release = NULL, live = 0, peak = 0;
+	bool *in_place = NULL, *resharded = NULL, *returned = NULL;
+	double *release = NULL, live = 0, peak = 0, held = 0, own = 0;
 	double *release_copies = NULL, copies = 0, peak_copies = 0; /* resharded copies kept */
 
 	if (c >= x->m->n_comps || depth > SHS_MAX_CALL_DEPTH || x->stack[c])
@@ -640,6 +644,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		last = malloc((l.first[n] + 1) * sizeof(*last));
 		in_place = calloc(l.first[n] + 1, sizeof(*in_place));
 		resharded = calloc(l.first[n] + 1, sizeof(*resharded));
+		returned = calloc(l.first[n] + 1, sizeof(*returned));
 	}
 	l.stacks = calloc(n + 1, sizeof(*l.stacks));
 	l.trips = calloc(n + 1, sizeof(*l.trips));
@@ -648,13 +653,16 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	last_reuse = reuse_ends(x, c);
 	at = run_at(x, c);
 	if (!l.first || !l.owner || !l.fill_at || !l.made || !last || !in_place || !resharded ||
-	    !l.stacks ||
+	    !returned || !l.stacks ||
 	    !l.trips || !release || !release_copies || !last_reuse || !at) {
 		x->rc = SHS_ENOMEM;
 		goto done;
 	}
 	resharded_views(x, c, l.first, resharded);
 	resolve_owners(x, c, entry, l.first, resharded, l.owner);
+	for (uint32_t j = l.first[comp->root]; comp->root < n && j < l.first[comp->root + 1]; j++)
+		if (l.owner[j] != NO_OWNER)
+			returned[l.owner[j]] = true;
 	for (uint32_t f = 0; f <= l.first[n]; f++)
 		l.fill_at[f] = NO_OWNER;
 	if (find_stacks(x, c, &l) != SHS_OK || mark_unsaved(x, c, &l) != SHS_OK) {
@@ -673,6 +681,9 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 		double inner = callee_peak(x, in, depth, &callee_copies) + transient;
 		live += kept + made_bytes(x, c, i, &l, last, in_place, release);
 		copies += kept;
+		for (uint32_t j = l.first[i]; j < l.first[i + 1]; j++)
+			if (returned[j] && l.owner[j] == j && l.fill_at[j] == NO_OWNER)
+				held += l.made[j]; /* what the root returns, made here */
 		if (l.stacks[i])
 			stack_bounds(x, c, i, &l, last, &start, &end, &fill);
 		if (in->op == SHS_OP_WHILE && (copied = copied_from(x, c, i, &l, last, resharded))) {
@@ -684,6 +695,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 			peak = live + inner + (start > end ? start : end);
 			peak_copies = copies + transient + callee_copies;
 		}
+		if (live - held + inner + (start > end ? start : end) > own)
+			own = live - held + inner + (start > end ? start : end);
 		if (entry && x->trace && i < x->trace->n_entry)
 			x->trace->entry_live[i] = live + inner + (start > end ? start : end);
 		live += fill - release[i] - release_copies[i];
@@ -691,6 +704,7 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	}
 	x->stack[c] = 0;
 	x->peak[c] = peak;
+	x->own_peak[c] = own;
 	x->gathered[c] = peak_copies;
 done:
 	stacks_free(&l, n);
@@ -701,6 +715,7 @@ done:
 	free(last_reuse);
 	free(in_place);
 	free(resharded);
+	free(returned);
 	return peak;
 }
 
@@ -748,10 +763,11 @@ int shs__eval_memory(const shs_module *m, const shs_plan *p, const shs_cluster *
 	int rc = SHS_OK;
 
 	x.peak = malloc((m->n_comps + 1) * sizeof(*x.peak));
+	x.own_peak = calloc(m->n_comps + 1, sizeof(*x.own_peak));
 	x.gathered = calloc(m->n_comps + 1, sizeof(*x.gathered));
 	x.stack = calloc(m->n_comps + 1, sizeof(*x.stack));
 	x.unsaved = calloc(m->n_comps + 1, sizeof(*x.unsaved));
-	if (!x.peak || !x.gathered || !x.stack || !x.unsaved) {
+	if (!x.peak || !x.own_peak || !x.gathered || !x.stack || !x.unsaved) {
 		rc = shs_seterr(e, SHS_ENOMEM, "evaluate: out of memory");
 		goto done;
 	}
@@ -772,6 +788,7 @@ done:
 		free(x.unsaved[k]);
 	free(x.unsaved);
 	free(x.peak);
+	free(x.own_peak);
 	free(x.gathered);
 	free(x.stack);
 	return rc;

@@ -5,7 +5,7 @@
 
 #include "evaluate_internal.h"
 
-enum { SHS__MAX_LAYERS_BACK = 17 };
+enum { SHS__MAX_LAYERS_BACK = 17, SHS__COMBINE_OPEN = 8 };
 
 /* When a value is usable, and the collective that made it that late: its axes (0: none), the
  * one axis a wait for it is booked to (shs__wait_axis) and its site (the instruction it is
@@ -22,6 +22,14 @@ typedef struct shs__charge {
 	uint32_t comp, instr;
 	double w;
 } shs__charge;
+
+/* A group of all-reduces XLA's AllReduceCombiner runs as one (evaluate_combine.c): in one run
+ * of one computation, over the same axes. */
+typedef struct shs__combined {
+	uint32_t comp, run, mask;            /* mask 0: unused */
+	uint32_t first;                      /* its first member */
+	double bytes;                        /* its members' bytes so far */
+} shs__combined;
 
 typedef struct shs__sim {
 	const shs_module *m;
@@ -43,6 +51,11 @@ typedef struct shs__sim {
 	 * collective pipeliner's: shs__sim_lags), and what the trip running writes there */
 	shs__avail **lag, **lag_next;
 	bool **lag_chain;                    /* ... per instruction: it forwards a late write */
+	/* per instruction: 1 + the last instruction of its computation's run with an all-reduce
+	 * of its own that it depends on (0: none) */
+	uint32_t **after_reduce;
+	shs__combined combined[SHS__COMBINE_OPEN]; /* the all-reduce groups still open */
+	uint32_t next_combined;              /* the slot a new group takes when all are open */
 	shs__avail tail;                     /* the collective that ends last */
 	double layer_start[SHS__MAX_LAYERS_BACK]; /* stream clock at the start of the last layers */
 	double exposed[SHS_MESH_MAX_AXES];
@@ -78,6 +91,18 @@ void shs__sim_layer_starts(shs__sim *s);
  * before t, listed at instruction i of computation c; returns when its result is usable. */
 shs__avail shs__sim_collective(shs__sim *s, int kind, uint32_t mask, double v, double sends,
 			       double t, uint32_t c, uint32_t i);
+
+/* As shs__sim_collective, for a collective that takes dur seconds of link time. */
+shs__avail shs__sim_place(shs__sim *s, int kind, uint32_t mask, double v, double dur, double t,
+			  uint32_t c, uint32_t i);
+
+/* Marks instruction i of computation c, before it runs: the all-reduces of its computation's
+ * run it depends on, from its operands'. */
+void shs__combine_mark(shs__sim *s, uint32_t c, uint32_t i);
+
+/* The link time all-reduce cl of instruction i of computation c, of v bytes, adds to the step:
+ * all of its time when it runs alone, else what it adds to its group's combined all-reduce. */
+double shs__combine_time(shs__sim *s, uint32_t c, uint32_t i, const shs_coll *cl, double v);
 
 /* Whether instruction i of loop body c writes a slot of stack element *k of its state (the
  * root's element k is a dynamic-update-slice of element k) whose update may come late: XLA's

@@ -91,6 +91,8 @@ static const member members[] = {
 	{ "scaleout_eff", FRACTION, AT(scaleout_eff), GPU_ONLY, false, U_NONE },
 	{ "dcn_eff", FRACTION, AT(dcn_eff), BOTH, false, U_NONE },
 	{ "windowed_einsum_bytes", NONNEGATIVE, AT(windowed_einsum_bytes), BOTH, false, U_NONE },
+	{ "all_reduce_combine_bytes", NONNEGATIVE, AT(all_reduce_combine_bytes), BOTH, false,
+	  U_BYTES },
 };
 
 enum { N_MEMBERS = sizeof(members) / sizeof(members[0]) };

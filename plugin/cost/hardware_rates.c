@@ -83,9 +83,16 @@
  * collective matmul does not even kick in models using DP/FSDP + TP"). Later libtpu releases
  * may decompose by default (MaxText's later flag library has a DISABLE_COLLECTIVE_MATMUL): a
  * hardware file's windowed_einsum_bytes of 0 says a runtime decomposes every size.
+ *
+ * all_reduce_combine_bytes: XLA's AllReduceCombiner merges all-reduces that do not depend on
+ * one another and reduce over the same devices into one, up to a combined size of
+ * kDefaultAllReduceCombineThreshold, 30 MiB + 7 bytes (xla/service/collective_utils.h; the GPU
+ * flag xla_gpu_all_reduce_combine_threshold_bytes defaults to it in
+ * xla/debug_options_flags.cc). TPUs take the same default: libtpu's own is not public.
  */
 #define MIB 1048576.0
 #define XLA_WINDOWED (100000 * MIB)
+#define XLA_COMBINE (30 * MIB + 7)
 #define TPU_MATMUL 0.923
 #define TPU_HBM (6421.0 / 7400)
 #define TPU_ICI 0.95
@@ -130,5 +137,6 @@ void shs__hw_rates_apply(shs_hw_catalog *c)
 			h->scaleout_eff = rates[r].scaleout_eff;
 			h->dcn_eff = rates[r].dcn_eff;
 			h->windowed_einsum_bytes = rates[r].windowed_einsum_bytes;
+			h->all_reduce_combine_bytes = XLA_COMBINE; /* every backend's */
 		}
 }

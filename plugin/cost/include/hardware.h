@@ -63,6 +63,9 @@ typedef struct shs_hardware {
 							      * reach on each link kind */
 	double windowed_einsum_bytes; /* an activation gathered into a matmul runs under it
 				       * (collective matmul) from this operand size on */
+	double all_reduce_combine_bytes; /* independent all-reduces over the same devices run as
+					  * one, up to this many bytes together (XLA's
+					  * AllReduceCombiner); 0: each runs alone */
 } shs_hardware;
 
 /* The built-in catalog: TPU v4p, v5e, v5p, v6e, 7x; A100, H100, H200, B200, GB200 NVL72, with
