@@ -9,13 +9,14 @@
  * (evaluate_edges.c). A gather into a matmul runs under the matmul when the runtime decomposes
  * it there (from the chip's windowed-einsum size on: collective matmul, the matmul cannot end
  * before it does); other reshards, a weight's prefetched gather among them, make their
- * consumer wait (a Sharding constraint is no work: its users wait for the reshard it asks
- * for). An instruction's own collectives (a partial sum's reduce-scatter or
- * all-reduce) start with it when they are decomposed under a matmul or overlappable, else when
- * it ends; they delay its result, not the stream. In a scanned loop, XLA's collective
+ * consumer wait (a Sharding constraint is no work: its users wait for the reshard it asks for). An
+ * instruction's own collectives (a partial sum's reduce-scatter or all-reduce) start with it when
+ * they are decomposed under a matmul or overlappable, else when it ends; they delay its result,
+ * not the stream. All-reduces over the same devices that do not read one another share one
+ * latency, as XLA combines them (evaluate_combine.c). In a scanned loop, XLA's collective
  * pipeliner moves a stack's slot write, and the collective that makes its update, into the next
- * trip (shs__sim_lags), and a stacked weight's slice is ready when the weights are, so its
- * gather prefetches across trips. The makespan is the step time; the stream's waits are the
+ * trip (shs__sim_lags), and a stacked weight's slice is ready when the weights are, so its gather
+ * prefetches across trips. The makespan is the step time; the stream's waits are the
  * exposed communication, charged to the axes and the site of the collective waited for, and
  * so is the links' tail after the stream's last instruction. */
 #include <math.h>

@@ -177,8 +177,8 @@ static void free_end(trip_end *e)
 }
 
 /* Places the sunk all-reduces of computation c (evaluate_sink.c), each once (combined as XLA
- * combines them: evaluate_combine.c), from when *result
- * is; *result becomes the latest of them. */
+ * combines them: evaluate_combine.c), from when *result is; *result becomes the latest of
+ * them. */
 static void place_sunk(shs__sim *s, uint32_t c, shs__avail *result)
 {
 	const shs_computation *comp = s->m->comps[c];

@@ -5,16 +5,17 @@
  * place: XLA aliases a loop's result to its init) and the parameters of called computations are
  * views: they own no buffer, and each of their leaves stands for the buffer it views. A buffer
  * lives from the instruction that makes it to the last use of any view of it (a layer's saved
- * activations until the backward layer that reads them); the entry parameters (weights,
- * optimizer state, batch) and what the root returns live for the whole step. A call or loop adds
- * its callee's own peak at that point, and an instruction whose operand arrives in another
- * sharding adds the resharded copy (a gathered weight, an all-to-all's output) while it runs, or,
- * when later users reuse that copy (XLA's reshard cache), until the last of them has run.
- * A scanned loop's stacks (scan's ys it fills and xs it reads, one slot a trip) count at their
- * live size, the slots filled so far and the slots not yet read, as the unrolled layers hold
- * the same values; a stack remat drops is never filled, nor kept for it in the body. A tuple's
- * or loop's leaf sharded otherwise than the value it takes is a copy of its own (XLA reshards
- * a loop's init into the loop's sharding before it starts, and frees the source).
+ * activations until the backward layer that reads them); the entry parameters (weights, optimizer
+ * state, batch) and what the root returns live for the whole step. A call or loop adds its
+ * callee's own peak at that point (a call's without the result it returns: XLA inlines the call,
+ * and the caller holds that result from the call on), and an instruction whose operand arrives in
+ * another sharding adds the resharded copy (a gathered weight, an all-to-all's output) while it
+ * runs, or, when later users reuse that copy (XLA's reshard cache), until the last of them has
+ * run. A scanned loop's stacks (scan's ys it fills and xs it reads, one slot a trip) count at
+ * their live size, the slots filled so far and the slots not yet read, as the unrolled layers hold
+ * the same values; a stack remat drops is never filled, nor kept for it in the body. A tuple's or
+ * loop's leaf sharded otherwise than the value it takes is a copy of its own (XLA reshards a
+ * loop's init into the loop's sharding before it starts, and frees the source).
  * Gradients are counted as the weights again (their size at the weights' sharding and dtype). */
 #include <stdlib.h>
 #include <string.h>
@@ -660,7 +661,8 @@ static double comp_peak(memo *x, uint32_t c, uint32_t depth)
 	}
 	resharded_views(x, c, l.first, resharded);
 	resolve_owners(x, c, entry, l.first, resharded, l.owner);
-	for (uint32_t j = l.first[comp->root]; comp->root < n && j < l.first[comp->root + 1]; j++)
+	for (uint32_t j = comp->root < n ? l.first[comp->root] : 0;
+	     comp->root < n && j < l.first[comp->root + 1]; j++)
 		if (l.owner[j] != NO_OWNER)
 			returned[l.owner[j]] = true;
 	for (uint32_t f = 0; f <= l.first[n]; f++)
