@@ -668,6 +668,29 @@ static void gpu_permute(void)
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, v), v / 50e9, 1e-12);
 }
 
+/* NCCL's ring latency is the floor of a GPU collective (hardware_rates.c): 6.6 us, plus 0.6 us a
+ * step in a node and 2.7 us a step across nodes; an all-reduce over n has 2(n - 1) steps, 2(m - 1)
+ * of them across m nodes, a gather n - 1; large arrays stay bandwidth-bound. */
+static void gpu_latency_floor(void)
+{
+	shs_cluster c = make("h100", NULL, 16, 1, "dp=2,tp=8");
+	const double us = 1e-6, v = 1e9;
+
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x2, 4), (6.6 + 14 * 0.6) * us,
+			1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x2, 4), (6.6 + 7 * 0.6) * us,
+			1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x3, 4),
+			(6.6 + 28 * 0.6 + 2 * 2.7) * us, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, 4), (6.6 + 2.7) * us, 1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x2, v), v * 7 / (8 * 450e9),
+			1e-12);
+	/* a hardware file's 0 takes the floor away */
+	c.hw.coll_latency = c.hw.nvlink_step_latency = c.hw.scaleout_step_latency = 0;
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x2, 4), 2 * 4 * 7 / (8 * 450e9),
+			1e-12);
+}
+
 static void trivial_groups_cost_nothing(void)
 {
 	shs_cluster c = make("v5p", "4x4x4", 0, 1, "one=1,fsdp=64");
@@ -742,6 +765,7 @@ CU_TestInfo cluster_tests[] = {
 	{ "H100 leaf level: 413 GB/s", h100_leaf_413 },
 	{ "GPU all-to-all", gpu_all_to_all },
 	{ "GPU permute", gpu_permute },
+	{ "GPU collectives take at least NCCL's latency", gpu_latency_floor },
 	{ "trivial groups cost nothing", trivial_groups_cost_nothing },
 	{ "bad specs never crash", bad_specs_never_crash },
 	CU_TEST_INFO_NULL,

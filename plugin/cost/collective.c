@@ -37,6 +37,7 @@
  *   AllToAll: node V (a-1)/((a m)^2 W_gpu); scale-out V (m-1)/m^2 over the same egress share
  *     (one node: V (N-1)/(N^2 W); full nodes: V (M-1)/(M^2 W_node)).
  *   Permute: V / gpu_egress inside a node, V / (node_egress / node_size) across nodes.
+ *   Each at least NCCL's latency for the group (gpu_latency; the book gives none for GPUs).
  * Every bandwidth is the line rate times the fraction collectives achieve on that link kind
  * (the catalog's ici_eff, dcn_eff, nvlink_eff, scaleout_eff; hardware_rates.c cites them).
  */
@@ -164,6 +165,25 @@ static double dcn_time(const shs_cluster *c, int kind, const extent *xs, double 
 	return 0;
 }
 
+/* NCCL's latency of a collective over a GPUs in each of m nodes (hardware_rates.c): its base,
+ * and each ring step's (2(n - 1) for an all-reduce over n, n - 1 for a gather or scatter), the
+ * steps that cross nodes (2(m - 1), m - 1) at the network's; an all-to-all or a permute is one
+ * round of sends. */
+static double gpu_latency(const shs_hardware *hw, int kind, double a, double m)
+{
+	double n = a * m, steps = 1, inter = m > 1 ? 1 : 0;
+
+	if (kind == SHS_PCOLL_ALL_REDUCE) {
+		steps = ALL_REDUCE_PASSES * (n - 1);
+		inter = ALL_REDUCE_PASSES * (m - 1);
+	} else if (kind == SHS_PCOLL_REDUCE_SCATTER || kind == SHS_PCOLL_ALL_GATHER) {
+		steps = n - 1;
+		inter = m - 1;
+	}
+	return hw->coll_latency + (steps - inter) * hw->nvlink_step_latency +
+	       inter * hw->scaleout_step_latency;
+}
+
 static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double v)
 {
 	const shs_hardware *hw = &c->hw;
@@ -196,7 +216,9 @@ static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double 
 		t_net = m > 1 ? v * node / w_node : 0;
 		break;
 	}
-	return (kind == SHS_PCOLL_ALL_REDUCE ? ALL_REDUCE_PASSES : 1) * fmax(t_node, t_net);
+	/* the bandwidth's time, at least NCCL's latency (as ICI's is at least T_min) */
+	return fmax(gpu_latency(hw, kind, a, m),
+		    (kind == SHS_PCOLL_ALL_REDUCE ? ALL_REDUCE_PASSES : 1) * fmax(t_node, t_net));
 }
 
 double shs_coll_time(const shs_cluster *c, int kind, uint32_t axes_mask, double bytes)

@@ -84,6 +84,14 @@
  * may decompose by default (MaxText's later flag library has a DISABLE_COLLECTIVE_MATMUL): a
  * hardware file's windowed_einsum_bytes of 0 says a runtime decomposes every size.
  *
+ * coll_latency, nvlink_step_latency, scaleout_step_latency: NCCL's own cost model, with which it
+ * picks an algorithm and protocol (src/graph/tuning.cc, NVIDIA/nccl 2.18 on): a ring
+ * collective's latency is baseLat plus hwLat per step, the steps that cross nodes at the
+ * network's hwLat and the others at NVLink's. For the LL protocol NCCL runs small messages with,
+ * Ring baseLat is 6.6 us, hwLat 0.6 us on NVLink and 2.7 us on the network (the same for every
+ * GPU generation in that table). collective.c takes that latency as the floor of a collective's
+ * time, as the book's T_min is on ICI.
+ *
  * all_reduce_combine_bytes: XLA's AllReduceCombiner merges all-reduces that do not depend on
  * one another and reduce over the same devices into one, up to a combined size of
  * kDefaultAllReduceCombineThreshold, 30 MiB + 7 bytes (xla/service/collective_utils.h; the GPU
@@ -93,6 +101,9 @@
 #define MIB 1048576.0
 #define XLA_WINDOWED (100000 * MIB)
 #define XLA_COMBINE (30 * MIB + 7)
+#define NCCL_BASE 6.6e-6
+#define NCCL_NVLINK_STEP 0.6e-6
+#define NCCL_NET_STEP 2.7e-6
 #define TPU_MATMUL 0.923
 #define TPU_HBM (6421.0 / 7400)
 #define TPU_ICI 0.95
@@ -138,5 +149,10 @@ void shs__hw_rates_apply(shs_hw_catalog *c)
 			h->dcn_eff = rates[r].dcn_eff;
 			h->windowed_einsum_bytes = rates[r].windowed_einsum_bytes;
 			h->all_reduce_combine_bytes = XLA_COMBINE; /* every backend's */
+			if (h->gpu) {
+				h->coll_latency = NCCL_BASE;
+				h->nvlink_step_latency = NCCL_NVLINK_STEP;
+				h->scaleout_step_latency = NCCL_NET_STEP;
+			}
 		}
 }
