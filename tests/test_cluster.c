@@ -668,9 +668,11 @@ static void gpu_permute(void)
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, v), v / 50e9, 1e-12);
 }
 
-/* NCCL's ring latency is the floor of a GPU collective (hardware_rates.c): 6.6 us, plus 0.6 us a
- * step in a node and 2.7 us a step across nodes; an all-reduce over n has 2(n - 1) steps, 2(m - 1)
- * of them across m nodes, a gather n - 1; large arrays stay bandwidth-bound. */
+/* NCCL's latency is the floor of a GPU collective (hardware_rates.c): 6.6 us, plus 0.6 us a step
+ * in a node and 2.7 us a step across nodes; a ring gather over n has n - 1 steps, m - 1 of them
+ * across m nodes, a ring all-reduce twice that, a tree all-reduce 2(a - 1) in a node and
+ * 2 log2(m) levels of 5.0 us across, the quicker of the two; large arrays stay bandwidth-bound.
+ */
 static void gpu_latency_floor(void)
 {
 	shs_cluster c = make("h100", NULL, 16, 1, "dp=2,tp=8");
@@ -680,13 +682,18 @@ static void gpu_latency_floor(void)
 			1e-9);
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x2, 4), (6.6 + 7 * 0.6) * us,
 			1e-9);
+	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x3, 4),
+			(6.6 + 14 * 0.6 + 2.7) * us, 1e-9);
+	/* the tree (6.6 + 2 (7 * 0.6 + 5.0) = 25.0 us) beats the ring (6.6 + 28 * 0.6 + 2 * 2.7 =
+	 * 28.8 us) */
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x3, 4),
-			(6.6 + 28 * 0.6 + 2 * 2.7) * us, 1e-9);
+			(6.6 + 2 * (7 * 0.6 + 5.0)) * us, 1e-9);
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_PERMUTE, 0x1, 4), (6.6 + 2.7) * us, 1e-9);
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_GATHER, 0x2, v), v * 7 / (8 * 450e9),
 			1e-12);
 	/* a hardware file's 0 takes the floor away */
 	c.hw.coll_latency = c.hw.nvlink_step_latency = c.hw.scaleout_step_latency = 0;
+	c.hw.scaleout_tree_latency = 0;
 	ASSERT_NEAR_REL(shs_coll_time(&c, SHS_PCOLL_ALL_REDUCE, 0x2, 4), 2 * 4 * 7 / (8 * 450e9),
 			1e-12);
 }

@@ -21,7 +21,8 @@ static const char usage[] =
 	"                     hbm_bytes, hbm_bw, TPU: torus_rank, ici_bw, ici_latency, pod,\n"
 	"                     [max_slice,] wrap_unit, wrap_needs_equal, chips_per_host; GPU:\n"
 	"                     node_size, gpu_egress, node_egress, coll_latency,\n"
-	"                     nvlink_step_latency, scaleout_step_latency; dcn_bw; host_bw; matmul_eff,\n"
+	"                     nvlink_step_latency, scaleout_step_latency, scaleout_tree_latency;\n"
+	"                     dcn_bw; host_bw; matmul_eff,\n"
 	"                     matmul_tile, hbm_eff, bmm_hbm_eff, ici_eff | nvlink_eff, scaleout_eff,\n"
 	"                     dcn_eff (fractions 0..1; 0: all; bmm_hbm_eff 0: hbm_eff),\n"
 	"                     windowed_einsum_bytes (0: any size), all_reduce_combine_bytes\n"
@@ -150,9 +151,10 @@ static void print_rates(const shs_hardware *h)
 	if (h->gpu) {
 		printf("collectives     %.1f %% of NVLink, %.1f %% of scale-out, %.1f %% of DCN line "
 		       "rate\n", pct(h->nvlink_eff), pct(h->scaleout_eff), pct(h->dcn_eff));
-		printf("coll. latency   %.3g us plus %.3g us a ring step in a node, %.3g us a step "
-		       "across nodes (the floor of a collective's time)\n", h->coll_latency * 1e6,
-		       h->nvlink_step_latency * 1e6, h->scaleout_step_latency * 1e6);
+		printf("coll. latency   at least %.3g us plus %.3g us a step in a node; across nodes "
+		       "%.3g us a\n                ring step, %.3g us a tree level\n",
+		       h->coll_latency * 1e6, h->nvlink_step_latency * 1e6,
+		       h->scaleout_step_latency * 1e6, h->scaleout_tree_latency * 1e6);
 	}
 	else
 		printf("collectives     %.1f %% of ICI, %.1f %% of DCN line rate\n", pct(h->ici_eff),

@@ -168,20 +168,23 @@ static double dcn_time(const shs_cluster *c, int kind, const extent *xs, double 
 /* NCCL's latency of a collective over a GPUs in each of m nodes (hardware_rates.c): its base,
  * and each ring step's (2(n - 1) for an all-reduce over n, n - 1 for a gather or scatter), the
  * steps that cross nodes (2(m - 1), m - 1) at the network's; an all-to-all or a permute is one
- * round of sends. */
+ * round of sends. An all-reduce takes NCCL's tree instead when that is quicker, as NCCL picks
+ * it: up and down the a - 1 steps in a node and log2(m) across nodes. */
 static double gpu_latency(const shs_hardware *hw, int kind, double a, double m)
 {
-	double n = a * m, steps = 1, inter = m > 1 ? 1 : 0;
+	double n = a * m, steps = 1, inter = m > 1 ? 1 : 0, tree = HUGE_VAL;
 
 	if (kind == SHS_PCOLL_ALL_REDUCE) {
 		steps = ALL_REDUCE_PASSES * (n - 1);
 		inter = ALL_REDUCE_PASSES * (m - 1);
+		tree = hw->coll_latency + ALL_REDUCE_PASSES * ((a - 1) * hw->nvlink_step_latency +
+							      log2(m) * hw->scaleout_tree_latency);
 	} else if (kind == SHS_PCOLL_REDUCE_SCATTER || kind == SHS_PCOLL_ALL_GATHER) {
 		steps = n - 1;
 		inter = m - 1;
 	}
-	return hw->coll_latency + (steps - inter) * hw->nvlink_step_latency +
-	       inter * hw->scaleout_step_latency;
+	return fmin(tree, hw->coll_latency + (steps - inter) * hw->nvlink_step_latency +
+				  inter * hw->scaleout_step_latency);
 }
 
 static double gpu_time(const shs_cluster *c, int kind, const extent *xs, double v)

@@ -94,6 +94,8 @@ static const member members[] = {
 	{ "nvlink_step_latency", NONNEGATIVE, AT(nvlink_step_latency), GPU_ONLY, false, U_SECONDS },
 	{ "scaleout_step_latency", NONNEGATIVE, AT(scaleout_step_latency), GPU_ONLY, false,
 	  U_SECONDS },
+	{ "scaleout_tree_latency", NONNEGATIVE, AT(scaleout_tree_latency), GPU_ONLY, false,
+	  U_SECONDS },
 	{ "windowed_einsum_bytes", NONNEGATIVE, AT(windowed_einsum_bytes), BOTH, false, U_NONE },
 	{ "all_reduce_combine_bytes", NONNEGATIVE, AT(all_reduce_combine_bytes), BOTH, false,
 	  U_BYTES },

@@ -89,8 +89,10 @@
  * collective's latency is baseLat plus hwLat per step, the steps that cross nodes at the
  * network's hwLat and the others at NVLink's. For the LL protocol NCCL runs small messages with,
  * Ring baseLat is 6.6 us, hwLat 0.6 us on NVLink and 2.7 us on the network (the same for every
- * GPU generation in that table). collective.c takes that latency as the floor of a collective's
- * time, as the book's T_min is on ICI.
+ * GPU generation in that table). An all-reduce may run as a tree instead, whose LL rows are
+ * 6.8 us base (taken as the ring's 6.6), 0.6 us a step on NVLink and 5.0 us a level across the
+ * network. collective.c takes that latency as the floor of a collective's time, as the book's
+ * T_min is on ICI.
  *
  * all_reduce_combine_bytes: XLA's AllReduceCombiner merges all-reduces that do not depend on
  * one another and reduce over the same devices into one, up to a combined size of
@@ -104,6 +106,7 @@
 #define NCCL_BASE 6.6e-6
 #define NCCL_NVLINK_STEP 0.6e-6
 #define NCCL_NET_STEP 2.7e-6
+#define NCCL_NET_TREE 5.0e-6
 #define TPU_MATMUL 0.923
 #define TPU_HBM (6421.0 / 7400)
 #define TPU_ICI 0.95
@@ -153,6 +156,7 @@ void shs__hw_rates_apply(shs_hw_catalog *c)
 				h->coll_latency = NCCL_BASE;
 				h->nvlink_step_latency = NCCL_NVLINK_STEP;
 				h->scaleout_step_latency = NCCL_NET_STEP;
+				h->scaleout_tree_latency = NCCL_NET_TREE;
 			}
 		}
 }

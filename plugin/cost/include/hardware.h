@@ -61,9 +61,10 @@ typedef struct shs_hardware {
 	int64_t matmul_tile;          /* the matmul unit's tile edge (evaluate_rate.c) */
 	double ici_eff, nvlink_eff, scaleout_eff, dcn_eff; /* fraction of line rate collectives
 							      * reach on each link kind */
-	/* GPU collectives' latency (NCCL's ring, hardware_rates.c): a fixed cost per collective,
-	 * and per ring step inside an NVLink domain and across nodes; 0: none */
-	double coll_latency, nvlink_step_latency, scaleout_step_latency;
+	/* GPU collectives' latency (NCCL's, hardware_rates.c): a fixed cost per collective, per
+	 * step inside an NVLink domain, per ring step across nodes and per tree level across
+	 * nodes (an all-reduce's tree); 0: none */
+	double coll_latency, nvlink_step_latency, scaleout_step_latency, scaleout_tree_latency;
 	double windowed_einsum_bytes; /* an activation gathered into a matmul runs under it
 				       * (collective matmul) from this operand size on */
 	double all_reduce_combine_bytes; /* independent all-reduces over the same devices run as
