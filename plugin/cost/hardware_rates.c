@@ -84,15 +84,15 @@
  * may decompose by default (MaxText's later flag library has a DISABLE_COLLECTIVE_MATMUL): a
  * hardware file's windowed_einsum_bytes of 0 says a runtime decomposes every size.
  *
- * coll_latency, nvlink_step_latency, scaleout_step_latency: NCCL's own cost model, with which it
- * picks an algorithm and protocol (src/graph/tuning.cc, NVIDIA/nccl 2.18 on): a ring
- * collective's latency is baseLat plus hwLat per step, the steps that cross nodes at the
+ * coll_latency, nvlink_step_latency, scaleout_step_latency, scaleout_tree_latency: NCCL's own cost
+ * model, with which it picks an algorithm and protocol (src/graph/tuning.cc, NVIDIA/nccl 2.18 on):
+ * a ring collective's latency is baseLat plus hwLat per step, the steps that cross nodes at the
  * network's hwLat and the others at NVLink's. For the LL protocol NCCL runs small messages with,
- * Ring baseLat is 6.6 us, hwLat 0.6 us on NVLink and 2.7 us on the network (the same for every
- * GPU generation in that table). An all-reduce may run as a tree instead, whose LL rows are
- * 6.8 us base (taken as the ring's 6.6), 0.6 us a step on NVLink and 5.0 us a level across the
- * network. collective.c takes that latency as the floor of a collective's time, as the book's
- * T_min is on ICI.
+ * Ring baseLat is 6.6 us, hwLat 0.6 us on NVLink and 2.7 us on the network (the same for every GPU
+ * generation in that table). An all-reduce may run as a tree instead, whose LL rows are 6.8 us
+ * base (taken as the ring's 6.6), 0.6 us a step on NVLink and 5.0 us a level across the network.
+ * collective.c takes that latency as the floor of a collective's time, as the book's T_min is on
+ * ICI.
  *
  * all_reduce_combine_bytes: XLA's AllReduceCombiner merges all-reduces that do not depend on
  * one another and reduce over the same devices into one, up to a combined size of
